@@ -1,0 +1,35 @@
+#include "engine/platform.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/errors.hpp"
+
+namespace mdsim {
+
+const char* to_string(PlatformKind kind) { return kind == PlatformKind::Cuda ? "cuda" : "cpu"; }
+
+PlatformChoice choose_platform(const std::string& requested, int device_index) {
+  PlatformChoice choice;
+  choice.device = device_index;
+  if (requested == "cpu") return choice;
+  const CudaProbe probe = probe_cuda();
+  const bool have = !probe.devices.empty();
+  if (requested == "cuda") {
+    if (!have) throw InputError(fmt::format("platform 'cuda' requested but no usable CUDA device ({})", probe.reason));
+    if (device_index < 0 || device_index >= static_cast<int>(probe.devices.size()))
+      throw InputError(fmt::format("platform device {} requested but only {} CUDA device(s) present", device_index,
+                                   probe.devices.size()));
+    choice.kind = PlatformKind::Cuda;
+    return choice;
+  }
+  // auto
+  if (have && device_index >= 0 && device_index < static_cast<int>(probe.devices.size())) {
+    choice.kind = PlatformKind::Cuda;
+  } else {
+    choice.notice = have ? fmt::format("notice: CUDA device {} not present; using the CPU platform", device_index)
+                         : fmt::format("notice: no usable CUDA device ({}); using the CPU platform", probe.reason);
+  }
+  return choice;
+}
+
+}  // namespace mdsim

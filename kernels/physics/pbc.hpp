@@ -1,0 +1,33 @@
+// Periodic box in OpenMM's reduced triclinic form (rows a, b, c; nm):
+//   a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz), with ax > 0, by > 0, cz > 0,
+//   |bx| <= ax/2, |cx| <= ax/2, |cy| <= by/2.
+// Minimum-image displacement for that form, usable from host and device code.
+#pragma once
+
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim {
+
+template <typename T>
+struct BoxVectors {
+  Vec3<T> a, b, c;  // nm
+
+  MDSIM_HD T volume() const { return a.x * b.y * c.z; }
+  MDSIM_HD bool triclinic() const { return b.x != T(0) || c.x != T(0) || c.y != T(0); }
+
+  // Displacement d wrapped to its minimum image (exact for the reduced form when the
+  // cutoff is at most half the smallest box height, which callers check).
+  MDSIM_HD Vec3<T> minimum_image(Vec3<T> d) const {
+    T s = floor(d.z / c.z + T(0.5));
+    d -= c * s;
+    s = floor(d.y / b.y + T(0.5));
+    d -= b * s;
+    s = floor(d.x / a.x + T(0.5));
+    d -= a * s;
+    return d;
+  }
+};
+
+using Boxd = BoxVectors<double>;
+
+}  // namespace mdsim
