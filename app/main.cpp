@@ -1,6 +1,69 @@
+// The `mdsim` command line (CLI11). Exit codes: 0 success, 1 runtime failure, 2 usage or input error.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-#include "engine/platform.hpp"
-int main() {
-  auto p = mdsim::probe_cuda();
-  std::printf("%zu devices: %s\n", p.devices.size(), p.reason.c_str());
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "app/commands.hpp"
+#include "engine/errors.hpp"
+#include "mdsim_version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"mdsim: GPU-accelerated molecular dynamics (units: nm, ps, kJ/mol, K, amu, e)", "mdsim"};
+  app.set_version_flag("--version", std::string("mdsim ") + MDSIM_VERSION_STRING);
+  app.require_subcommand(1);
+
+  mdsim::EnergyOptions energy;
+  mdsim::RunOptions run;
+  std::string config_path;
+
+  auto* run_cmd = app.add_subcommand("run", "Run the simulation a config file describes");
+  run_cmd->add_option("CONFIG", run.config, "YAML config file")->required();
+  run_cmd->add_flag("--resume", run.resume, "Continue from the config's checkpoint file");
+
+  auto* energy_cmd = app.add_subcommand("energy", "Compute the potential energy (and forces) of the config's system");
+  energy_cmd->add_option("CONFIG", energy.config, "YAML config file")->required();
+  energy_cmd->add_flag("--json", energy.json, "Print JSON instead of a table");
+  energy_cmd->add_option("--platform", energy.platform, "Platform to use (default: the config's)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  energy_cmd->add_option("--forces", energy.forces_file,
+                         "Write /forces (N×3, kJ/mol/nm) and /positions (N×3, nm) to this HDF5 file");
+
+  auto* check_cmd = app.add_subcommand("check", "Validate a config and its input files without simulating");
+  check_cmd->add_option("CONFIG", config_path, "YAML config file")->required();
+
+  auto* bench_cmd = app.add_subcommand("bench", "Time force evaluations and steps for the config's system");
+  bench_cmd->add_option("CONFIG", config_path, "YAML config file")->required();
+
+  app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    if (*run_cmd) return mdsim::command_run(run);
+    if (*energy_cmd) return mdsim::command_energy(energy);
+    if (*check_cmd) return mdsim::command_check(config_path);
+    if (*bench_cmd) return mdsim::command_bench(config_path);
+    return mdsim::command_platforms();
+  } catch (const mdsim::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -1,0 +1,113 @@
+// RunConfig: the typed, validated, unit-resolved form of a YAML config file (io/config parses it).
+// Every quantity is in MD units: nm, ps, K, amu, bar, 1/ps, kJ/mol/nm. docs/config.md documents each key.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/system.hpp"
+
+namespace mdsim {
+
+enum class ConstraintMode { None, HBonds, AllBonds, HAngles };
+enum class IntegratorType { LangevinMiddle, Verlet };
+enum class Precision { Mixed, Double };
+enum class InitialVelocities { Temperature, Zero, FromCheckpoint };
+
+struct SystemConfig {
+  std::string pdb;                       // absolute or relative to the working directory (resolved)
+  std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // bundled names or paths
+  NonbondedSettings nonbonded;           // method, cutoff_nm, ewald_tolerance, switch_distance_nm, dispersion
+  ConstraintMode constraints = ConstraintMode::HBonds;
+  bool rigid_water = true;
+  std::optional<double> hydrogen_mass_amu;  // hydrogen mass repartitioning when set
+  bool remove_cm_motion = true;
+  std::array<int, 3> replicate{1, 1, 1};
+};
+
+struct PlatformConfig {
+  std::string name = "auto";  // auto | cpu | cuda
+  Precision precision = Precision::Mixed;
+  int device = 0;
+  bool deterministic = true;
+};
+
+struct MinimizeConfig {
+  double tolerance_kj_per_mol_nm = 10.0;  // stop when the largest per-atom force is below this
+  int max_iterations = 0;                 // 0 = until converged
+};
+
+struct IntegratorConfig {
+  IntegratorType type = IntegratorType::LangevinMiddle;
+  double temperature_k = 300.0;
+  double friction_per_ps = 1.0;
+  double timestep_ps = 0.002;
+  std::uint64_t seed = 0;  // 0 = choose one at start and record it in every output
+  double constraint_tolerance = 1.0e-6;
+};
+
+struct BarostatConfig {
+  double pressure_bar = 1.0;
+  double temperature_k = 300.0;
+  int interval_steps = 25;
+};
+
+struct RunSection {
+  std::int64_t steps = 10000;  // resolved from `time` when that was given
+  InitialVelocities initial_velocities = InitialVelocities::Temperature;
+};
+
+struct TrajectoryOutput {
+  std::string file = "trajectory.h5";
+  int interval_steps = 1000;  // 0 = no trajectory
+  bool velocities = false;
+  bool forces = false;
+  std::string atoms = "all";  // all | protein | not water | index list "0-21,30"
+};
+
+struct StateOutput {
+  std::string file = "state.csv";
+  int interval_steps = 1000;  // 0 = no state log
+};
+
+struct CheckpointOutput {
+  std::string file = "checkpoint.h5";
+  int interval_steps = 10000;  // 0 = only at the end
+};
+
+struct OutputConfig {
+  std::string directory = "out";  // resolved against the config file's folder
+  TrajectoryOutput trajectory;
+  StateOutput state;
+  CheckpointOutput checkpoint;
+  std::string final_pdb = "final.pdb";  // "" = none
+  bool progress = true;
+};
+
+struct SourceLocation {
+  int line = 0, column = 0;  // 1-based; 0 = unknown
+};
+
+struct RunConfig {
+  std::string source;  // the config file's path
+  std::map<std::string, SourceLocation> locations;  // "system.cutoff" → where that key is written
+  SystemConfig system;
+  PlatformConfig platform;
+  std::optional<MinimizeConfig> minimize;
+  IntegratorConfig integrator;
+  std::optional<BarostatConfig> barostat;
+  RunSection run;
+  OutputConfig output;
+};
+
+const char* to_string(NonbondedMethod m);
+const char* to_string(ConstraintMode m);
+const char* to_string(IntegratorType t);
+const char* to_string(Precision p);
+const char* to_string(InitialVelocities v);
+
+}  // namespace mdsim

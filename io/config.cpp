@@ -1,0 +1,427 @@
+#include "io/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "engine/errors.hpp"
+#include "io/units.hpp"
+
+namespace fs = std::filesystem;
+
+namespace mdsim {
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  auto lower = [](std::string_view s) {
+    std::string r(s);
+    std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return r;
+  };
+  const std::string w = lower(word);
+  std::string best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& cand : candidates) {
+    const std::string c = lower(cand);
+    // Levenshtein distance with adjacent transpositions (optimal string alignment).
+    std::vector<std::vector<std::size_t>> d(w.size() + 1, std::vector<std::size_t>(c.size() + 1));
+    for (std::size_t i = 0; i <= w.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= c.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= w.size(); ++i) {
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        const std::size_t cost = w[i - 1] == c[j - 1] ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && w[i - 1] == c[j - 2] && w[i - 2] == c[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+    if (d[w.size()][c.size()] < best_d) {
+      best_d = d[w.size()][c.size()];
+      best = cand;
+    }
+  }
+  // Plausible: at most a third of the longer word differs (and at least one edit is allowed).
+  const std::size_t limit = std::max<std::size_t>(1, std::max(w.size(), best.size()) / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+namespace {
+
+// Walks the YAML tree with the config file's name at hand, so every error carries file:line:column.
+class Reader {
+ public:
+  Reader(std::string source, std::string base_dir) : source_(std::move(source)), base_(std::move(base_dir)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
+    const YAML::Mark m = at.Mark();
+    if (m.is_null()) throw InputError(located(source_, 0, 0, message));
+    throw InputError(located(source_, m.line + 1, m.column + 1, message));
+  }
+
+  // Rejects keys outside `allowed`, suggesting the closest valid one.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& section) const {
+    if (!map.IsMap()) fail(map, fmt::format("'{}' must be a mapping of keys to values", section));
+    for (const auto& kv : map) {
+      const auto key = kv.first.as<std::string>();
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      const std::string near = closest_match(key, allowed);
+      const std::string where = section.empty() ? "at the top level" : fmt::format("in '{}'", section);
+      if (!near.empty()) fail(kv.first, fmt::format("unknown key '{}' {} (did you mean '{}'?)", key, where, near));
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail(kv.first, fmt::format("unknown key '{}' {} (valid keys: {})", key, where, list));
+    }
+  }
+
+  std::string str(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, fmt::format("'{}' must be a string", key));
+    return n.Scalar();
+  }
+
+  bool boolean(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar()) {
+      try {
+        return n.as<bool>();
+      } catch (const YAML::Exception&) {
+      }
+    }
+    fail(n, fmt::format("'{}' must be true or false", key));
+  }
+
+  long long integer(const YAML::Node& n, const std::string& key, long long min_value) const {
+    if (n.IsScalar()) {
+      try {
+        const long long v = n.as<long long>();
+        if (v < min_value) fail(n, fmt::format("'{}' must be at least {}, got {}", key, min_value, v));
+        return v;
+      } catch (const YAML::Exception&) {
+      }
+    }
+    fail(n, fmt::format("'{}' must be a whole number", key));
+  }
+
+  std::uint64_t unsigned_integer(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar() && !n.Scalar().empty() && n.Scalar()[0] != '-') {
+      try {
+        return n.as<std::uint64_t>();
+      } catch (const YAML::Exception&) {
+      }
+    }
+    fail(n, fmt::format("'{}' must be a non-negative whole number", key));
+  }
+
+  double number(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar()) {
+      char* end = nullptr;
+      const double v = std::strtod(n.Scalar().c_str(), &end);
+      if (end != n.Scalar().c_str() && *end == '\0' && std::isfinite(v)) return v;
+    }
+    fail(n, fmt::format("'{}' must be a number", key));
+  }
+
+  double quantity(const YAML::Node& n, Dimension d, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, fmt::format("'{}' must be a {} (a number in {} or a string with a unit)", key,
+                                           dimension_name(d), md_unit(d)));
+    const QuantityParse q = parse_quantity(n.Scalar(), d);
+    if (!q.value) fail(n, fmt::format("'{}': {}", key, q.error));
+    return *q.value;
+  }
+
+  // A quantity that must be > 0 (or >= 0 when allow_zero).
+  double positive(const YAML::Node& n, Dimension d, const std::string& key, bool allow_zero = false) const {
+    const double v = quantity(n, d, key);
+    if (v < 0 || (!allow_zero && v == 0))
+      fail(n, fmt::format("'{}' must be {} than zero, got {} {}", key, allow_zero ? "no less" : "greater", v,
+                          md_unit(d)));
+    return v;
+  }
+
+  template <typename E>
+  E choice(const YAML::Node& n, const std::string& key, const std::vector<std::pair<std::string, E>>& options) const {
+    const std::string v = str(n, key);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : options) {
+      if (name == v) return value;
+      names.push_back(name);
+    }
+    const std::string near = closest_match(v, names);
+    std::string list;
+    for (const auto& s : names) list += (list.empty() ? "" : " | ") + s;
+    fail(n, fmt::format("'{}' must be one of {}, got '{}'{}", key, list, v,
+                        near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+  }
+
+  std::string path(const std::string& p) const {
+    fs::path fp(p);
+    if (fp.is_absolute() || base_.empty()) return fp.lexically_normal().string();
+    return (fs::path(base_) / fp).lexically_normal().string();
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+  std::string base_;
+};
+
+// Records where every key sits, so later checks (against the structure file) can point at it.
+void record_locations(const YAML::Node& map, const std::string& prefix, std::map<std::string, SourceLocation>& out) {
+  if (!map.IsMap()) return;
+  for (const auto& kv : map) {
+    const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    const YAML::Mark m = kv.first.Mark();
+    if (!m.is_null()) out[key] = SourceLocation{m.line + 1, m.column + 1};
+    record_locations(kv.second, key, out);
+  }
+}
+
+void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
+  r.check_keys(n, {"pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "switch_distance",
+                   "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass", "remove_cm_motion",
+                   "replicate"},
+               "system");
+  if (!n["pdb"]) r.fail(n, "'system' needs the key 'pdb' (the structure file, PDB format)");
+  s.pdb = r.path(r.str(n["pdb"], "pdb"));
+  if (check_files && !fs::is_regular_file(s.pdb))
+    r.fail(n["pdb"], fmt::format("'pdb': file not found: {}", s.pdb));
+  if (const auto f = n["forcefield"]) {
+    s.forcefield.clear();
+    if (f.IsScalar()) {
+      s.forcefield.push_back(f.Scalar());
+    } else if (f.IsSequence() && f.size() > 0) {
+      for (const auto& item : f) s.forcefield.push_back(r.str(item, "forcefield"));
+    } else {
+      r.fail(f, "'forcefield' must be a file name or a list of them, e.g. [amber14-all.xml, amber14/tip3p.xml]");
+    }
+  }
+  auto& nb = s.nonbonded;
+  if (const auto m = n["nonbonded_method"])
+    nb.method = r.choice<NonbondedMethod>(m, "nonbonded_method",
+                                          {{"pme", NonbondedMethod::PME},
+                                           {"cutoff_periodic", NonbondedMethod::CutoffPeriodic},
+                                           {"cutoff_nonperiodic", NonbondedMethod::CutoffNonPeriodic},
+                                           {"no_cutoff", NonbondedMethod::NoCutoff}});
+  if (const auto c = n["cutoff"]) nb.cutoff_nm = r.positive(c, Dimension::Length, "cutoff");
+  if (const auto t = n["ewald_tolerance"]) {
+    nb.ewald_tolerance = r.number(t, "ewald_tolerance");
+    if (!(nb.ewald_tolerance > 0 && nb.ewald_tolerance < 1))
+      r.fail(t, fmt::format("'ewald_tolerance' must lie between 0 and 1 (typical: 5e-4), got {}", nb.ewald_tolerance));
+  }
+  if (const auto sw = n["switch_distance"]; sw && !sw.IsNull()) {
+    nb.switch_distance_nm = r.positive(sw, Dimension::Length, "switch_distance");
+    if (*nb.switch_distance_nm >= nb.cutoff_nm)
+      r.fail(sw, fmt::format("'switch_distance' ({} nm) must be shorter than 'cutoff' ({} nm)", *nb.switch_distance_nm,
+                             nb.cutoff_nm));
+  }
+  if (const auto d = n["dispersion_correction"]) nb.dispersion_correction = r.boolean(d, "dispersion_correction");
+  if (const auto c = n["constraints"]) {
+    if (c.IsNull()) {
+      s.constraints = ConstraintMode::None;
+    } else {
+      s.constraints = r.choice<ConstraintMode>(c, "constraints",
+                                               {{"none", ConstraintMode::None},
+                                                {"hbonds", ConstraintMode::HBonds},
+                                                {"allbonds", ConstraintMode::AllBonds},
+                                                {"hangles", ConstraintMode::HAngles}});
+    }
+  }
+  if (const auto w = n["rigid_water"]) s.rigid_water = r.boolean(w, "rigid_water");
+  if (const auto h = n["hydrogen_mass"]; h && !h.IsNull())
+    s.hydrogen_mass_amu = r.positive(h, Dimension::Mass, "hydrogen_mass");
+  if (const auto c = n["remove_cm_motion"]) s.remove_cm_motion = r.boolean(c, "remove_cm_motion");
+  if (const auto rep = n["replicate"]) {
+    if (!rep.IsSequence() || rep.size() != 3) r.fail(rep, "'replicate' must be a list of three whole numbers, e.g. [2, 2, 2]");
+    for (int i = 0; i < 3; ++i) s.replicate[i] = static_cast<int>(r.integer(rep[i], "replicate", 1));
+    const bool tiled = s.replicate != std::array<int, 3>{1, 1, 1};
+    const bool periodic = nb.method == NonbondedMethod::PME || nb.method == NonbondedMethod::CutoffPeriodic;
+    if (tiled && !periodic)
+      r.fail(rep, "'replicate' tiles a periodic box: it needs nonbonded_method pme or cutoff_periodic");
+  }
+}
+
+void parse_platform(const Reader& r, const YAML::Node& n, PlatformConfig& p) {
+  if (n.IsScalar()) {  // platform: cuda
+    p.name = r.choice<std::string>(n, "platform", {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}});
+    return;
+  }
+  r.check_keys(n, {"name", "precision", "device", "deterministic"}, "platform");
+  if (const auto v = n["name"]) p.name = r.choice<std::string>(v, "name", {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}});
+  if (const auto v = n["precision"])
+    p.precision = r.choice<Precision>(v, "precision", {{"mixed", Precision::Mixed}, {"double", Precision::Double}});
+  if (const auto v = n["device"]) p.device = static_cast<int>(r.integer(v, "device", 0));
+  if (const auto v = n["deterministic"]) p.deterministic = r.boolean(v, "deterministic");
+}
+
+void parse_minimize(const Reader& r, const YAML::Node& n, MinimizeConfig& m) {
+  if (n.IsNull()) return;  // "minimize:" alone = defaults
+  r.check_keys(n, {"tolerance", "max_iterations"}, "minimize");
+  if (const auto v = n["tolerance"]) m.tolerance_kj_per_mol_nm = r.positive(v, Dimension::Force, "tolerance");
+  if (const auto v = n["max_iterations"]) m.max_iterations = static_cast<int>(r.integer(v, "max_iterations", 0));
+}
+
+void parse_integrator(const Reader& r, const YAML::Node& n, IntegratorConfig& g) {
+  r.check_keys(n, {"type", "temperature", "friction", "timestep", "seed", "constraint_tolerance"}, "integrator");
+  if (const auto v = n["type"])
+    g.type = r.choice<IntegratorType>(v, "type",
+                                      {{"langevin_middle", IntegratorType::LangevinMiddle}, {"verlet", IntegratorType::Verlet}});
+  if (const auto v = n["temperature"]) g.temperature_k = r.positive(v, Dimension::Temperature, "temperature");
+  if (const auto v = n["friction"]) g.friction_per_ps = r.positive(v, Dimension::Frequency, "friction", true);
+  if (const auto v = n["timestep"]) g.timestep_ps = r.positive(v, Dimension::Time, "timestep");
+  if (const auto v = n["seed"]) g.seed = r.unsigned_integer(v, "seed");
+  if (const auto v = n["constraint_tolerance"]) {
+    g.constraint_tolerance = r.number(v, "constraint_tolerance");
+    if (!(g.constraint_tolerance > 0 && g.constraint_tolerance < 1))
+      r.fail(v, fmt::format("'constraint_tolerance' must lie between 0 and 1 (relative), got {}", g.constraint_tolerance));
+  }
+}
+
+void parse_barostat(const Reader& r, const YAML::Node& n, BarostatConfig& b, double default_temperature) {
+  b.temperature_k = default_temperature;
+  if (n.IsNull()) return;
+  r.check_keys(n, {"pressure", "temperature", "interval"}, "barostat");
+  if (const auto v = n["pressure"]) b.pressure_bar = r.positive(v, Dimension::Pressure, "pressure");
+  if (const auto v = n["temperature"]) b.temperature_k = r.positive(v, Dimension::Temperature, "temperature");
+  if (const auto v = n["interval"]) b.interval_steps = static_cast<int>(r.integer(v, "interval", 1));
+}
+
+void parse_run(const Reader& r, const YAML::Node& n, RunSection& s, double timestep_ps) {
+  r.check_keys(n, {"steps", "time", "initial_velocities"}, "run");
+  if (n["steps"] && n["time"]) r.fail(n["time"], "give either 'steps' or 'time' in 'run', not both");
+  if (const auto v = n["steps"]) s.steps = r.integer(v, "steps", 0);
+  if (const auto v = n["time"]) {
+    const double t = r.positive(v, Dimension::Time, "time", true);
+    const double steps = t / timestep_ps;
+    if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps))
+      r.fail(v, fmt::format("'time' ({} ps) is not a whole number of time steps ({} ps)", t, timestep_ps));
+    s.steps = std::llround(steps);
+  }
+  if (const auto v = n["initial_velocities"])
+    s.initial_velocities = r.choice<InitialVelocities>(v, "initial_velocities",
+                                                       {{"temperature", InitialVelocities::Temperature},
+                                                        {"zero", InitialVelocities::Zero},
+                                                        {"from_checkpoint", InitialVelocities::FromCheckpoint}});
+}
+
+// "all", "protein", "not water", "water", or a list of indices and ranges "0-21,30".
+void check_atom_selection(const Reader& r, const YAML::Node& n, const std::string& sel) {
+  if (sel == "all" || sel == "protein" || sel == "not water" || sel == "water" || sel == "heavy") return;
+  std::stringstream ss(sel);
+  std::string part;
+  bool any = false;
+  while (std::getline(ss, part, ',')) {
+    part.erase(std::remove_if(part.begin(), part.end(), [](unsigned char c) { return std::isspace(c); }), part.end());
+    const auto dash = part.find('-');
+    auto is_index = [](const std::string& t) { return !t.empty() && std::all_of(t.begin(), t.end(), ::isdigit); };
+    const bool ok = dash == std::string::npos ? is_index(part)
+                                              : is_index(part.substr(0, dash)) && is_index(part.substr(dash + 1)) &&
+                                                    std::stoll(part.substr(0, dash)) <= std::stoll(part.substr(dash + 1));
+    if (!ok) break;
+    any = true;
+    if (ss.eof()) return;
+  }
+  if (any && ss.eof()) return;
+  r.fail(n, fmt::format("'atoms' must be all | protein | water | not water | heavy | an index list such as \"0-21,30\", got '{}'",
+                        sel));
+}
+
+void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
+  r.check_keys(n, {"directory", "trajectory", "state", "checkpoint", "final_pdb", "progress"}, "output");
+  if (const auto v = n["directory"]) o.directory = r.str(v, "directory");
+  if (const auto t = n["trajectory"]) {
+    if (t.IsNull() || (t.IsScalar() && (t.Scalar() == "false" || t.Scalar() == "off"))) {
+      o.trajectory.interval_steps = 0;
+    } else {
+      r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms"}, "output.trajectory");
+      if (const auto v = t["file"]) o.trajectory.file = r.str(v, "file");
+      if (const auto v = t["interval"]) o.trajectory.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
+      if (const auto v = t["velocities"]) o.trajectory.velocities = r.boolean(v, "velocities");
+      if (const auto v = t["forces"]) o.trajectory.forces = r.boolean(v, "forces");
+      if (const auto v = t["atoms"]) {
+        if (v.IsSequence()) {
+          std::string list;
+          for (const auto& i : v) list += (list.empty() ? "" : ",") + std::to_string(r.integer(i, "atoms", 0));
+          o.trajectory.atoms = list;
+        } else {
+          o.trajectory.atoms = r.str(v, "atoms");
+        }
+        check_atom_selection(r, v, o.trajectory.atoms);
+      }
+    }
+  }
+  if (const auto s = n["state"]) {
+    if (s.IsNull()) {
+      o.state.interval_steps = 0;
+    } else {
+      r.check_keys(s, {"file", "interval"}, "output.state");
+      if (const auto v = s["file"]) o.state.file = r.str(v, "file");
+      if (const auto v = s["interval"]) o.state.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
+    }
+  }
+  if (const auto c = n["checkpoint"]) {
+    if (c.IsNull()) {
+      o.checkpoint.interval_steps = 0;
+    } else {
+      r.check_keys(c, {"file", "interval"}, "output.checkpoint");
+      if (const auto v = c["file"]) o.checkpoint.file = r.str(v, "file");
+      if (const auto v = c["interval"]) o.checkpoint.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
+    }
+  }
+  if (const auto v = n["final_pdb"]) o.final_pdb = v.IsNull() ? std::string() : r.str(v, "final_pdb");
+  if (const auto v = n["progress"]) o.progress = r.boolean(v, "progress");
+}
+
+}  // namespace
+
+RunConfig parse_config(const std::string& text, const std::string& source, const std::string& base_dir,
+                       bool check_files) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(located(source, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg));
+  }
+  const Reader r(source, base_dir);
+  if (!root.IsMap()) throw InputError(located(source, 0, 0, "the config must be a YAML mapping with a 'system' section"));
+  r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output"}, "");
+
+  RunConfig cfg;
+  cfg.source = source;
+  record_locations(root, "", cfg.locations);
+  if (!root["system"]) throw InputError(located(source, 1, 1, "missing section 'system' (with at least 'pdb')"));
+  parse_system(r, root["system"], cfg.system, check_files);
+  if (const auto n = root["platform"]) parse_platform(r, n, cfg.platform);
+  if (const auto n = root["integrator"]) parse_integrator(r, n, cfg.integrator);
+  if (const auto n = root["minimize"]) {
+    cfg.minimize.emplace();
+    parse_minimize(r, n, *cfg.minimize);
+  }
+  if (const auto n = root["barostat"]) {
+    cfg.barostat.emplace();
+    parse_barostat(r, n, *cfg.barostat, cfg.integrator.temperature_k);
+    const auto m = cfg.system.nonbonded.method;
+    if (m != NonbondedMethod::PME && m != NonbondedMethod::CutoffPeriodic)
+      r.fail(n, "'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic)");
+  }
+  if (const auto n = root["run"]) parse_run(r, n, cfg.run, cfg.integrator.timestep_ps);
+  if (const auto n = root["output"]) parse_output(r, n, cfg.output);
+  cfg.output.directory = r.path(cfg.output.directory);
+  return cfg;
+}
+
+RunConfig load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open the config file", path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string base = fs::path(path).parent_path().string();
+  return parse_config(buf.str(), path, base.empty() ? "." : base);
+}
+
+}  // namespace mdsim

@@ -1,0 +1,25 @@
+// YAML config v1 (yaml-cpp) → RunConfig. Every key, default and unit: docs/config.md.
+// Errors are InputError with "file:line:column: what was expected" and, for an unknown key, the
+// closest valid key. Parsing writes nothing to disk.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/run_config.hpp"
+
+namespace mdsim {
+
+// Reads and validates the file; relative paths inside resolve against the file's folder.
+RunConfig load_config(const std::string& path);
+
+// Same, from text; `source` names it in messages and `base_dir` resolves relative paths.
+// check_files = false skips the existence check of system.pdb (tests of pure parsing).
+RunConfig parse_config(const std::string& text, const std::string& source, const std::string& base_dir,
+                       bool check_files = true);
+
+// The candidate closest to `word` by edit distance, or "" if none is plausibly meant.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace mdsim

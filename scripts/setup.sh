@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages mdsim needs to build (and, with --tests, to run its tests).
+# Idempotent: packages already present are skipped; nothing is installed when all are there.
+# The CUDA toolkit is expected in /usr/local/cuda (nvcc, cudart, cuFFT); it is not a Debian package here.
+set -euo pipefail
+
+build_packages=(g++ cmake ninja-build pkg-config libeigen3-dev libhdf5-dev libyaml-cpp-dev libcli11-dev
+                libfmt-dev libexpat1-dev)
+test_packages=(catch2 hdf5-tools python3-h5py python3-mdtraj python3-mdanalysis)
+
+want=("${build_packages[@]}")
+for arg in "$@"; do
+  case "$arg" in
+    --tests) want+=("${test_packages[@]}") ;;
+    -h|--help) echo "usage: $0 [--tests]"; exit 0 ;;
+    *) echo "setup.sh: unknown argument '$arg' (expected --tests)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all ${#want[@]} packages present"
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
+  echo "setup: no CUDA toolkit found (expected /usr/local/cuda/bin/nvcc); install the CUDA toolkit first" >&2
+  exit 1
+fi
