@@ -1,0 +1,45 @@
+// Topology + force field -> System, as OpenMM's app.ForceField.createSystem does for the AMBER force fields:
+// topology bonds (OpenMM's residues.xml standard bonds, disulfides, CONECT), residue templates matched by bonded
+// graph (independent of atom names), per-particle parameters, bond/angle/torsion terms by type/class lookup with
+// OpenMM's priority and improper-ordering rules, 1-2/1-3 exclusions and scaled 1-4 exceptions, constraints,
+// rigid water and hydrogen mass repartitioning. Term order equals OpenMM's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/run_config.hpp"  // ConstraintMode
+#include "engine/system.hpp"
+#include "engine/topology.hpp"
+#include "io/forcefield_xml.hpp"
+
+namespace mdsim {
+
+struct ForceFieldOptions {
+  ConstraintMode constraints = ConstraintMode::None;  // None | HBonds | AllBonds | HAngles (OpenMM's meaning)
+  bool rigid_water = true;  // HOH residues fully rigid (O-H and H-H constraints, no water angle term, SETTLE)
+  std::optional<double> hydrogen_mass_amu;  // set: hydrogens get this mass, taken from their bonded heavy atom
+  bool flexible_constraints = false;  // keep bond/angle terms of constrained DOFs (OpenMM flexibleConstraints)
+  NonbondedSettings nonbonded;        // copied into System::nonbonded
+};
+
+// What build_system chose for each residue (same order as Topology::residues).
+struct TemplateAssignment {
+  std::vector<std::string> residue_template;  // name of the matched template per residue
+};
+
+// Create Topology::bonds as OpenMM's PDBFile does: standard bonds by residue and atom name from residues.xml
+// (names first mapped through pdbNames.xml), peptide C-N and nucleic O3'-P bonds between consecutive residues
+// of a chain, CYS SG-SG disulfides closer than 0.3 nm, then CONECT bonds not already present (metal rules as
+// OpenMM). Replaces any bonds already there.
+void create_topology_bonds(Topology& topology, const StandardResidueData& standard);
+
+// Build the System. Fills topology.bonds (create_topology_bonds). Throws InputError with a one-line message
+// ("pdb:line: ...") when a residue matches no template, an atom's element is used by no template, several
+// templates with different parameters match, a template needs unsupported features (virtual sites), or a
+// periodic nonbonded method is asked for without a box.
+System build_system(Topology& topology, const ForceFieldData& forcefield, const ForceFieldOptions& options,
+                    TemplateAssignment* assignment = nullptr);
+
+}  // namespace mdsim

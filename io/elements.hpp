@@ -1,0 +1,21 @@
+// Chemical elements: symbol, atomic number and mass, with the same table as OpenMM 7.7's
+// app/element.py (masses in amu = dalton, including deuterium "D" and the placeholder symbols
+// OpenMM knows up to Uuh). Used by the PDB reader to recognise and infer elements and by the
+// force-field builder for per-particle masses.
+#pragma once
+
+#include <string_view>
+
+namespace mdsim {
+
+struct Element {
+  const char* symbol;  // capitalised as usual: "C", "Cl", "Na"
+  int atomic_number;
+  double mass_amu;
+};
+
+// Looks an element up by its symbol, ignoring case and surrounding blanks ("CL", " cl", "Cl");
+// nullptr if no element has that symbol.
+const Element* find_element(std::string_view symbol);
+
+}  // namespace mdsim
