@@ -15,7 +15,7 @@ template <typename T>
 struct Vec3 {
   T x{}, y{}, z{};
 
-  MDSIM_HD Vec3() = default;
+  Vec3() = default;  // defaulted: host and device alike
   MDSIM_HD Vec3(T x_, T y_, T z_) : x(x_), y(y_), z(z_) {}
   template <typename U>
   MDSIM_HD explicit Vec3(const Vec3<U>& o) : x(T(o.x)), y(T(o.y)), z(T(o.z)) {}

@@ -1,0 +1,116 @@
+#include "kernels/cpu/dispersion_correction.hpp"
+
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "engine/errors.hpp"
+#include "kernels/physics/nonbonded.hpp"
+
+namespace mdsim {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Nodes and weights of n-point Gauss-Legendre quadrature on [-1, 1] (Newton on P_n).
+struct GaussLegendre {
+  static constexpr int n = 10;
+  double x[n], w[n];
+  GaussLegendre() {
+    for (int i = 0; i < n; ++i) {
+      double z = std::cos(kPi * (i + 0.75) / (n + 0.5));
+      double dp = 1.0;
+      for (int iter = 0; iter < 100; ++iter) {
+        double p0 = 1.0, p1 = z;
+        for (int k = 2; k <= n; ++k) {
+          const double p2 = ((2.0 * k - 1.0) * z * p1 - (k - 1.0) * p0) / k;
+          p0 = p1;
+          p1 = p2;
+        }
+        dp = n * (z * p1 - p0) / (z * z - 1.0);
+        const double dz = p1 / dp;
+        z -= dz;
+        if (std::fabs(dz) < 1e-16) break;
+      }
+      // recompute the derivative at the converged node
+      double p0 = 1.0, p1 = z;
+      for (int k = 2; k <= n; ++k) {
+        const double p2 = ((2.0 * k - 1.0) * z * p1 - (k - 1.0) * p0) / k;
+        p0 = p1;
+        p1 = p2;
+      }
+      dp = n * (z * p1 - p0) / (z * z - 1.0);
+      x[i] = z;
+      w[i] = 2.0 / ((1.0 - z * z) * dp * dp);
+    }
+  }
+};
+
+}  // namespace
+
+double dispersion_switch_integral(double sigma_nm, double r_switch_nm, double r_cut_nm) {
+  if (!(r_switch_nm > 0.0) || !(r_switch_nm < r_cut_nm))
+    throw InputError("nonbonded: switching distance must satisfy 0 < r_switch < r_cutoff");
+  static const GaussLegendre gl;
+  const double s6 = std::pow(sigma_nm, 6);
+  const double s12 = s6 * s6;
+  // The integrand's only singularity is at r = 0: panels whose width grows with r keep every
+  // panel's width a small, fixed fraction of its distance from it.
+  const int panels = 64;
+  const double ratio = std::pow(r_cut_nm / r_switch_nm, 1.0 / panels);
+  double sum = 0.0;
+  double lo = r_switch_nm;
+  for (int p = 0; p < panels; ++p) {
+    const double hi = (p == panels - 1) ? r_cut_nm : lo * ratio;
+    const double half = 0.5 * (hi - lo), mid = 0.5 * (hi + lo);
+    double panel = 0.0;
+    for (int k = 0; k < GaussLegendre::n; ++k) {
+      const double r = mid + half * gl.x[k];
+      const double one_minus_s = 1.0 - switching_function(r, r_switch_nm, r_cut_nm).s;
+      const double r2 = r * r, r4 = r2 * r2;
+      panel += gl.w[k] * (s12 / (r4 * r4 * r2) - s6 / r4) * one_minus_s;
+    }
+    sum += half * panel;
+    lo = hi;
+  }
+  return sum;
+}
+
+double dispersion_correction_coefficient(const System& system) {
+  const NonbondedSettings& nb = system.nonbonded;
+  if (!nb.dispersion_correction) return 0.0;
+  if (nb.method == NonbondedMethod::NoCutoff || nb.method == NonbondedMethod::CutoffNonPeriodic) return 0.0;
+  const int n = system.num_particles();
+  if (n == 0) return 0.0;
+
+  // Classes of particles with identical (sigma, epsilon), counted.
+  std::map<std::pair<double, double>, long> classes;
+  for (int i = 0; i < n; ++i) ++classes[{system.sigma_nm[static_cast<size_t>(i)], system.epsilon_kj_per_mol[static_cast<size_t>(i)]}];
+
+  const double rc = nb.cutoff_nm;
+  const bool use_switch = nb.switch_distance_nm.has_value();
+  const double rs = use_switch ? *nb.switch_distance_nm : 0.0;
+  double sum12 = 0.0, sum6 = 0.0, sum_switch = 0.0;
+  auto add_pairs = [&](double pairs, double sigma, double epsilon) {
+    const double s6 = std::pow(sigma, 6);
+    sum12 += pairs * epsilon * s6 * s6;
+    sum6 += pairs * epsilon * s6;
+    if (use_switch && epsilon != 0.0) sum_switch += pairs * epsilon * dispersion_switch_integral(sigma, rs, rc);
+  };
+  for (auto a = classes.begin(); a != classes.end(); ++a) {
+    const double count = double(a->second);
+    add_pairs(count * (count + 1.0) / 2.0, a->first.first, a->first.second);  // pairs within the class, i <= j
+    for (auto b = classes.begin(); b != a; ++b)
+      add_pairs(count * double(b->second), combine_sigma(a->first.first, b->first.first),
+                combine_epsilon(a->first.second, b->first.second));
+  }
+  const double nd = double(n);
+  const double pair_count = nd * (nd + 1.0) / 2.0;
+  sum12 /= pair_count;
+  sum6 /= pair_count;
+  sum_switch /= pair_count;
+  return 8.0 * kPi * nd * nd * (sum12 / (9.0 * std::pow(rc, 9)) - sum6 / (3.0 * std::pow(rc, 3)) + sum_switch);
+}
+
+}  // namespace mdsim

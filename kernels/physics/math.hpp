@@ -1,0 +1,38 @@
+// Overloaded elementary functions for float and double that resolve to the right precision on the
+// host and in CUDA device code alike (::expf, ::erfcf, ... exist in both worlds). The physics
+// functions call these instead of std:: names, which CUDA device code cannot always use.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim {
+namespace pmath {
+
+MDSIM_HD double sqrt_(double x) { return ::sqrt(x); }
+MDSIM_HD float sqrt_(float x) { return ::sqrtf(x); }
+MDSIM_HD double exp_(double x) { return ::exp(x); }
+MDSIM_HD float exp_(float x) { return ::expf(x); }
+MDSIM_HD double erf_(double x) { return ::erf(x); }
+MDSIM_HD float erf_(float x) { return ::erff(x); }
+MDSIM_HD double erfc_(double x) { return ::erfc(x); }
+MDSIM_HD float erfc_(float x) { return ::erfcf(x); }
+MDSIM_HD double cos_(double x) { return ::cos(x); }
+MDSIM_HD float cos_(float x) { return ::cosf(x); }
+MDSIM_HD double sin_(double x) { return ::sin(x); }
+MDSIM_HD float sin_(float x) { return ::sinf(x); }
+MDSIM_HD double atan2_(double y, double x) { return ::atan2(y, x); }
+MDSIM_HD float atan2_(float y, float x) { return ::atan2f(y, x); }
+MDSIM_HD double log_(double x) { return ::log(x); }
+MDSIM_HD float log_(float x) { return ::logf(x); }
+MDSIM_HD double floor_(double x) { return ::floor(x); }
+MDSIM_HD float floor_(float x) { return ::floorf(x); }
+
+// 1/sqrt(pi) and 2/sqrt(pi), exact to double precision.
+constexpr double kInvSqrtPi = 0.56418958354775628695;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kPi = 3.14159265358979323846;
+
+}  // namespace pmath
+}  // namespace mdsim

@@ -1,0 +1,165 @@
+// Nonbonded pair interactions, written once for host and device (MDSIM_HD), templated on the real
+// type T. Pure math on one pair: the caller finds the pair, its minimum-image displacement d and
+// r = |d|, and applies the result. Every function returns the energy (kJ/mol) and f_over_r =
+// -(dE/dr)/r (kJ/mol/nm^2), so that with d = x_j - x_i the force on j is f_over_r * d and the force
+// on i is -f_over_r * d. Conventions are OpenMM's NonbondedForce.
+#pragma once
+
+#include "kernels/physics/math.hpp"
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim {
+
+// Coulomb's constant N_A e^2 / (4 pi eps0) in kJ mol^-1 nm e^-2, exactly as OpenMM 7.7 defines
+// ONE_4PI_EPS0 (from the 2019 SI constants; measured: two unit charges 1 nm apart under OpenMM 7.7
+// give 138.93545764438198 kJ/mol). The rounded 138.935456 found in older OpenMM releases and in
+// DESIGN.md differs by 1.2e-8 relative, which would show up in comparisons with the references.
+constexpr double kOneFourPiEps0 = 138.93545764438198;
+
+template <typename T>
+struct PairResult {
+  T energy;
+  T f_over_r;  // -(dE/dr)/r
+  MDSIM_HD PairResult& operator+=(const PairResult& o) {
+    energy += o.energy;
+    f_over_r += o.f_over_r;
+    return *this;
+  }
+};
+
+// Lorentz-Berthelot combination: sigma = (sigma_i + sigma_j)/2, epsilon = sqrt(eps_i eps_j).
+template <typename T>
+MDSIM_HD T combine_sigma(T sigma_i_nm, T sigma_j_nm) { return T(0.5) * (sigma_i_nm + sigma_j_nm); }
+template <typename T>
+MDSIM_HD T combine_epsilon(T eps_i, T eps_j) { return pmath::sqrt_(eps_i * eps_j); }
+
+// Lennard-Jones 4 eps ((sigma/r)^12 - (sigma/r)^6), given 1/r^2.
+template <typename T>
+MDSIM_HD PairResult<T> lennard_jones(T inv_r2, T sigma_nm, T epsilon_kj_per_mol) {
+  const T s2 = sigma_nm * sigma_nm * inv_r2;
+  const T s6 = s2 * s2 * s2;
+  const T four_eps = T(4) * epsilon_kj_per_mol;
+  PairResult<T> out;
+  out.energy = four_eps * (s6 * s6 - s6);
+  out.f_over_r = four_eps * (T(12) * s6 * s6 - T(6) * s6) * inv_r2;
+  return out;
+}
+
+// OpenMM's switching function, applied to the LJ term when use_switching_function is on:
+// S(r) = 1 - 10 t^3 + 15 t^4 - 6 t^5, t = (r - r_switch)/(r_cut - r_switch), S = 1 below r_switch.
+template <typename T>
+struct SwitchValue {
+  T s;      // S(r)
+  T ds_dr;  // dS/dr (1/nm)
+};
+
+template <typename T>
+MDSIM_HD SwitchValue<T> switching_function(T r, T r_switch_nm, T r_cut_nm) {
+  SwitchValue<T> out{T(1), T(0)};
+  if (r > r_switch_nm) {
+    const T width = r_cut_nm - r_switch_nm;
+    T t = (r - r_switch_nm) / width;
+    if (t > T(1)) t = T(1);
+    out.s = T(1) + t * t * t * (T(-10) + t * (T(15) - t * T(6)));
+    out.ds_dr = t * t * (T(-30) + t * (T(60) - t * T(30))) / width;
+  }
+  return out;
+}
+
+// Multiplies a pair result by a switching function value: E' = E S, dE'/dr = dE/dr S + E dS/dr.
+template <typename T>
+MDSIM_HD PairResult<T> apply_switch(const PairResult<T>& e, const SwitchValue<T>& sw, T r) {
+  PairResult<T> out;
+  out.energy = e.energy * sw.s;
+  out.f_over_r = e.f_over_r * sw.s - e.energy * sw.ds_dr / r;
+  return out;
+}
+
+// Plain Coulomb K qq / r (NoCutoff pairs and exceptions).
+template <typename T>
+MDSIM_HD PairResult<T> coulomb_plain(T charge_product_e2, T inv_r) {
+  const T e = T(kOneFourPiEps0) * charge_product_e2 * inv_r;
+  return {e, e * inv_r * inv_r};
+}
+
+// Reaction-field constants for the cutoff methods (OpenMM): k_rf = (eps-1)/((2 eps+1) rc^3),
+// c_rf = 3 eps/((2 eps+1) rc), with eps the reaction-field dielectric (78.3 by default).
+template <typename T>
+struct ReactionField {
+  T k_rf;  // 1/nm^3
+  T c_rf;  // 1/nm
+};
+
+template <typename T>
+MDSIM_HD ReactionField<T> reaction_field_constants(T cutoff_nm, T dielectric) {
+  ReactionField<T> rf;
+  rf.k_rf = (dielectric - T(1)) / ((T(2) * dielectric + T(1)) * cutoff_nm * cutoff_nm * cutoff_nm);
+  rf.c_rf = T(3) * dielectric / ((T(2) * dielectric + T(1)) * cutoff_nm);
+  return rf;
+}
+
+// Reaction-field Coulomb K qq (1/r + k_rf r^2 - c_rf), for r below the cutoff.
+template <typename T>
+MDSIM_HD PairResult<T> coulomb_reaction_field(T charge_product_e2, T r, T inv_r,
+                                              const ReactionField<T>& rf) {
+  const T kqq = T(kOneFourPiEps0) * charge_product_e2;
+  PairResult<T> out;
+  out.energy = kqq * (inv_r + rf.k_rf * r * r - rf.c_rf);
+  out.f_over_r = kqq * (inv_r * inv_r * inv_r - T(2) * rf.k_rf);
+  return out;
+}
+
+// Ewald real-space Coulomb K qq erfc(alpha r)/r.
+template <typename T>
+MDSIM_HD PairResult<T> coulomb_ewald_direct(T charge_product_e2, T r, T inv_r, T alpha_per_nm) {
+  const T ar = alpha_per_nm * r;
+  const T kqq_over_r = T(kOneFourPiEps0) * charge_product_e2 * inv_r;
+  const T erfc_ar = pmath::erfc_(ar);
+  PairResult<T> out;
+  out.energy = kqq_over_r * erfc_ar;
+  out.f_over_r = kqq_over_r * (erfc_ar + T(pmath::kTwoOverSqrtPi) * ar * pmath::exp_(-ar * ar)) * inv_r * inv_r;
+  return out;
+}
+
+// Correction for an excluded (or exception) pair under Ewald/PME: removes the pair's share of the
+// reciprocal-space sum, E = -K qq erf(alpha r)/r. Finite as r -> 0 (limit -K qq 2 alpha/sqrt(pi)),
+// evaluated there by its Taylor series to avoid cancellation.
+template <typename T>
+MDSIM_HD PairResult<T> ewald_exclusion_correction(T charge_product_e2, T r, T alpha_per_nm) {
+  const T x = alpha_per_nm * r;
+  const T kqq = T(kOneFourPiEps0) * charge_product_e2;
+  const T a3 = alpha_per_nm * alpha_per_nm * alpha_per_nm;
+  PairResult<T> out;
+  if (x < T(1.0e-2)) {
+    const T x2 = x * x;
+    // erf(x)/x and (erf(x) - 2x/sqrt(pi) exp(-x^2))/x^3 by their series.
+    const T erf_over_x = T(pmath::kTwoOverSqrtPi) * (T(1) - x2 / T(3) + x2 * x2 / T(10));
+    const T g = T(pmath::kTwoOverSqrtPi) * (T(2) / T(3) - T(2) * x2 / T(5) + x2 * x2 / T(7));
+    out.energy = -kqq * alpha_per_nm * erf_over_x;
+    out.f_over_r = -kqq * a3 * g;
+  } else {
+    const T inv_r = T(1) / r;
+    const T erf_x = pmath::erf_(x);
+    out.energy = -kqq * erf_x * inv_r;
+    out.f_over_r = -kqq * (erf_x - T(pmath::kTwoOverSqrtPi) * x * pmath::exp_(-x * x)) * inv_r * inv_r * inv_r;
+  }
+  return out;
+}
+
+// Exception pair (scaled 1-4 interaction and the like): plain Coulomb with the exception's charge
+// product plus LJ with the exception's sigma and epsilon; no cutoff, no switching.
+template <typename T>
+MDSIM_HD PairResult<T> exception_pair(T charge_product_e2, T sigma_nm, T epsilon_kj_per_mol, T r) {
+  const T inv_r = T(1) / r;
+  PairResult<T> out = coulomb_plain(charge_product_e2, inv_r);
+  if (epsilon_kj_per_mol != T(0)) out += lennard_jones(inv_r * inv_r, sigma_nm, epsilon_kj_per_mol);
+  return out;
+}
+
+// Ewald self energy of one charge, -K q^2 alpha/sqrt(pi).
+template <typename T>
+MDSIM_HD T ewald_self_energy(T charge_e, T alpha_per_nm) {
+  return -T(kOneFourPiEps0) * charge_e * charge_e * alpha_per_nm * T(pmath::kInvSqrtPi);
+}
+
+}  // namespace mdsim
