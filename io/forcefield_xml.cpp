@@ -130,7 +130,7 @@ double number(const std::string& file, const XmlElement& e, const std::string& k
 }
 
 int integer(const std::string& file, const XmlElement& e, const std::string& key) {
-  const std::string& text = required(file, e, key);
+  const std::string text = required(file, e, key);
   const double v = to_number(file, e, key, text);
   if (v != std::floor(v) || std::fabs(v) > 1e9)
     fail(file, e, fmt::format("<{}> attribute `{}` = \"{}\" is not an integer", e.tag, key, text));
@@ -213,7 +213,7 @@ class Loader {
 
   static int template_atom(const std::string& file, const XmlElement& e, const FFResidueTemplate& t,
                            const std::unordered_map<std::string, int>& by_name, const std::string& key) {
-    const std::string& name = required(file, e, key);
+    const std::string name = required(file, e, key);
     auto it = by_name.find(name);
     if (it == by_name.end()) {
       std::string names;
@@ -432,7 +432,7 @@ class Loader {
     std::vector<std::string> from_residue;
     for (const auto& u : section.children) {
       if (u.tag != "UseAttributeFromResidue") continue;
-      const std::string& name = required(file, u, "name");
+      const std::string name = required(file, u, "name");
       auto it = std::find(expected.begin(), expected.end(), name);
       if (it == expected.end())
         fail(file, u, fmt::format("<UseAttributeFromResidue> names \"{}\"; expected charge, sigma or epsilon", name));
@@ -517,7 +517,7 @@ StandardResidueData load_standard_residue_data(const std::string& dir) {
   AtomMap all, protein, nucleic;
   for (const auto& r : names.root.children) {
     if (r.tag != "Residue") continue;
-    const std::string& name = required(names.path, r, "name");
+    const std::string name = required(names.path, r, "name");
     if (name == "All") add_atoms(r, all);
     else if (name == "Protein") add_atoms(r, protein);
     else if (name == "Nucleic") add_atoms(r, nucleic);
@@ -528,7 +528,7 @@ StandardResidueData load_standard_residue_data(const std::string& dir) {
   }
   for (const auto& r : names.root.children) {
     if (r.tag != "Residue") continue;
-    const std::string& name = required(names.path, r, "name");
+    const std::string name = required(names.path, r, "name");
     for (const auto& [key, value] : r.attributes)
       if (key == "name" || key.rfind("alt", 0) == 0) data.residue_aliases[value] = name;
     const std::string* type = r.find_attribute("type");
@@ -556,7 +556,7 @@ ForceFieldData load_forcefields(const std::vector<std::string>& names, const std
     const fs::path parent = fs::path(doc.path).parent_path();
     for (const auto& inc : doc.root.children) {
       if (inc.tag != "Include") continue;
-      const std::string& file = required(doc.path, inc, "file");
+      const std::string file = required(doc.path, inc, "file");
       std::string path;
       if (file_exists(parent / file)) {
         path = (parent / file).string();
