@@ -1,5 +1,7 @@
 #include "app/commands.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -7,7 +9,12 @@
 #include "engine/errors.hpp"
 #include "engine/platform.hpp"
 #include "engine/run_config.hpp"
+#include "engine/evaluator.hpp"
+#include "engine/model.hpp"
 #include "io/config.hpp"
+#include "io/hdf5_arrays.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
+#include "kernels/physics/pme_params.hpp"
 
 namespace mdsim {
 
@@ -57,26 +64,135 @@ int command_platforms() {
   return 0;
 }
 
+namespace {
+
+std::string platform_request(const RunConfig& cfg, const std::string& override_name) {
+  return override_name.empty() ? cfg.platform.name : override_name;
+}
+
+PlatformChoice pick_platform(const RunConfig& cfg, const std::string& override_name) {
+  PlatformChoice choice = choose_platform(platform_request(cfg, override_name), cfg.platform.device);
+  if (!choice.notice.empty()) std::fprintf(stderr, "%s\n", choice.notice.c_str());
+  return choice;
+}
+
+double net_charge(const System& s) {
+  double q = 0.0;
+  for (double c : s.charge_e) q += c;
+  return q;
+}
+
+}  // namespace
+
 int command_check(const std::string& config_path) {
   const RunConfig cfg = load_config(config_path);
+  const Model model = build_model(cfg);
   print_config_summary(cfg);
+  const System& s = model.system;
+  fmt::print("  atoms:          {} in {} residues, {} chains; {} waters\n", s.num_particles(),
+             model.topology.residues.size(), model.topology.chains.size(), count_waters(model.topology));
+  fmt::print("  terms:          {} bonds, {} angles, {} torsions, {} exceptions, {} constraints\n", s.bonds.size(),
+             s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size());
+  fmt::print("  net charge:     {:.6f} e\n", net_charge(s));
+  if (s.box) fmt::print("  box:            {:.4f} x {:.4f} x {:.4f} nm\n", s.box->a.x, s.box->b.y, s.box->c.z);
   fmt::print("config OK\n");
   return 0;
 }
 
 int command_energy(const EnergyOptions& options) {
-  load_config(options.config);
-  return not_implemented("energy evaluation", "topology and force field: issue 3");
+  const RunConfig cfg = load_config(options.config);
+  const Model model = build_model(cfg);
+  const PlatformChoice platform = pick_platform(cfg, options.platform);
+  const System& s = model.system;
+  auto evaluator = make_evaluator(s, platform, cfg.platform);
+  std::vector<Vec3d> forces;
+  const EnergyTerms e = evaluator->compute(model.positions_nm, options.forces_file.empty() ? nullptr : &forces);
+  if (!options.forces_file.empty()) write_forces_h5(options.forces_file, model.positions_nm, forces);
+
+  const bool pme = s.nonbonded.method == NonbondedMethod::PME;
+  PmeParameters pp;
+  if (pme) pp = choose_pme_parameters(*s.box, s.nonbonded.cutoff_nm, s.nonbonded.ewald_tolerance);
+  if (options.json) {
+    std::string out = "{\n";
+    out += fmt::format("  \"atoms\": {},\n  \"platform\": \"{}\",\n", s.num_particles(), evaluator->description());
+    out += fmt::format(
+        "  \"counts\": {{\"bonds\": {}, \"angles\": {}, \"torsion_terms\": {}, \"exceptions\": {}, \"constraints\": {}, "
+        "\"waters\": {}}},\n",
+        s.bonds.size(), s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size(),
+        count_waters(model.topology));
+    out += fmt::format("  \"net_charge\": {:.12g},\n", net_charge(s));
+    out += fmt::format(
+        "  \"energies_kj_per_mol\": {{\"bond\": {:.17g}, \"angle\": {:.17g}, \"torsion\": {:.17g}, "
+        "\"nonbonded_direct\": {:.17g}, \"nonbonded_reciprocal\": {:.17g}, \"dispersion_correction\": {:.17g}, "
+        "\"nonbonded\": {:.17g}, \"total\": {:.17g}}}",
+        e.bond, e.angle, e.torsion, e.nonbonded_direct, e.nonbonded_reciprocal, e.dispersion_correction, e.nonbonded,
+        e.total);
+    if (pme)
+      out += fmt::format(",\n  \"pme\": {{\"alpha_per_nm\": {:.17g}, \"grid\": [{}, {}, {}]}}", pp.alpha_per_nm,
+                         pp.grid[0], pp.grid[1], pp.grid[2]);
+    if (!options.forces_file.empty()) out += fmt::format(",\n  \"forces_file\": \"{}\"", options.forces_file);
+    out += "\n}\n";
+    fmt::print("{}", out);
+    return 0;
+  }
+  fmt::print("system:     {} ({} atoms)\n", cfg.system.pdb, s.num_particles());
+  fmt::print("platform:   {}\n", evaluator->description());
+  fmt::print("energies (kJ/mol):\n");
+  fmt::print("  bond                  {:>20.6f}\n", e.bond);
+  fmt::print("  angle                 {:>20.6f}\n", e.angle);
+  fmt::print("  torsion               {:>20.6f}\n", e.torsion);
+  fmt::print("  nonbonded (direct)    {:>20.6f}\n", e.nonbonded_direct);
+  fmt::print("  nonbonded (recip.)    {:>20.6f}\n", e.nonbonded_reciprocal);
+  fmt::print("  dispersion correction {:>20.6f}  (included in direct)\n", e.dispersion_correction);
+  fmt::print("  nonbonded             {:>20.6f}\n", e.nonbonded);
+  fmt::print("  total                 {:>20.6f}\n", e.total);
+  if (pme) fmt::print("PME: alpha {:.6f} /nm, grid {} x {} x {}\n", pp.alpha_per_nm, pp.grid[0], pp.grid[1], pp.grid[2]);
+  if (!options.forces_file.empty()) fmt::print("forces written to {}\n", options.forces_file);
+  return 0;
 }
 
 int command_run(const RunOptions& options) {
-  load_config(options.config);
-  return not_implemented("mdsim run (dynamics)", "issues 6 and 7");
+  const RunConfig cfg = load_config(options.config);
+  build_model(cfg);  // validates the structure and force field before saying what is missing
+  return not_implemented("mdsim run (dynamics: integrators, reporters)", "issues 6 and 7");
 }
 
 int command_bench(const std::string& config_path) {
-  load_config(config_path);
-  return not_implemented("mdsim bench", "CUDA platform: issue 5");
+  const RunConfig cfg = load_config(config_path);
+  const Model model = build_model(cfg);
+  const PlatformChoice platform = pick_platform(cfg, "");
+  const System& s = model.system;
+  if (platform.kind == PlatformKind::Cpu) {
+    CpuForceEvaluator eval(s);
+    std::vector<Vec3d> f;
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      eval.compute(model.positions_nm, &f);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    fmt::print("| system | atoms | platform | ms per evaluation (energy + forces, median of 5) |\n|---|---|---|---|\n");
+    fmt::print("| {} | {} | cpu (double) | {:.1f} |\n", cfg.system.pdb, s.num_particles(), ms[2]);
+    return 0;
+  }
+  CudaOptions options;
+  options.device = platform.device;
+  options.double_precision = cfg.platform.precision == Precision::Double;
+  CudaForceEvaluator eval(s, options);
+  eval.set_positions(model.positions_nm);
+  const CudaTimings t = eval.benchmark(200);
+  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", eval.device_name(),
+             to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1], cfg.system.replicate[2],
+             eval.num_tiles());
+  fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
+             "device MiB | bytes/atom |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
+  const double mib = static_cast<double>(eval.device_memory_bytes()) / (1024.0 * 1024.0);
+  fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
+             s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us, t.pme_us,
+             t.bonded_us, mib, static_cast<double>(eval.device_memory_bytes()) / s.num_particles());
+  return 0;
 }
 
 }  // namespace mdsim

@@ -114,10 +114,11 @@ template <typename T>
 MDSIM_HD PairResult<T> coulomb_ewald_direct(T charge_product_e2, T r, T inv_r, T alpha_per_nm) {
   const T ar = alpha_per_nm * r;
   const T kqq_over_r = T(kOneFourPiEps0) * charge_product_e2 * inv_r;
-  const T erfc_ar = pmath::erfc_(ar);
+  T erfc_ar, gauss;
+  pmath::erfc_and_gauss_(ar, erfc_ar, gauss);
   PairResult<T> out;
   out.energy = kqq_over_r * erfc_ar;
-  out.f_over_r = kqq_over_r * (erfc_ar + T(pmath::kTwoOverSqrtPi) * ar * pmath::exp_(-ar * ar)) * inv_r * inv_r;
+  out.f_over_r = kqq_over_r * (erfc_ar + T(pmath::kTwoOverSqrtPi) * ar * gauss) * inv_r * inv_r;
   return out;
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole GPU check in one command (for the device machine): build (Release, sm_90, Ninja), run the
+# CUDA-labelled tests and the CPU tests, then the benchmarks. Logs go to $OUT (or ./device_out).
+#   bench/device_check.sh [quick|full] [sanitize]   quick: only DHFR in the benchmark table;
+#   sanitize: also compute-sanitizer memcheck and racecheck on the neighbour-list test (ala2_water)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device_out}
+mkdir -p "$OUT"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  cmake --version | head -1
+} > "$OUT/machine.txt" 2>&1
+cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
+  > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
+ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
+cuda_rc=$?
+ctest --test-dir build-device -R "test_energy_command|test_cpu_reference_systems" -j 16 > "$OUT/ctest_cpu.log" 2>&1
+cpu_rc=$?
+{
+  echo "## mdsim bench (forces-only evaluations, median of 200)"
+  for r in 1 2 3 4; do
+    [ "${1:-}" = quick ] && [ $r -gt 1 ] && break
+    sed "s/^platform:.*/platform: {name: cuda, precision: mixed}/" configs/dhfr_benchmark.yaml > /tmp/bench_$r.yaml
+    sed -i "s|pdb: ../tests|pdb: $PWD/tests|; s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" /tmp/bench_$r.yaml
+    build-device/mdsim bench /tmp/bench_$r.yaml 2>&1
+  done
+} > "$OUT/bench.log" 2>&1
+if [ "${2:-}" = sanitize ]; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 build-device/tests/test_cuda_forces "the tile list*" \
+      > "$OUT/sanitize_$tool.log" 2>&1
+    echo "compute-sanitizer $tool (ala2_water, neighbour-list test): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
+  done
+fi
+echo "=== CUDA tests (rc=$cuda_rc)"; grep -E "rel RMS|rel |passed|Passed|Failed|FAILED|SKIPPED|error" "$OUT/ctest_cuda.log" | tail -45
+echo "=== CPU tests (rc=$cpu_rc)"; tail -6 "$OUT/ctest_cpu.log"
+echo "=== bench"; cat "$OUT/bench.log"

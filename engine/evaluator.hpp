@@ -1,0 +1,27 @@
+// One interface over the platforms' force evaluation, for commands that need a single point
+// (`mdsim energy`, `mdsim check`) and for tests: CPU reference (double) or CUDA (mixed | double).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/platform.hpp"
+#include "engine/run_config.hpp"
+#include "engine/system.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
+
+namespace mdsim {
+
+class ForceEvaluator {
+ public:
+  virtual ~ForceEvaluator() = default;
+  // Energies by term; forces (kJ/mol/nm) overwritten when non-null.
+  virtual EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) = 0;
+  virtual std::string description() const = 0;  // "cpu (double)", "cuda:0 NVIDIA H100 (mixed)"
+};
+
+std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
+                                               const PlatformConfig& settings);
+
+}  // namespace mdsim

@@ -1,0 +1,127 @@
+#include "engine/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "engine/errors.hpp"
+#include "engine/forcefield.hpp"
+#include "io/forcefield_xml.hpp"
+#include "io/pdb_reader.hpp"
+
+namespace mdsim {
+
+namespace {
+
+bool periodic_method(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
+
+// Error located at a config key when the config recorded where it is.
+[[noreturn]] void config_error(const RunConfig& c, const std::string& key, const std::string& message) {
+  const auto it = c.locations.find(key);
+  if (it != c.locations.end()) throw InputError(located(c.source, it->second.line, it->second.column, message));
+  throw InputError(located(c.source, 0, 0, message));
+}
+
+}  // namespace
+
+int count_waters(const Topology& topology) {
+  return static_cast<int>(std::count_if(topology.residues.begin(), topology.residues.end(), [](const TopologyResidue& r) {
+    return r.name == "HOH" || r.name == "WAT" || r.name == "TIP3" || r.name == "SOL";
+  }));
+}
+
+Model build_model(const RunConfig& config) {
+  const SystemConfig& sc = config.system;
+  Model model;
+  model.topology = read_pdb(sc.pdb);
+  const bool periodic = periodic_method(sc.nonbonded.method);
+  if (periodic) {
+    if (!model.topology.box)
+      config_error(config, "system.nonbonded_method",
+                   fmt::format("nonbonded_method '{}' needs a periodic box, but {} has no CRYST1 record",
+                               to_string(sc.nonbonded.method), sc.pdb));
+    const Boxd& b = *model.topology.box;
+    const double half = 0.5 * std::min({b.a.x, b.b.y, b.c.z});
+    if (sc.nonbonded.cutoff_nm > half)
+      config_error(config, "system.cutoff",
+                   fmt::format("cutoff {} nm is longer than half the smallest box height of {} ({} nm)",
+                               sc.nonbonded.cutoff_nm, sc.pdb, half));
+  }
+  const std::string base = std::filesystem::path(config.source).parent_path().string();
+  const ForceFieldData ff = load_forcefields(sc.forcefield, base.empty() ? "." : base);
+  model.forcefield_files = ff.files;
+
+  ForceFieldOptions options;
+  options.constraints = sc.constraints;
+  options.rigid_water = sc.rigid_water;
+  options.hydrogen_mass_amu = sc.hydrogen_mass_amu;
+  options.nonbonded = sc.nonbonded;
+  model.system = build_system(model.topology, ff, options);
+  model.positions_nm = model.topology.positions_nm;
+  if (sc.replicate != std::array<int, 3>{1, 1, 1}) model = replicate_model(model, sc.replicate);
+  return model;
+}
+
+Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
+  if (!in.system.box) throw InputError("replicate: the system has no periodic box");
+  const Boxd& box = *in.system.box;
+  const int n = in.system.num_particles();
+  Model out;
+  out.forcefield_files = in.forcefield_files;
+  System& s = out.system;
+  const System& t = in.system;
+  s.nonbonded = t.nonbonded;
+  Boxd big = box;
+  big.a = box.a * double(counts[0]);
+  big.b = box.b * double(counts[1]);
+  big.c = box.c * double(counts[2]);
+  s.box = big;
+  out.topology.source = in.topology.source;
+  out.topology.box = big;
+  for (int cz = 0; cz < counts[2]; ++cz) {
+    for (int cy = 0; cy < counts[1]; ++cy) {
+      for (int cx = 0; cx < counts[0]; ++cx) {
+        const int copy = (cz * counts[1] + cy) * counts[0] + cx;
+        const int off = copy * n;
+        const Vec3d shift = box.a * double(cx) + box.b * double(cy) + box.c * double(cz);
+        auto append = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+        append(s.mass_amu, t.mass_amu);
+        append(s.charge_e, t.charge_e);
+        append(s.sigma_nm, t.sigma_nm);
+        append(s.epsilon_kj_per_mol, t.epsilon_kj_per_mol);
+        for (auto b : t.bonds) { b.i += off; b.j += off; s.bonds.push_back(b); }
+        for (auto a : t.angles) { a.i += off; a.j += off; a.k += off; s.angles.push_back(a); }
+        for (auto q : t.torsions) { q.i += off; q.j += off; q.k += off; q.l += off; s.torsions.push_back(q); }
+        for (auto e : t.exceptions) { e.i += off; e.j += off; s.exceptions.push_back(e); }
+        for (auto c : t.constraints) { c.i += off; c.j += off; s.constraints.push_back(c); }
+        for (auto w : t.rigid_waters) { w.oxygen += off; w.hydrogen1 += off; w.hydrogen2 += off; s.rigid_waters.push_back(w); }
+        for (const Vec3d& x : in.positions_nm) out.positions_nm.push_back(x + shift);
+        // Topology: chains, residues and atoms copied with shifted indices.
+        Topology& top = out.topology;
+        const int chain_off = static_cast<int>(top.chains.size());
+        const int res_off = static_cast<int>(top.residues.size());
+        for (auto ch : in.topology.chains) {
+          for (int& r : ch.residues) r += res_off;
+          top.chains.push_back(ch);
+        }
+        for (auto r : in.topology.residues) {
+          r.chain += chain_off;
+          for (int& a : r.atoms) a += off;
+          top.residues.push_back(r);
+        }
+        for (auto a : in.topology.atoms) {
+          a.residue += res_off;
+          top.atoms.push_back(a);
+        }
+        for (const auto& [i, j] : in.topology.bonds) top.bonds.emplace_back(i + off, j + off);
+        for (const auto& [i, j] : in.topology.conect) top.conect.emplace_back(i + off, j + off);
+      }
+    }
+  }
+  out.topology.positions_nm = out.positions_nm;
+  return out;
+}
+
+}  // namespace mdsim

@@ -1,0 +1,99 @@
+// Error checking and RAII device memory for the CUDA platform. Every CUDA runtime call goes through
+// MDSIM_CUDA_CHECK, which throws mdsim::RuntimeError naming the call, file and line.
+// Host<->device copies made through DeviceBuffer are counted (transfer_count()), so a test can prove
+// that a step makes none.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/errors.hpp"
+
+namespace mdsim::cuda {
+
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
+
+#define MDSIM_CUDA_CHECK(call)                                                       \
+  do {                                                                               \
+    const cudaError_t mdsim_err_ = (call);                                           \
+    if (mdsim_err_ != cudaSuccess) ::mdsim::cuda::throw_cuda_error(mdsim_err_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// Checks the last kernel launch (launch-configuration errors); asynchronous faults surface at the
+// next synchronising call.
+#define MDSIM_CUDA_CHECK_LAUNCH() MDSIM_CUDA_CHECK(cudaGetLastError())
+
+// Number of host<->device copies issued through DeviceBuffer since the program started.
+std::size_t transfer_count();
+void count_transfer();
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n) { resize(n); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+
+  // Reallocates (contents lost) when the size changes.
+  void resize(std::size_t n) {
+    if (n == n_) return;
+    release();
+    if (n > 0) MDSIM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
+    n_ = n;
+  }
+
+  void upload(const T* host, std::size_t n, cudaStream_t stream = nullptr) {
+    if (n > n_) resize(n);
+    if (n == 0) return;
+    count_transfer();
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  void upload(const std::vector<T>& host, cudaStream_t stream = nullptr) {
+    resize(host.size());
+    upload(host.data(), host.size(), stream);
+  }
+  std::vector<T> download(cudaStream_t stream = nullptr) const {
+    std::vector<T> host(n_);
+    if (n_ == 0) return host;
+    count_transfer();
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return host;
+  }
+  void zero(cudaStream_t stream = nullptr) {
+    if (n_ > 0) MDSIM_CUDA_CHECK(cudaMemsetAsync(ptr_, 0, n_ * sizeof(T), stream));
+  }
+
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+
+ private:
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    n_ = 0;
+  }
+  T* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+}  // namespace mdsim::cuda

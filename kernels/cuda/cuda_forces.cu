@@ -1,0 +1,625 @@
+// CUDA platform: force evaluation orchestration (see cuda_forces.hpp for the design).
+#include "kernels/cuda/cuda_forces.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "kernels/cuda/bonded_kernels.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_pme.hpp"
+#include "kernels/cuda/neighbor_list.cuh"
+#include "kernels/cuda/nonbonded_kernels.cuh"
+#include "kernels/physics/nonbonded.hpp"
+
+namespace mdsim {
+
+namespace {
+
+using cuda::DeviceBuffer;
+
+enum EnergySlot { kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotPairs, kSlotExceptions, kSlotReciprocal, kNumSlots };
+
+constexpr int kThreads = 256;
+constexpr double kPi = 3.14159265358979323846;
+
+int blocks_for(long long n, int threads = kThreads) { return static_cast<int>(std::max<long long>(1, (n + threads - 1) / threads)); }
+
+bool is_periodic(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
+
+// Precision-independent interface of the implementation.
+struct EvaluatorBase {
+  virtual ~EvaluatorBase() = default;
+  virtual void set_positions(const std::vector<Vec3d>& x, bool resort) = 0;
+  virtual std::vector<Vec3d> positions() const = 0;
+  virtual void set_box(const Boxd& box) = 0;
+  virtual void compute(bool with_energy) = 0;
+  virtual std::vector<Vec3d> forces() = 0;
+  virtual EnergyTerms energies() = 0;
+  virtual CudaTimings benchmark(int repetitions) = 0;
+  virtual int num_tiles() = 0;
+  virtual int num_list_builds() = 0;
+  std::size_t memory_bytes = 0;
+};
+
+template <typename real>
+class Evaluator final : public EvaluatorBase {
+ public:
+  using real4 = cuda::real4_t<real>;
+  using real2 = cuda::real2_t<real>;
+
+  Evaluator(const System& system, const CudaOptions& options) : sys_(system), opt_(options) {
+    std::size_t free_before = 0, total = 0;
+    MDSIM_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&pme_stream_, cudaStreamNonBlocking));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&positions_ready_, cudaEventDisableTiming));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&pme_done_, cudaEventDisableTiming));
+    MDSIM_CUDA_CHECK(cudaEventCreate(&start_));
+    MDSIM_CUDA_CHECK(cudaEventCreate(&stop_));
+
+    n_ = system.num_particles();
+    if (n_ == 0) throw InputError("CUDA platform: the system has no particles");
+    npad_ = (n_ + cuda::kTileSize - 1) / cuda::kTileSize * cuda::kTileSize;
+    nblocks_ = npad_ / cuda::kTileSize;
+    const NonbondedSettings& nb = system.nonbonded;
+    periodic_ = is_periodic(nb.method);
+    pme_ = nb.method == NonbondedMethod::PME;
+
+    // Host constants shared with the CPU reference: PME parameters, dispersion coefficient, and the
+    // input checks (box present, cutoff within half the box).
+    {
+      CpuForceEvaluator reference(system);
+      if (pme_) pme_params_ = reference.pme_parameters();
+      dispersion_coefficient_ = reference.dispersion_coefficient();
+    }
+    if (periodic_) box_ = *system.box;
+    self_energy_ = 0.0;
+    if (pme_)
+      for (double q : system.charge_e) self_energy_ += ewald_self_energy(q, pme_params_.alpha_per_nm);
+
+    // Per-particle data.
+    std::vector<real> charge(n_);
+    std::vector<real2> params(n_);
+    for (int i = 0; i < n_; ++i) {
+      charge[i] = real(system.charge_e[i]);
+      params[i] = cuda::VecTypes<real>::make2(real(0.5 * system.sigma_nm[i]), real(std::sqrt(system.epsilon_kj_per_mol[i])));
+    }
+    charge_.upload(charge);
+    params_.upload(params);
+    pos_.resize(n_);
+    pos_at_build_.resize(n_);
+    posq_.resize(npad_);
+    sorted_posq_.resize(npad_);
+    sorted_params_.resize(npad_);
+    perm_.resize(npad_);
+    force_.resize(3 * static_cast<std::size_t>(npad_));
+    energy_.resize(kNumSlots);
+    flags_.resize(4);  // rebuild, tile count, overflow, number of builds
+    flags_.zero(stream_);
+    block_center_.resize(nblocks_);
+    block_half_.resize(nblocks_);
+    sort_keys_in_.resize(n_);
+    sort_keys_out_.resize(n_);
+    sort_values_in_.resize(n_);
+    sort_values_out_.resize(n_);
+    std::size_t temp = 0;
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, sort_keys_in_.data(), sort_keys_out_.data(),
+                                                     sort_values_in_.data(), sort_values_out_.data(), n_, 0, 30,
+                                                     stream_));
+    sort_temp_.resize(std::max<std::size_t>(temp, 1));
+
+    // Exceptions: their own kernel; every one also excludes its pair from the tile sum, through
+    // per-atom exclusion data (a 64-bit window of nearby partners, a CSR list of the rest).
+    std::vector<cuda::ExceptionData<real>> exc;
+    exc.reserve(system.exceptions.size());
+    std::vector<std::vector<int>> partners(n_);
+    for (const NonbondedException& e : system.exceptions) {
+      exc.push_back({make_int2(e.i, e.j), real(e.charge_product_e2), real(e.sigma_nm), real(e.epsilon_kj_per_mol),
+                     real(system.charge_e[e.i] * system.charge_e[e.j])});
+      partners[e.i].push_back(e.j);
+      partners[e.j].push_back(e.i);
+    }
+    exceptions_.upload(exc);
+    std::vector<unsigned long long> excl_window(n_, 0ull);
+    std::vector<int> excl_start(n_ + 1, 0), excl_partner;
+    std::vector<int2> excl_range(n_);
+    for (int i = 0; i < n_; ++i) {
+      std::vector<int> far;
+      for (int b : partners[i]) {
+        const int offset = b - i + 32;
+        if (offset >= 0 && offset < 64) excl_window[i] |= 1ull << offset;
+        else far.push_back(b);
+      }
+      std::sort(far.begin(), far.end());
+      excl_start[i + 1] = excl_start[i] + static_cast<int>(far.size());
+      excl_partner.insert(excl_partner.end(), far.begin(), far.end());
+      excl_range[i] = far.empty() ? make_int2(1, 0) : make_int2(far.front(), far.back());
+    }
+    if (excl_partner.empty()) excl_partner.push_back(-1);  // keep the buffer allocated
+    excl_window_.upload(excl_window);
+    excl_start_.upload(excl_start);
+    excl_partner_.upload(excl_partner);
+    excl_range_.upload(excl_range);
+
+    std::vector<cuda::BondData<real>> bonds;
+    for (const auto& b : system.bonds) bonds.push_back({make_int2(b.i, b.j), real(b.length_nm), real(b.k_kj_per_mol_nm2)});
+    std::vector<cuda::AngleData<real>> angles;
+    for (const auto& a : system.angles)
+      angles.push_back({make_int3(a.i, a.j, a.k), real(a.angle_rad), real(a.k_kj_per_mol_rad2)});
+    std::vector<cuda::TorsionData<real>> torsions;
+    for (const auto& t : system.torsions)
+      torsions.push_back({make_int4(t.i, t.j, t.k, t.l), t.periodicity, real(t.phase_rad), real(t.k_kj_per_mol)});
+    bonds_.upload(bonds);
+    angles_.upload(angles);
+    torsions_.upload(torsions);
+
+    // Pair parameters.
+    const double cutoff = nb.method == NonbondedMethod::NoCutoff ? std::numeric_limits<double>::infinity() : nb.cutoff_nm;
+    pair_.cutoff = real(cutoff);
+    pair_.cutoff2 = real(cutoff * cutoff);
+    pair_.alpha = real(pme_params_.alpha_per_nm);
+    pair_.switch_distance = real(nb.switch_distance_nm.value_or(0.0));
+    if (nb.method == NonbondedMethod::CutoffPeriodic || nb.method == NonbondedMethod::CutoffNonPeriodic)
+      pair_.rf = reaction_field_constants(real(nb.cutoff_nm), real(nb.reaction_field_dielectric));
+    switching_ = nb.switch_distance_nm.has_value() && nb.method != NonbondedMethod::NoCutoff;
+    range_ = nb.method == NonbondedMethod::NoCutoff ? std::numeric_limits<double>::infinity()
+                                                     : nb.cutoff_nm + opt_.neighbor_buffer_nm;
+
+    if (pme_)
+      pme_solver_ = std::make_unique<cuda::CudaPme<real>>(pme_params_.grid[0], pme_params_.grid[1], pme_params_.grid[2],
+                                                          pme_params_.alpha_per_nm, n_);
+
+    grow_tile_capacity(estimate_tiles());
+
+    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, opt_.device));
+    std::size_t free_after = 0;
+    MDSIM_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+    memory_bytes = free_before > free_after ? free_before - free_after : 0;
+  }
+
+  ~Evaluator() override {
+    cudaStreamSynchronize(stream_);
+    invalidate_graphs();
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaEventDestroy(positions_ready_);
+    cudaEventDestroy(pme_done_);
+    cudaStreamSynchronize(pme_stream_);
+    cudaStreamDestroy(pme_stream_);
+    cudaStreamDestroy(stream_);
+  }
+
+  void set_positions(const std::vector<Vec3d>& x, bool resort) override {
+    if (static_cast<int>(x.size()) != n_)
+      throw RuntimeError(fmt::format("CUDA platform: {} positions for a system of {} particles", x.size(), n_));
+    std::vector<double4_16a> p(n_);
+    Vec3d lo = x[0], hi = x[0];
+    for (int i = 0; i < n_; ++i) {
+      p[i] = make_double4_16a(x[i].x, x[i].y, x[i].z, 0.0);
+      for (int d = 0; d < 3; ++d) {
+        lo[d] = std::min(lo[d], x[i][d]);
+        hi[d] = std::max(hi[d], x[i][d]);
+      }
+    }
+    pos_.upload(p, stream_);
+    region_lo_ = make_double3(lo.x, lo.y, lo.z);
+    region_extent_ = make_double3(std::max(hi.x - lo.x, 1e-3), std::max(hi.y - lo.y, 1e-3), std::max(hi.z - lo.z, 1e-3));
+    if (resort) need_reorder_ = true;
+  }
+
+  std::vector<Vec3d> positions() const override {
+    const std::vector<double4_16a> p = pos_.download(stream_);
+    std::vector<Vec3d> x(n_);
+    for (int i = 0; i < n_; ++i) x[i] = Vec3d(p[i].x, p[i].y, p[i].z);
+    return x;
+  }
+
+  void set_box(const Boxd& box) override {
+    if (!periodic_) throw RuntimeError("CUDA platform: set_box on a non-periodic system");
+    box_ = box;
+    force_rebuild_ = true;
+    invalidate_graphs();  // the box is baked into the captured kernels' arguments
+  }
+
+  // Decides (on the host, from counters only) whether this evaluation re-sorts the atoms or forces a
+  // list rebuild; the common case — neither — replays a captured CUDA graph of the whole evaluation.
+  void compute(bool with_energy) override {
+    last_with_energy_ = with_energy;
+    const bool reorder_now = need_reorder_ || ++evaluations_since_sort_ >= opt_.reorder_interval;
+    if (!reorder_now && !force_rebuild_) {
+      cudaGraphExec_t& exec = graph_exec_[with_energy ? 1 : 0];
+      if (exec == nullptr) {
+        cudaGraph_t graph = nullptr;
+        MDSIM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+        enqueue_evaluation(with_energy, false, false);
+        MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+        const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        MDSIM_CUDA_CHECK(err);
+      }
+      MDSIM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+      return;
+    }
+    enqueue_evaluation(with_energy, reorder_now, force_rebuild_);
+    if (reorder_now) {
+      need_reorder_ = false;
+      evaluations_since_sort_ = 0;
+    }
+    force_rebuild_ = false;
+  }
+
+  void enqueue_evaluation(bool with_energy, bool reorder_now, bool force_rebuild) {
+    force_.zero(stream_);
+    if (with_energy) energy_.zero(stream_);
+    launch_prepare(reorder_now, force_rebuild);
+    if (pme_) {
+      // Reciprocal space overlaps the real-space kernels on its own stream; forces meet in the same
+      // fixed-point buffer (integer atomics), and the main stream waits for PME at the end.
+      MDSIM_CUDA_CHECK(cudaEventRecord(positions_ready_, stream_));
+      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(pme_stream_, positions_ready_, 0));
+      launch_pme(with_energy, pme_stream_);
+      MDSIM_CUDA_CHECK(cudaEventRecord(pme_done_, pme_stream_));
+    }
+    launch_rebuild();
+    launch_nonbonded(with_energy);
+    launch_exceptions(with_energy);
+    launch_bonded(with_energy);
+    if (pme_) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, pme_done_, 0));
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void invalidate_graphs() {
+    for (cudaGraphExec_t& exec : graph_exec_) {
+      if (exec) cudaGraphExecDestroy(exec);
+      exec = nullptr;
+    }
+  }
+
+  std::vector<Vec3d> forces() override {
+    settle_overflow();
+    const std::vector<unsigned long long> f = force_.download(stream_);
+    std::vector<Vec3d> out(n_);
+    for (int i = 0; i < n_; ++i)
+      out[i] = Vec3d(cuda::from_fixed(f[i]), cuda::from_fixed(f[npad_ + i]), cuda::from_fixed(f[2 * npad_ + i]));
+    return out;
+  }
+
+  EnergyTerms energies() override {
+    settle_overflow();
+    if (!last_with_energy_) {
+      compute(true);
+      settle_overflow();
+    }
+    const std::vector<unsigned long long> e = energy_.download(stream_);
+    EnergyTerms t;
+    t.bond = cuda::from_fixed(e[kSlotBond]);
+    t.angle = cuda::from_fixed(e[kSlotAngle]);
+    t.torsion = cuda::from_fixed(e[kSlotTorsion]);
+    if (periodic_ && dispersion_coefficient_ != 0.0) t.dispersion_correction = dispersion_coefficient_ / box_.volume();
+    t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
+    t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + self_energy_ : 0.0;
+    t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
+    t.total = t.bond + t.angle + t.torsion + t.nonbonded;
+    return t;
+  }
+
+  int num_tiles() override {
+    settle_overflow();
+    return flags_.download(stream_)[1];
+  }
+
+  int num_list_builds() override {
+    settle_overflow();
+    return flags_.download(stream_)[3];
+  }
+
+  CudaTimings benchmark(int repetitions) override {
+    CudaTimings t;
+    for (int i = 0; i < 20; ++i) compute(false);  // warm-up (includes the first sort and build)
+    settle_overflow();
+    auto median_of = [&](auto&& enqueue) {
+      std::vector<float> ms;
+      ms.reserve(repetitions);
+      for (int r = 0; r < repetitions; ++r) {
+        MDSIM_CUDA_CHECK(cudaEventRecord(start_, stream_));
+        enqueue();
+        MDSIM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+        MDSIM_CUDA_CHECK(cudaEventSynchronize(stop_));
+        float v = 0;
+        MDSIM_CUDA_CHECK(cudaEventElapsedTime(&v, start_, stop_));
+        ms.push_back(v);
+      }
+      std::sort(ms.begin(), ms.end());
+      return 1000.0 * ms[ms.size() / 2];
+    };
+    t.total_us = median_of([&] { compute(false); });
+    t.total_energy_us = median_of([&] { compute(true); });
+    t.neighbor_us = median_of([&] {
+      launch_prepare(false, true);
+      launch_rebuild();
+    });
+    t.nonbonded_us = median_of([&] { launch_nonbonded(false); });
+    t.exceptions_us = median_of([&] { launch_exceptions(false); });
+    t.bonded_us = median_of([&] { launch_bonded(false); });
+    t.pme_us = pme_ ? median_of([&] { launch_pme(false, stream_); }) : 0.0;
+    settle_overflow();
+    return t;
+  }
+
+ private:
+  int* rebuild_flag() { return flags_.data(); }
+  int* tile_count() { return flags_.data() + 1; }
+  int* overflow_flag() { return flags_.data() + 2; }
+  int* build_count() { return flags_.data() + 3; }
+
+  std::size_t estimate_tiles() const {
+    const std::size_t all_pairs = static_cast<std::size_t>(nblocks_) * (nblocks_ + 1) / 2;
+    if (!std::isfinite(range_)) return all_pairs;
+    const double volume = periodic_ ? box_.volume() : region_volume_estimate();
+    const double density = n_ / std::max(volume, 1e-6);             // atoms per nm^3
+    const double side = std::cbrt(cuda::kTileSize / density);        // a block as a cube, nm
+    const double r = range_;
+    // Atoms within r of a block's box (Steiner's formula), half of them in blocks J > I, packed 32 a
+    // tile, plus the diagonal and a partly filled last tile; Morton blocks are less compact than cubes,
+    // hence the factor 2. An overflow is still caught and the list enlarged.
+    const double shell = side * side * side + 6 * side * side * r + 3 * kPi * side * r * r + 4.0 / 3.0 * kPi * r * r * r;
+    const double per_row = 0.5 * shell * density / cuda::kTileSize + 2.0;
+    return std::min(all_pairs + nblocks_, static_cast<std::size_t>(2.0 * per_row * nblocks_) + 64);
+  }
+
+  double region_volume_estimate() const {
+    // Non-periodic: the positions' bounding box (set at set_positions), at least 1 nm^3.
+    return std::max(1.0, region_extent_.x * region_extent_.y * region_extent_.z);
+  }
+
+  void grow_tile_capacity(std::size_t tiles) {
+    invalidate_graphs();  // buffers and capacity are baked into the captured kernels' arguments
+    capacity_ = static_cast<int>(std::min<std::size_t>(tiles, std::numeric_limits<int>::max() / cuda::kTileSize));
+    tile_row_.resize(capacity_);
+    tile_atoms_.resize(static_cast<std::size_t>(capacity_) * cuda::kTileSize);
+    masks_.resize(static_cast<std::size_t>(capacity_) * cuda::kTileSize);
+  }
+
+  // After a synchronising point: if the tile list overflowed, enlarge it and evaluate again.
+  void settle_overflow() {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      const std::vector<int> flags = flags_.download(stream_);
+      if (flags[2] == 0) return;
+      grow_tile_capacity(static_cast<std::size_t>(flags[1]) * 5 / 4 + 64);
+      force_rebuild_ = true;
+      compute(last_with_energy_);
+    }
+    throw RuntimeError("CUDA platform: the tile list kept overflowing");
+  }
+
+  void reorder() {
+    cuda::spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
+        n_, pos_.data(), periodic_, box_, region_lo_, region_extent_, sort_keys_in_.data(), sort_values_in_.data());
+    std::size_t temp = sort_temp_.size();
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
+                                                     sort_keys_out_.data(), sort_values_in_.data(),
+                                                     sort_values_out_.data(), n_, 0, 30, stream_));
+    cuda::apply_sort_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
+        n_, npad_, sort_values_out_.data(), perm_.data(), params_.data(), sorted_params_.data(),
+        rebuild_flag());
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void launch_prepare(bool reorder_now, bool force_rebuild) {
+    // The rebuild flag starts at 0 each evaluation unless a rebuild is already due.
+    MDSIM_CUDA_CHECK(cudaMemsetAsync(rebuild_flag(), 0, sizeof(int), stream_));
+    if (reorder_now) {
+      reorder();  // sets the rebuild flag
+    } else if (force_rebuild) {
+      MDSIM_CUDA_CHECK(cudaMemsetAsync(rebuild_flag(), 1, sizeof(int), stream_));  // any nonzero value
+    }
+    const double half_buffer = 0.5 * opt_.neighbor_buffer_nm;
+    cuda::prepare_positions_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
+        n_, npad_, pos_.data(), charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), pos_at_build_.data(),
+        std::isfinite(range_) ? half_buffer * half_buffer : std::numeric_limits<double>::infinity(), rebuild_flag());
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void launch_rebuild() {
+    const auto box = cuda::box_as<real>(box_);
+    const int warps_blocks = blocks_for(static_cast<long long>(nblocks_) * 32);
+    const real range2 = std::isfinite(range_) ? real(range_ * range_) : std::numeric_limits<real>::infinity();
+    const long long build_items = static_cast<long long>(nblocks_) * ((nblocks_ + cuda::kBuildSegment - 1) / cuda::kBuildSegment);
+    const int build_blocks = static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), num_sms_ * 16LL));
+    if (periodic_) {
+      cuda::block_bounds_kernel<real, true><<<warps_blocks, kThreads, 0, stream_>>>(
+          n_, nblocks_, sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
+          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
+      cuda::tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
+          n_, nblocks_, sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2, rebuild_flag(),
+          perm_.data(), exclusion_view(), list_view());
+    } else {
+      cuda::block_bounds_kernel<real, false><<<warps_blocks, kThreads, 0, stream_>>>(
+          n_, nblocks_, sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
+          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
+      cuda::tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
+          n_, nblocks_, sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2, rebuild_flag(),
+          perm_.data(), exclusion_view(), list_view());
+    }
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  int persistent_blocks() const { return num_sms_ * 8; }
+
+  // Pair parameters for the current box (the image limit depends on it).
+  cuda::PairParams<real> pair_params() const {
+    cuda::PairParams<real> p = pair_;
+    const double half_height = 0.5 * std::min({box_.a.x, box_.b.y, box_.c.z});
+    p.image_limit = periodic_ ? real(half_height - sys_.nonbonded.cutoff_nm - opt_.neighbor_buffer_nm) : real(0);
+    return p;
+  }
+
+  cuda::ExclusionView exclusion_view() const {
+    return {excl_window_.data(), excl_start_.data(), excl_partner_.data(), excl_range_.data()};
+  }
+
+  cuda::TileListView list_view() {
+    return {tile_count(), overflow_flag(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data()};
+  }
+
+  template <cuda::PairKind KIND, bool PERIODIC, bool SWITCH, bool ENERGY>
+  void tile_kernel() {
+    cuda::nonbonded_tile_kernel<real, KIND, PERIODIC, SWITCH, ENERGY><<<persistent_blocks(), 256, 0, stream_>>>(
+        tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(), sorted_params_.data(), perm_.data(), npad_,
+        force_.data(), energy_.data() + kSlotPairs, block_center_.data(), block_half_.data(), cuda::box_as<real>(box_),
+        pair_params());
+  }
+
+  template <cuda::PairKind KIND, bool PERIODIC, bool ENERGY>
+  void tile_kernel_switch() {
+    if (switching_) tile_kernel<KIND, PERIODIC, true, ENERGY>();
+    else tile_kernel<KIND, PERIODIC, false, ENERGY>();
+  }
+
+  template <bool ENERGY>
+  void tile_kernel_method() {
+    switch (sys_.nonbonded.method) {
+      case NonbondedMethod::PME: tile_kernel_switch<cuda::PairKind::Ewald, true, ENERGY>(); break;
+      case NonbondedMethod::CutoffPeriodic: tile_kernel_switch<cuda::PairKind::ReactionField, true, ENERGY>(); break;
+      case NonbondedMethod::CutoffNonPeriodic: tile_kernel_switch<cuda::PairKind::ReactionField, false, ENERGY>(); break;
+      case NonbondedMethod::NoCutoff: tile_kernel<cuda::PairKind::Plain, false, false, ENERGY>(); break;
+    }
+  }
+
+  void launch_nonbonded(bool with_energy) {
+    if (with_energy) tile_kernel_method<true>();
+    else tile_kernel_method<false>();
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void launch_exceptions(bool with_energy) {
+    const int count = static_cast<int>(exceptions_.size());
+    if (count == 0) return;
+    const auto box = cuda::box_as<real>(box_);
+    const real alpha = real(pme_params_.alpha_per_nm);
+    unsigned long long* e = energy_.data() + kSlotExceptions;
+    const int blocks = blocks_for(count);
+    if (pme_) {
+      if (with_energy)
+        cuda::exceptions_kernel<real, true, true><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+      else
+        cuda::exceptions_kernel<real, true, false><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+    } else {
+      if (with_energy)
+        cuda::exceptions_kernel<real, false, true><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+      else
+        cuda::exceptions_kernel<real, false, false><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+    }
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void launch_bonded(bool with_energy) {
+    const int nb = static_cast<int>(bonds_.size()), na = static_cast<int>(angles_.size());
+    const int nt = static_cast<int>(torsions_.size());
+    if (nb + na + nt == 0) return;
+    const int blocks = blocks_for(nb + na + nt);
+    if (with_energy)
+      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream_>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
+    else
+      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream_>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void launch_pme(bool with_energy, cudaStream_t stream) {
+    if (!pme_) return;
+    pme_solver_->compute(posq_.data(), box_, force_.data(), npad_, with_energy ? energy_.data() + kSlotReciprocal : nullptr,
+                         stream);
+  }
+
+  System sys_;
+  CudaOptions opt_;
+  int n_ = 0, npad_ = 0, nblocks_ = 0, capacity_ = 0, num_sms_ = 1;
+  bool periodic_ = false, pme_ = false, switching_ = false;
+  bool need_reorder_ = true, force_rebuild_ = true, last_with_energy_ = false;
+  int evaluations_since_sort_ = 0;
+  double range_ = 0.0, dispersion_coefficient_ = 0.0, self_energy_ = 0.0;
+  PmeParameters pme_params_;
+  Boxd box_{};
+  double3 region_lo_{0, 0, 0}, region_extent_{1, 1, 1};
+  cuda::PairParams<real> pair_{};
+  cudaStream_t stream_ = nullptr, pme_stream_ = nullptr;
+  cudaEvent_t positions_ready_ = nullptr, pme_done_ = nullptr;
+  cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+
+  DeviceBuffer<double4_16a> pos_, pos_at_build_;
+  DeviceBuffer<real> charge_;
+  DeviceBuffer<real2> params_, sorted_params_;
+  DeviceBuffer<real4> posq_, sorted_posq_, block_center_, block_half_;
+  DeviceBuffer<int> perm_, flags_, sort_values_in_, sort_values_out_;
+  DeviceBuffer<int> tile_row_, tile_atoms_, excl_start_, excl_partner_;
+  DeviceBuffer<int2> excl_range_;
+  DeviceBuffer<unsigned long long> excl_window_;
+  DeviceBuffer<unsigned int> sort_keys_in_, sort_keys_out_, masks_;
+  DeviceBuffer<unsigned char> sort_temp_;
+  DeviceBuffer<unsigned long long> force_, energy_;
+  DeviceBuffer<cuda::ExceptionData<real>> exceptions_;
+  DeviceBuffer<cuda::BondData<real>> bonds_;
+  DeviceBuffer<cuda::AngleData<real>> angles_;
+  DeviceBuffer<cuda::TorsionData<real>> torsions_;
+  std::unique_ptr<cuda::CudaPme<real>> pme_solver_;
+};
+
+}  // namespace
+
+struct CudaForceEvaluator::Impl {
+  std::unique_ptr<EvaluatorBase> eval;
+  std::string device_name;
+};
+
+CudaForceEvaluator::CudaForceEvaluator(const System& system, const CudaOptions& options) : impl_(new Impl) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw RuntimeError("CUDA platform: no usable CUDA device");
+  }
+  if (options.device < 0 || options.device >= count)
+    throw InputError(fmt::format("CUDA platform: device {} requested, {} present", options.device, count));
+  MDSIM_CUDA_CHECK(cudaSetDevice(options.device));
+  cudaDeviceProp prop{};
+  MDSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+  impl_->device_name = prop.name;
+  if (options.double_precision) impl_->eval = std::make_unique<Evaluator<double>>(system, options);
+  else impl_->eval = std::make_unique<Evaluator<float>>(system, options);
+}
+
+CudaForceEvaluator::~CudaForceEvaluator() = default;
+
+void CudaForceEvaluator::set_positions(const std::vector<Vec3d>& positions_nm) {
+  impl_->eval->set_positions(positions_nm, true);
+}
+void CudaForceEvaluator::update_positions(const std::vector<Vec3d>& positions_nm) {
+  impl_->eval->set_positions(positions_nm, false);
+}
+int CudaForceEvaluator::num_list_builds() const { return impl_->eval->num_list_builds(); }
+std::vector<Vec3d> CudaForceEvaluator::positions() const { return impl_->eval->positions(); }
+void CudaForceEvaluator::set_box(const Boxd& box) { impl_->eval->set_box(box); }
+void CudaForceEvaluator::compute(bool with_energy) { impl_->eval->compute(with_energy); }
+std::vector<Vec3d> CudaForceEvaluator::forces() const { return impl_->eval->forces(); }
+EnergyTerms CudaForceEvaluator::energies() const { return impl_->eval->energies(); }
+CudaTimings CudaForceEvaluator::benchmark(int repetitions) { return impl_->eval->benchmark(repetitions); }
+std::size_t CudaForceEvaluator::device_memory_bytes() const { return impl_->eval->memory_bytes; }
+int CudaForceEvaluator::num_tiles() const { return impl_->eval->num_tiles(); }
+std::string CudaForceEvaluator::device_name() const { return impl_->device_name; }
+
+EnergyTerms CudaForceEvaluator::compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) {
+  set_positions(positions_nm);
+  impl_->eval->compute(true);
+  EnergyTerms e = impl_->eval->energies();
+  if (forces) *forces = impl_->eval->forces();
+  return e;
+}
+
+}  // namespace mdsim

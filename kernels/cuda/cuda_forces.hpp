@@ -1,0 +1,81 @@
+// The CUDA platform's force evaluation. Host-only header (no CUDA syntax): engine/ and the CLI use it.
+//
+// All state lives on the device for the evaluator's lifetime: positions (double), per-particle
+// parameters, term lists, the neighbour list, PME grids, and forces accumulated as 64-bit fixed point
+// (bit-for-bit reproducible). The host copies data only in set_positions / positions / forces /
+// energies; compute() enqueues kernels and returns without synchronising.
+//
+// Nonbonded pairs are found between blocks of 32 spatially sorted atoms (a Morton-order sort, redone
+// every `reorder_interval` evaluations); the block-pair (tile) list carries a buffer of
+// `neighbor_buffer_nm` beyond the cutoff and is rebuilt on the device only when some atom has moved
+// more than half the buffer since the last build — the check and the conditional rebuild happen in
+// kernels, with no host synchronisation. Exclusions are 32×32 bit masks per tile.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/system.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim {
+
+struct CudaOptions {
+  int device = 0;
+  bool double_precision = false;     // false: "mixed" (float pair math, fixed-point sums)
+  double neighbor_buffer_nm = 0.1;   // tile-list skin beyond the cutoff
+  int reorder_interval = 100;        // evaluations between spatial re-sorts of the atoms
+};
+
+// Wall time of each part of one evaluation (µs, medians), from CUDA events.
+struct CudaTimings {
+  double total_us = 0;          // whole evaluation, forces only
+  double total_energy_us = 0;   // whole evaluation with energies
+  double neighbor_us = 0;       // position gather + displacement check + forced tile-list rebuild
+  double nonbonded_us = 0;      // tile kernel
+  double exceptions_us = 0;     // exceptions and exclusion corrections
+  double pme_us = 0;            // reciprocal space
+  double bonded_us = 0;         // bonds, angles, torsions
+};
+
+class CudaForceEvaluator {
+ public:
+  CudaForceEvaluator(const System& system, const CudaOptions& options);
+  ~CudaForceEvaluator();
+  CudaForceEvaluator(const CudaForceEvaluator&) = delete;
+  CudaForceEvaluator& operator=(const CudaForceEvaluator&) = delete;
+
+  // New coordinates; the next evaluation re-sorts the atoms and rebuilds the tile list.
+  void set_positions(const std::vector<Vec3d>& positions_nm);
+  // New coordinates as an integrator would leave them: the device-side displacement check alone
+  // decides whether the tile list is rebuilt (tests of the neighbour-list logic).
+  void update_positions(const std::vector<Vec3d>& positions_nm);
+  std::vector<Vec3d> positions() const;
+  void set_box(const Boxd& box);
+
+  // Enqueues one evaluation of forces (and energies when with_energy). No host synchronisation.
+  void compute(bool with_energy);
+  // Synchronise and download the last evaluation's results.
+  std::vector<Vec3d> forces() const;
+  EnergyTerms energies() const;  // valid after compute(true)
+
+  // Convenience: upload, evaluate, download (tests, `mdsim energy`).
+  EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces);
+
+  // Median timings over `repetitions` evaluations after warm-up (for `mdsim bench`).
+  CudaTimings benchmark(int repetitions);
+
+  std::size_t device_memory_bytes() const;  // memory this evaluator allocated
+  int num_tiles() const;                    // tiles in the current list (synchronises)
+  int num_list_builds() const;              // tile-list builds so far (synchronises)
+  std::string device_name() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mdsim

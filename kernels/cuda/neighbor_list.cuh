@@ -1,0 +1,292 @@
+// Tile neighbour list kernels (included by cuda_forces.cu only).
+//
+// Atoms are sorted spatially (Morton order of their cell) and cut into blocks of 32. A tile pairs the
+// 32 atoms of block I with 32 "slot" atoms: either block I itself (the diagonal tile, pairs j > i), or
+// atoms of blocks J > I that lie within cutoff + buffer of I's bounding box, packed 32 to a tile
+// regardless of their block (GPU neighbour lists pack "interacting atoms" this way; it keeps most
+// computed pairs within the cutoff). Each tile carries 32 exclusion masks (bit k of mask l: pair
+// (I*32+l, slot k) is skipped): empty slots, padding atoms, the diagonal's lower triangle, and every
+// excluded/exception pair of the System (found in per-atom exclusion lists when the tile is written).
+//
+// The rebuild kernels all read `rebuild_flag` first and return at once when it is 0, so the list is
+// rebuilt on the device only when needed, without the host looking.
+#pragma once
+
+#include "kernels/cuda/device_types.cuh"
+
+namespace mdsim::cuda {
+
+constexpr int kTileSize = 32;
+
+// 30-bit Morton code of a point given as fractions (each in [0, 1)) of a reference box.
+__device__ __forceinline__ unsigned int morton_spread(unsigned int v) {
+  v &= 0x3ffu;
+  v = (v | (v << 16)) & 0x030000ffu;
+  v = (v | (v << 8)) & 0x0300f00fu;
+  v = (v | (v << 4)) & 0x030c30c3u;
+  v = (v | (v << 2)) & 0x09249249u;
+  return v;
+}
+
+__device__ __forceinline__ unsigned int morton_code(double fx, double fy, double fz) {
+  auto q = [](double f) {
+    int v = static_cast<int>(f * 1024.0);
+    return static_cast<unsigned int>(v < 0 ? 0 : (v > 1023 ? 1023 : v));
+  };
+  return (morton_spread(q(fx)) << 2) | (morton_spread(q(fy)) << 1) | morton_spread(q(fz));
+}
+
+// Sort keys. Periodic: fractional coordinates wrapped into the box. Otherwise: fractions of the
+// region [lo, lo + extent] (atoms outside are clamped; only locality suffers).
+__global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, bool periodic, BoxVectors<double> box,
+                                    double3 lo, double3 extent, unsigned int* __restrict__ keys,
+                                    int* __restrict__ values) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double4_16a p = pos[i];
+  double f[3];
+  if (periodic) {
+    // Reduced triclinic form: solve for fractional coordinates from c, then b, then a.
+    double z = p.z / box.c.z;
+    double y = (p.y - z * box.c.y) / box.b.y;
+    double x = (p.x - z * box.c.x - y * box.b.x) / box.a.x;
+    f[0] = x - floor(x);
+    f[1] = y - floor(y);
+    f[2] = z - floor(z);
+  } else {
+    f[0] = (p.x - lo.x) / extent.x;
+    f[1] = (p.y - lo.y) / extent.y;
+    f[2] = (p.z - lo.z) / extent.z;
+  }
+  keys[i] = morton_code(f[0], f[1], f[2]);
+  values[i] = i;
+}
+
+// After sorting: the permutation with padding entries, per-atom parameters in sorted order.
+template <typename real>
+__global__ void apply_sort_kernel(int n, int npad, const int* __restrict__ sorted_values, int* __restrict__ perm,
+                                  const real2_t<real>* __restrict__ params,
+                                  real2_t<real>* __restrict__ sorted_params, int* __restrict__ rebuild_flag) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s == 0) *rebuild_flag = 1;
+  if (s >= npad) return;
+  if (s < n) {
+    const int orig = sorted_values[s];
+    perm[s] = orig;
+    sorted_params[s] = params[orig];
+  } else {
+    perm[s] = -1;
+    sorted_params[s] = VecTypes<real>::make2(real(0), real(0));
+  }
+}
+
+// Per evaluation: positions (double, original order) → posq in original and sorted order; flags a
+// rebuild when an atom has moved more than half the buffer since the last build.
+template <typename real>
+__global__ void prepare_positions_kernel(int n, int npad, const double4_16a* __restrict__ pos,
+                                         const real* __restrict__ charge, const int* __restrict__ perm,
+                                         real4_t<real>* __restrict__ posq, real4_t<real>* __restrict__ sorted_posq,
+                                         const double4_16a* __restrict__ pos_at_build, double half_buffer2,
+                                         int* __restrict__ rebuild_flag) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= npad) return;
+  const bool real_atom = s < n;
+  // Padding copies the last real atom's position (so block bounding boxes do not grow), charge 0.
+  const int orig = perm[real_atom ? s : n - 1];
+  const double4_16a p = pos[orig];
+  const real q = real_atom ? charge[orig] : real(0);
+  const real4_t<real> v = VecTypes<real>::make4(real(p.x), real(p.y), real(p.z), q);
+  sorted_posq[s] = v;
+  if (!real_atom) return;
+  posq[orig] = v;
+  const double4_16a b = pos_at_build[orig];
+  const double dx = p.x - b.x, dy = p.y - b.y, dz = p.z - b.z;
+  if (dx * dx + dy * dy + dz * dz > half_buffer2) *rebuild_flag = 1;  // benign race: all write 1
+}
+
+// One warp per block: bounding box of the block's atoms (imaged next to its first atom), and the
+// positions the next displacement check compares against.
+template <typename real, bool PERIODIC>
+__global__ void block_bounds_kernel(int n, int nblocks, const real4_t<real>* __restrict__ sorted_posq,
+                                    BoxVectors<real> box, const int* __restrict__ rebuild_flag,
+                                    real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
+                                    const int* __restrict__ perm, const double4_16a* __restrict__ pos,
+                                    double4_16a* __restrict__ pos_at_build, int* __restrict__ tile_count,
+                                    int* __restrict__ overflow, int* __restrict__ build_count) {
+  if (*rebuild_flag == 0) return;
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (warp == 0 && lane == 0) {
+    *tile_count = 0;
+    *overflow = 0;
+    *build_count += 1;
+  }
+  if (warp >= nblocks) return;
+  const int s = warp * kTileSize + lane;
+  const real4_t<real> p = sorted_posq[s];
+  Vec3<real> x = xyz(p);
+  const Vec3<real> ref(__shfl_sync(0xffffffffu, x.x, 0), __shfl_sync(0xffffffffu, x.y, 0),
+                       __shfl_sync(0xffffffffu, x.z, 0));
+  if (PERIODIC) x = ref + box.minimum_image(x - ref);
+  Vec3<real> lo = x, hi = x;
+  for (int off = 16; off > 0; off >>= 1) {
+    lo.x = min(lo.x, __shfl_xor_sync(0xffffffffu, lo.x, off));
+    lo.y = min(lo.y, __shfl_xor_sync(0xffffffffu, lo.y, off));
+    lo.z = min(lo.z, __shfl_xor_sync(0xffffffffu, lo.z, off));
+    hi.x = max(hi.x, __shfl_xor_sync(0xffffffffu, hi.x, off));
+    hi.y = max(hi.y, __shfl_xor_sync(0xffffffffu, hi.y, off));
+    hi.z = max(hi.z, __shfl_xor_sync(0xffffffffu, hi.z, off));
+  }
+  if (lane == 0) {
+    block_center[warp] = VecTypes<real>::make4(real(0.5) * (lo.x + hi.x), real(0.5) * (lo.y + hi.y),
+                                               real(0.5) * (lo.z + hi.z), real(0));
+    block_half[warp] = VecTypes<real>::make4(real(0.5) * (hi.x - lo.x), real(0.5) * (hi.y - lo.y),
+                                             real(0.5) * (hi.z - lo.z), real(0));
+  }
+  if (s < n) {
+    const int orig = perm[s];
+    pos_at_build[orig] = pos[orig];
+  }
+}
+
+template <typename real, bool PERIODIC>
+__device__ __forceinline__ bool blocks_in_range(const real4_t<real>& ci, const real4_t<real>& hi,
+                                                const real4_t<real>& cj, const real4_t<real>& hj,
+                                                const BoxVectors<real>& box, real range2) {
+  Vec3<real> d(cj.x - ci.x, cj.y - ci.y, cj.z - ci.z);
+  if (PERIODIC) d = box.minimum_image(d);
+  const real dx = max(real(0), abs(d.x) - hi.x - hj.x);
+  const real dy = max(real(0), abs(d.y) - hi.y - hj.y);
+  const real dz = max(real(0), abs(d.z) - hi.z - hj.z);
+  return dx * dx + dy * dy + dz * dz < range2;
+}
+
+// Is (original-order) atom b excluded from atom a's pair sum? Partners within [a-32, a+31] (nearly
+// all: bonded neighbours sit close in the file) are bits of a 64-bit window mask; the rest are in a
+// short sorted CSR list, bounded by [lo, hi] so most pairs never read it.
+__device__ __forceinline__ bool excluded_pair(int a, int b, const unsigned long long* __restrict__ excl_window,
+                                              const int* __restrict__ excl_start, const int* __restrict__ excl_partner,
+                                              const int2* __restrict__ excl_range) {
+  const int offset = b - a + 32;
+  if (offset >= 0 && offset < 64) return (excl_window[a] >> offset) & 1ull;
+  const int2 r = excl_range[a];
+  if (b < r.x || b > r.y) return false;
+  for (int k = excl_start[a]; k < excl_start[a + 1]; ++k)
+    if (excl_partner[k] == b) return true;
+  return false;
+}
+
+struct ExclusionView {
+  const unsigned long long* window;  // per atom: bit (b - a + 32) set when b is excluded
+  const int* start;                  // CSR of partners outside the window
+  const int* partner;
+  const int2* range;                 // [min, max] of those partners (lo > hi: none)
+};
+
+struct TileListView {
+  int* tile_count;
+  int* overflow;
+  int capacity;
+  int* tile_row;             // block I of each tile
+  int* tile_atoms;           // 32 sorted atom indices per tile (-1 = empty slot)
+  unsigned int* tile_masks;  // 32 masks per tile: bit k of mask l = pair (I*32+l, slot k) is skipped
+};
+
+// Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty), with its
+// exclusion masks. Called by a whole warp. `diagonal`: the slots are block I itself (pairs j <= i skipped).
+__device__ __forceinline__ void emit_tile(int I, int slot, bool diagonal, int n, const int* __restrict__ perm,
+                                          const ExclusionView& excl, const TileListView& list) {
+  const int lane = threadIdx.x & 31;
+  int t = 0;
+  if (lane == 0) t = atomicAdd(list.tile_count, 1);
+  t = __shfl_sync(0xffffffffu, t, 0);
+  if (t >= list.capacity) {
+    if (lane == 0) atomicExch(list.overflow, 1);
+    return;
+  }
+  const int i = I * kTileSize + lane;
+  const int a = i < n ? perm[i] : -1;            // original index of this lane's i-atom
+  const int slot_orig = slot >= 0 ? perm[slot] : -1;
+  unsigned int mask = 0;
+  for (int k = 0; k < kTileSize; ++k) {
+    const int b = __shfl_sync(0xffffffffu, slot_orig, k);
+    bool skip = a < 0 || b < 0 || (diagonal && k <= lane);
+    if (!skip) skip = excluded_pair(a, b, excl.window, excl.start, excl.partner, excl.range);
+    if (skip) mask |= 1u << k;
+  }
+  if (lane == 0) list.tile_row[t] = I;
+  list.tile_atoms[t * kTileSize + lane] = slot;
+  list.tile_masks[t * kTileSize + lane] = mask;
+}
+
+// Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
+constexpr int kBuildSegment = 128;
+
+// One warp per (block row I, segment of blocks J > I): segment 0 writes the diagonal tile; every
+// segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters them
+// atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting atoms).
+// Tile order in memory varies run to run; tile contents do not.
+template <typename real, bool PERIODIC>
+__global__ void __launch_bounds__(128) tile_build_kernel(
+    int n, int nblocks, const real4_t<real>* __restrict__ sorted_posq, const real4_t<real>* __restrict__ block_center,
+    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
+    const int* __restrict__ perm, ExclusionView excl, TileListView list) {
+  if (*rebuild_flag == 0) return;
+  __shared__ int buffer[4][2 * kTileSize];
+  const int lane = threadIdx.x & 31;
+  int* buf = buffer[threadIdx.x / 32];
+  const int segments = (nblocks + kBuildSegment - 1) / kBuildSegment;
+  const long long items = static_cast<long long>(nblocks) * segments;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  for (long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; item < items;
+       item += warps) {
+    const int I = static_cast<int>(item / segments);
+    const int segment = static_cast<int>(item % segments);
+    const int first = I + 1 + segment * kBuildSegment;
+    const int last = min(nblocks, first + kBuildSegment);
+    if (segment == 0) {
+      const int own = I * kTileSize + lane;
+      emit_tile(I, own < n ? own : -1, true, n, perm, excl, list);
+    }
+    if (first >= last) continue;
+    const real4_t<real> ci = block_center[I];
+    const real4_t<real> hi = block_half[I];
+    int fill = 0;  // atoms waiting in buf (warp-uniform)
+    for (int base = first; base < last; base += 32) {
+      const int Jl = base + lane;
+      const bool hit = Jl < last && blocks_in_range<real, PERIODIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
+      unsigned int hits = __ballot_sync(0xffffffffu, hit);
+      while (hits) {
+        const int J = base + __ffs(hits) - 1;
+        hits &= hits - 1;
+        const int j = J * kTileSize + lane;
+        bool near = false;
+        if (j < n) {
+          const real4_t<real> p = sorted_posq[j];
+          Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
+          if (PERIODIC) d = box.minimum_image(d);
+          const real dx = max(real(0), abs(d.x) - hi.x);
+          const real dy = max(real(0), abs(d.y) - hi.y);
+          const real dz = max(real(0), abs(d.z) - hi.z);
+          near = dx * dx + dy * dy + dz * dz < range2;
+        }
+        const unsigned int m = __ballot_sync(0xffffffffu, near);
+        if (near) buf[fill + __popc(m & ((1u << lane) - 1u))] = j;
+        fill += __popc(m);
+        __syncwarp();
+        if (fill >= kTileSize) {
+          emit_tile(I, buf[lane], false, n, perm, excl, list);
+          __syncwarp();
+          const int rest = fill - kTileSize;
+          if (lane < rest) buf[lane] = buf[kTileSize + lane];
+          fill = rest;
+          __syncwarp();
+        }
+      }
+    }
+    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, false, n, perm, excl, list);
+    __syncwarp();
+  }
+}
+
+}  // namespace mdsim::cuda

@@ -1,0 +1,185 @@
+// Nonbonded kernels (included by cuda_forces.cu only): the tile kernel for the pair sum, and the
+// exceptions kernel (scaled 1-4 pairs and Ewald exclusion corrections). The pair physics comes from
+// kernels/physics/nonbonded.hpp, the same functions the CPU reference platform calls.
+#pragma once
+
+#include "kernels/cuda/device_types.cuh"
+#include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/neighbor_list.cuh"
+#include "kernels/physics/nonbonded.hpp"
+
+namespace mdsim::cuda {
+
+enum class PairKind { Ewald, ReactionField, Plain };
+
+template <typename real>
+struct PairParams {
+  real image_limit;     // periodic: a tile whose block-I box half-diagonal h has 2h < image_limit is imaged
+                        // once per atom, not per pair (half the smallest box height − cutoff − buffer)
+  real cutoff2;         // nm^2 (infinite for no cutoff)
+  real cutoff;          // nm
+  real alpha;           // Ewald splitting parameter, 1/nm
+  real switch_distance; // nm; used when SWITCH
+  ReactionField<real> rf;
+};
+
+// Energy and -(dE/dr)/r of one non-excluded pair within the cutoff.
+template <typename real, PairKind KIND, bool SWITCH>
+__device__ __forceinline__ PairResult<real> pair_interaction(real r2, real qq, real sigma, real epsilon,
+                                                             const PairParams<real>& p) {
+  const real inv_r = rsqrt(r2);
+  const real r = r2 * inv_r;
+  PairResult<real> lj = lennard_jones(inv_r * inv_r, sigma, epsilon);
+  if (SWITCH) lj = apply_switch(lj, switching_function(r, p.switch_distance, p.cutoff), r);
+  PairResult<real> c;
+  if (KIND == PairKind::Ewald) c = coulomb_ewald_direct(qq, r, inv_r, p.alpha);
+  else if (KIND == PairKind::ReactionField) c = coulomb_reaction_field(qq, r, inv_r, p.rf);
+  else c = coulomb_plain(qq, inv_r);
+  lj += c;
+  return lj;
+}
+
+// One warp per tile. Lane l owns atom i = I*32 + l; the slot-atom data (and the force on it) rotates
+// round the warp, so after 32 steps every (i, slot) pair has been seen once and each slot force is
+// back in its own lane. Forces go to the original atom order as 64-bit fixed point. The energy of each
+// tile is reduced and converted to fixed point on its own, so the total does not depend on which warp
+// took which tile.
+template <typename real, PairKind KIND, bool PERIODIC, bool SWITCH, bool ENERGY>
+__global__ void __launch_bounds__(256) nonbonded_tile_kernel(
+    const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
+    const int* __restrict__ tile_atoms, const unsigned int* __restrict__ masks,
+    const real4_t<real>* __restrict__ sorted_posq, const real2_t<real>* __restrict__ sorted_params,
+    const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
+    unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
+    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, PairParams<real> params) {
+  const int lane = threadIdx.x & 31;
+  const int warps = gridDim.x * blockDim.x / 32;
+  const int count = min(*tile_count, capacity);  // an overflowed list is redone by the host
+  unsigned long long energy_fixed = 0;
+  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < count; t += warps) {
+    const int I = tile_row[t];
+    const int i = I * kTileSize + lane;
+    const int j_own = tile_atoms[t * kTileSize + lane];
+    real4_t<real> pi = sorted_posq[i];
+    const real2_t<real> si = sorted_params[i];
+    real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : pi;
+    real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
+    // Compact tile in a large enough box: put every atom in the image nearest block I's centre once;
+    // then no pair needs the minimum-image convention (its true image is the one found).
+    bool per_pair_image = PERIODIC;
+    if (PERIODIC) {
+      const real4_t<real> h = block_half[I];
+      if (real(2) * sqrt(h.x * h.x + h.y * h.y + h.z * h.z) < params.image_limit) {
+        per_pair_image = false;
+        const real4_t<real> c = block_center[I];
+        const Vec3<real> ci(c.x, c.y, c.z);
+        const Vec3<real> xi = ci + box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
+        const Vec3<real> xj = ci + box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
+        pi.x = xi.x, pi.y = xi.y, pi.z = xi.z;
+        pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
+      }
+    }
+    const unsigned int mask = masks[t * kTileSize + lane];
+    Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
+    double tile_energy = 0.0;
+    for (int k = 0; k < kTileSize; ++k) {
+      const int jl = (lane + k) & 31;  // slot whose data this lane holds now
+      if (!((mask >> jl) & 1u)) {
+        Vec3<real> d(pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+        if (per_pair_image) d = box.minimum_image(d);
+        const real r2 = dot(d, d);
+        if (r2 < params.cutoff2) {
+          const PairResult<real> pr =
+              pair_interaction<real, KIND, SWITCH>(r2, pi.w * pj.w, si.x + sj.x, si.y * sj.y, params);
+          const Vec3<real> f = d * pr.f_over_r;
+          fj += f;
+          fi -= f;
+          if (ENERGY) tile_energy += double(pr.energy);
+        }
+      }
+      // Pass the slot data one lane down: lane l now gets what lane l+1 held.
+      const int src = (lane + 1) & 31;
+      pj.x = __shfl_sync(0xffffffffu, pj.x, src);
+      pj.y = __shfl_sync(0xffffffffu, pj.y, src);
+      pj.z = __shfl_sync(0xffffffffu, pj.z, src);
+      pj.w = __shfl_sync(0xffffffffu, pj.w, src);
+      sj.x = __shfl_sync(0xffffffffu, sj.x, src);
+      sj.y = __shfl_sync(0xffffffffu, sj.y, src);
+      fj.x = __shfl_sync(0xffffffffu, fj.x, src);
+      fj.y = __shfl_sync(0xffffffffu, fj.y, src);
+      fj.z = __shfl_sync(0xffffffffu, fj.z, src);
+    }
+    const int oi = perm[i];
+    if (oi >= 0) {
+      atomic_add_fixed(&force[oi], fi.x);
+      atomic_add_fixed(&force[stride + oi], fi.y);
+      atomic_add_fixed(&force[2 * stride + oi], fi.z);
+    }
+    const int oj = j_own >= 0 ? perm[j_own] : -1;
+    if (oj >= 0) {
+      atomic_add_fixed(&force[oj], fj.x);
+      atomic_add_fixed(&force[stride + oj], fj.y);
+      atomic_add_fixed(&force[2 * stride + oj], fj.z);
+    }
+    if (ENERGY) {
+      for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
+      energy_fixed += to_fixed(tile_energy);  // lane 0's value is the tile's sum
+    }
+  }
+  if (ENERGY && lane == 0 && energy_fixed != 0) atomicAdd(energy, energy_fixed);
+}
+
+template <typename real>
+struct ExceptionData {
+  int2 atoms;
+  real charge_product;  // e^2, the exception's own (scaled) value
+  real sigma;           // nm
+  real epsilon;         // kJ/mol
+  real qq;              // product of the two atoms' charges, for the Ewald exclusion correction
+};
+
+// One thread per System exception: its own Coulomb + LJ (no cutoff, no periodic images, as OpenMM),
+// and with PME the removal of the pair's reciprocal-space share (minimum image).
+template <typename real, bool EWALD, bool ENERGY>
+__global__ void exceptions_kernel(int count, const ExceptionData<real>* __restrict__ exceptions,
+                                  const double4_16a* __restrict__ pos, int stride,
+                                  unsigned long long* __restrict__ force, unsigned long long* __restrict__ energy,
+                                  BoxVectors<real> box, real alpha) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  double energy_sum = 0.0;
+  if (e < count) {
+    const ExceptionData<real> ex = exceptions[e];
+    // The displacement is formed in double: in float, absolute coordinates of a few nm would leave
+    // an error of ~1e-7 nm in short bonded distances.
+    const double4_16a a = pos[ex.atoms.x];
+    const double4_16a b = pos[ex.atoms.y];
+    const Vec3<real> d(real(b.x - a.x), real(b.y - a.y), real(b.z - a.z));
+    Vec3<real> f(0, 0, 0);
+    if (ex.charge_product != real(0) || ex.epsilon != real(0)) {
+      const PairResult<real> pr = exception_pair(ex.charge_product, ex.sigma, ex.epsilon, sqrt(dot(d, d)));
+      f += d * pr.f_over_r;
+      if (ENERGY) energy_sum += double(pr.energy);
+    }
+    if (EWALD && ex.qq != real(0)) {
+      const Vec3<real> dm = box.minimum_image(d);
+      const PairResult<real> pr = ewald_exclusion_correction(ex.qq, sqrt(dot(dm, dm)), alpha);
+      f += dm * pr.f_over_r;
+      if (ENERGY) energy_sum += double(pr.energy);
+    }
+    if (f.x != real(0) || f.y != real(0) || f.z != real(0)) {
+      atomic_add_fixed(&force[ex.atoms.y], f.x);
+      atomic_add_fixed(&force[stride + ex.atoms.y], f.y);
+      atomic_add_fixed(&force[2 * stride + ex.atoms.y], f.z);
+      atomic_add_fixed(&force[ex.atoms.x], -f.x);
+      atomic_add_fixed(&force[stride + ex.atoms.x], -f.y);
+      atomic_add_fixed(&force[2 * stride + ex.atoms.x], -f.z);
+    }
+  }
+  if (ENERGY) {
+    const int lane = threadIdx.x & 31;
+    for (int off = 16; off > 0; off >>= 1) energy_sum += __shfl_down_sync(0xffffffffu, energy_sum, off);
+    if (lane == 0) atomic_add_fixed(energy, energy_sum);
+  }
+}
+
+}  // namespace mdsim::cuda

@@ -1,0 +1,154 @@
+// CUDA platform versus the CPU reference platform on every shared system (same settings):
+// mixed precision to 1e-5 (energy, relative; forces, relative RMS; no atom worse than 1e-3 of the
+// RMS force), double precision to 1e-9; bit-identical repeats; the device-side neighbour-list
+// rebuild; no host<->device transfer in an evaluation.
+#include "support/catch.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
+#include "support/reference_systems.hpp"
+
+using namespace mdsim;
+
+namespace {
+
+struct ForceError {
+  double relative_rms = 0.0;   // ‖F − F_ref‖ / ‖F_ref‖ over all components
+  double worst_atom = 0.0;     // max_i |F_i − F_ref,i| / RMS(|F_ref|)
+};
+
+ForceError compare_forces(const std::vector<Vec3d>& f, const std::vector<Vec3d>& ref) {
+  double num = 0.0, den = 0.0, worst = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double d2 = norm2(f[i] - ref[i]);
+    num += d2;
+    den += norm2(ref[i]);
+    worst = std::max(worst, d2);
+  }
+  const double rms = std::sqrt(den / double(ref.size()));
+  return {std::sqrt(num / den), std::sqrt(worst) / rms};
+}
+
+double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-30); }
+
+struct Reference {
+  Model model;
+  EnergyTerms energy;
+  std::vector<Vec3d> forces;
+};
+
+const Reference& reference(const std::string& name) {
+  static std::map<std::string, Reference> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    Reference r;
+    r.model = test::reference_model(name);
+    r.energy = cpu_compute(r.model.system, r.model.positions_nm, &r.forces);
+    it = cache.emplace(name, std::move(r)).first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA mixed and double precision match the CPU reference on every shared system") {
+  for (const std::string& name : test::reference_system_names()) {
+    const Reference& ref = reference(name);
+    for (const bool dbl : {false, true}) {
+      CudaOptions opt;
+      opt.double_precision = dbl;
+      CudaForceEvaluator gpu(ref.model.system, opt);
+      std::vector<Vec3d> f;
+      const EnergyTerms e = gpu.compute(ref.model.positions_nm, &f);
+      const ForceError err = compare_forces(f, ref.forces);
+      const double tol = dbl ? 1e-9 : 1e-5;
+      std::printf("%-12s %-6s total %.10f (cpu %.10f) rel %.2e | bond %.1e angle %.1e torsion %.1e direct %.1e recip %.1e"
+                  " | forces rel RMS %.2e, worst atom %.2e of RMS\n",
+                  name.c_str(), dbl ? "double" : "mixed", e.total, ref.energy.total, rel(e.total, ref.energy.total),
+                  rel(e.bond, ref.energy.bond), rel(e.angle, ref.energy.angle), rel(e.torsion, ref.energy.torsion),
+                  rel(e.nonbonded_direct, ref.energy.nonbonded_direct),
+                  rel(e.nonbonded_reciprocal, ref.energy.nonbonded_reciprocal), err.relative_rms, err.worst_atom);
+      INFO(name << (dbl ? " double" : " mixed"));
+      CHECK(rel(e.total, ref.energy.total) < tol);
+      CHECK(rel(e.nonbonded, ref.energy.nonbonded) < tol);
+      CHECK(err.relative_rms < tol);
+      CHECK(err.worst_atom < (dbl ? 1e-7 : 1e-3));
+    }
+  }
+}
+
+TEST_CASE("CUDA forces are bit-identical run to run, and an evaluation copies nothing to or from the host") {
+  const Reference& ref = reference("dhfr");
+  CudaForceEvaluator gpu(ref.model.system, CudaOptions{});
+  gpu.set_positions(ref.model.positions_nm);
+  gpu.compute(false);
+  const std::vector<Vec3d> first = gpu.forces();
+  const std::size_t transfers = cuda::transfer_count();
+  for (int i = 0; i < 10; ++i) gpu.compute(false);
+  CHECK(cuda::transfer_count() == transfers);
+  const std::vector<Vec3d> again = gpu.forces();
+  int differing = 0;
+  for (std::size_t i = 0; i < first.size(); ++i)
+    differing += (first[i].x != again[i].x || first[i].y != again[i].y || first[i].z != again[i].z) ? 1 : 0;
+  CHECK(differing == 0);
+  CudaForceEvaluator other(ref.model.system, CudaOptions{});
+  other.set_positions(ref.model.positions_nm);
+  other.compute(false);
+  const std::vector<Vec3d> separate = other.forces();
+  differing = 0;
+  for (std::size_t i = 0; i < first.size(); ++i)
+    differing += (first[i].x != separate[i].x || first[i].y != separate[i].y || first[i].z != separate[i].z) ? 1 : 0;
+  CHECK(differing == 0);
+}
+
+TEST_CASE("the tile list is rebuilt on the device exactly when atoms move past half the buffer") {
+  const Reference& ref = reference("ala2_water");
+  CudaOptions opt;
+  opt.neighbor_buffer_nm = 0.1;
+  opt.reorder_interval = 1000000;  // keep the atom order: only the displacement check may rebuild
+  CudaForceEvaluator gpu(ref.model.system, opt);
+  gpu.set_positions(ref.model.positions_nm);
+  gpu.compute(false);
+  gpu.forces();
+  const int builds0 = gpu.num_list_builds();
+  CHECK(builds0 == 1);
+
+  std::mt19937 rng(7);
+  auto moved = [&](double max_step) {
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<Vec3d> x = ref.model.positions_nm;
+    for (Vec3d& p : x) {
+      Vec3d d(u(rng), u(rng), u(rng));
+      p += d * (max_step / std::sqrt(3.0));  // |d| <= max_step
+    }
+    return x;
+  };
+  // Small moves (< half the buffer): no rebuild, forces still right.
+  const std::vector<Vec3d> small = moved(0.04);
+  gpu.update_positions(small);
+  gpu.compute(false);
+  std::vector<Vec3d> f_small = gpu.forces();
+  CHECK(gpu.num_list_builds() == builds0);
+  std::vector<Vec3d> ref_small;
+  cpu_compute(ref.model.system, small, &ref_small);
+  CHECK(compare_forces(f_small, ref_small).relative_rms < 1e-5);
+
+  // Large moves (up to 0.12 nm): the device notices and rebuilds; forces right again.
+  const std::vector<Vec3d> large = moved(0.12);
+  gpu.update_positions(large);
+  gpu.compute(false);
+  std::vector<Vec3d> f_large = gpu.forces();
+  CHECK(gpu.num_list_builds() == builds0 + 1);
+  std::vector<Vec3d> ref_large;
+  cpu_compute(ref.model.system, large, &ref_large);
+  const ForceError err = compare_forces(f_large, ref_large);
+  std::printf("after a 0.12 nm shake: forces rel RMS %.2e, worst atom %.2e of RMS, %d tiles\n", err.relative_rms,
+              err.worst_atom, gpu.num_tiles());
+  CHECK(err.relative_rms < 1e-5);
+}
