@@ -43,6 +43,12 @@ struct EvaluatorBase {
   virtual EnergyTerms energies() = 0;
   virtual CudaTimings benchmark(int repetitions) = 0;
   virtual int num_tiles() = 0;
+  virtual void* device_positions() = 0;
+  virtual const unsigned long long* device_forces_fixed() const = 0;
+  virtual int force_stride() const = 0;
+  virtual void* device_stream() const = 0;
+  virtual const unsigned long long* device_energies_fixed() const = 0;
+  virtual double energy_constant() const = 0;
   virtual int num_list_builds() = 0;
   std::size_t memory_bytes = 0;
 };
@@ -312,6 +318,16 @@ class Evaluator final : public EvaluatorBase {
   int num_tiles() override {
     settle_overflow();
     return flags_.download(stream_)[1];
+  }
+
+  void* device_positions() override { return pos_.data(); }
+  const unsigned long long* device_forces_fixed() const override { return force_.data(); }
+  int force_stride() const override { return npad_; }
+  void* device_stream() const override { return stream_; }
+  const unsigned long long* device_energies_fixed() const override { return energy_.data(); }
+  double energy_constant() const override {
+    return (pme_ ? self_energy_ : 0.0) +
+           (periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0);
   }
 
   int num_list_builds() override {
@@ -610,6 +626,14 @@ void CudaForceEvaluator::compute(bool with_energy) { impl_->eval->compute(with_e
 std::vector<Vec3d> CudaForceEvaluator::forces() const { return impl_->eval->forces(); }
 EnergyTerms CudaForceEvaluator::energies() const { return impl_->eval->energies(); }
 CudaTimings CudaForceEvaluator::benchmark(int repetitions) { return impl_->eval->benchmark(repetitions); }
+void* CudaForceEvaluator::device_positions() { return impl_->eval->device_positions(); }
+const unsigned long long* CudaForceEvaluator::device_forces_fixed() const { return impl_->eval->device_forces_fixed(); }
+int CudaForceEvaluator::force_stride() const { return impl_->eval->force_stride(); }
+void* CudaForceEvaluator::device_stream() const { return impl_->eval->device_stream(); }
+const unsigned long long* CudaForceEvaluator::device_energies_fixed() const {
+  return impl_->eval->device_energies_fixed();
+}
+double CudaForceEvaluator::energy_constant() const { return impl_->eval->energy_constant(); }
 std::size_t CudaForceEvaluator::device_memory_bytes() const { return impl_->eval->memory_bytes; }
 int CudaForceEvaluator::num_tiles() const { return impl_->eval->num_tiles(); }
 std::string CudaForceEvaluator::device_name() const { return impl_->device_name; }

@@ -68,6 +68,18 @@ class CudaForceEvaluator {
   // Median timings over `repetitions` evaluations after warm-up (for `mdsim bench`).
   CudaTimings benchmark(int repetitions);
 
+  // Device-side access for the CUDA integrators (kernels/cuda only). Positions: double4_16a (x, y, z,
+  // unused) per atom in the System's order, nm; an integrator may move them in place (the next
+  // evaluation's displacement check decides about the neighbour list). Forces of the last evaluation:
+  // 64-bit fixed point (×2^32, kJ/mol/nm), x of atom i at [i], y at [stride + i], z at [2 stride + i].
+  // Work must be enqueued on device_stream() (a cudaStream_t) to stay ordered with evaluations.
+  void* device_positions();
+  const unsigned long long* device_forces_fixed() const;
+  int force_stride() const;
+  void* device_stream() const;
+  const unsigned long long* device_energies_fixed() const;  // bond, angle, torsion, pairs, exceptions, reciprocal
+  double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box
+
   std::size_t device_memory_bytes() const;  // memory this evaluator allocated
   int num_tiles() const;                    // tiles in the current list (synchronises)
   int num_list_builds() const;              // tile-list builds so far (synchronises)
