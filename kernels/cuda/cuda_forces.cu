@@ -71,11 +71,19 @@ class Evaluator final : public EvaluatorBase {
 
     n_ = system.num_particles();
     if (n_ == 0) throw InputError("CUDA platform: the system has no particles");
-    npad_ = (n_ + cuda::kTileSize - 1) / cuda::kTileSize * cuda::kTileSize;
-    nblocks_ = npad_ / cuda::kTileSize;
     const NonbondedSettings& nb = system.nonbonded;
     periodic_ = is_periodic(nb.method);
     pme_ = nb.method == NonbondedMethod::PME;
+    if (periodic_) {
+      // Columns about as wide as a cube holding one block of 32 atoms at the system's density.
+      const double side = std::cbrt(cuda::kTileSize * system.box->volume() / n_);
+      ncx_ = std::max(1, static_cast<int>(system.box->a.x / side));
+      ncy_ = std::max(1, static_cast<int>(system.box->b.y / side));
+    }
+    const int ncolumns = ncx_ * ncy_;
+    // Each column is padded to whole blocks: at most 31 padding slots per column.
+    npad_ = (n_ + 31 * ncolumns + cuda::kTileSize - 1) / cuda::kTileSize * cuda::kTileSize;
+    nblocks_ = npad_ / cuda::kTileSize;
 
     // Host constants shared with the CPU reference: PME parameters, dispersion coefficient, and the
     // input checks (box present, cutoff within half the box).
@@ -112,11 +120,15 @@ class Evaluator final : public EvaluatorBase {
     block_half_.resize(nblocks_);
     sort_keys_in_.resize(n_);
     sort_keys_out_.resize(n_);
+    column_counts_.resize(ncolumns);
+    column_raw_start_.resize(ncolumns);
+    column_padded_start_.resize(ncolumns);
+    blocks_used_.resize(1);
     sort_values_in_.resize(n_);
     sort_values_out_.resize(n_);
     std::size_t temp = 0;
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, sort_keys_in_.data(), sort_keys_out_.data(),
-                                                     sort_values_in_.data(), sort_values_out_.data(), n_, 0, 30,
+                                                     sort_values_in_.data(), sort_values_out_.data(), n_, 0, 64,
                                                      stream_));
     sort_temp_.resize(std::max<std::size_t>(temp, 1));
 
@@ -416,15 +428,24 @@ class Evaluator final : public EvaluatorBase {
   }
 
   void reorder() {
-    cuda::spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
-        n_, pos_.data(), periodic_, box_, region_lo_, region_extent_, sort_keys_in_.data(), sort_values_in_.data());
+    cuda::spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos_.data(), periodic_, box_, ncx_, ncy_,
+                                                                         region_lo_, region_extent_, sort_keys_in_.data(),
+                                                                         sort_values_in_.data());
     std::size_t temp = sort_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
                                                      sort_keys_out_.data(), sort_values_in_.data(),
-                                                     sort_values_out_.data(), n_, 0, 30, stream_));
-    cuda::apply_sort_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
-        n_, npad_, sort_values_out_.data(), perm_.data(), params_.data(), sorted_params_.data(),
-        rebuild_flag());
+                                                     sort_values_out_.data(), n_, 0, 64, stream_));
+    column_counts_.zero(stream_);
+    MDSIM_CUDA_CHECK(cudaMemsetAsync(perm_.data(), 0xff, perm_.bytes(), stream_));  // -1: padding
+    const int ncolumns = ncx_ * ncy_;
+    cuda::column_count_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, sort_keys_out_.data(), column_counts_.data());
+    cuda::column_scan_kernel<<<1, 1, 0, stream_>>>(ncolumns, column_counts_.data(), column_raw_start_.data(),
+                                                   column_padded_start_.data(), blocks_used_.data());
+    cuda::scatter_sorted_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
+        n_, sort_keys_out_.data(), sort_values_out_.data(), column_raw_start_.data(), column_padded_start_.data(),
+        perm_.data());
+    cuda::sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(npad_, perm_.data(), params_.data(),
+                                                                                  sorted_params_.data(), rebuild_flag());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -438,7 +459,7 @@ class Evaluator final : public EvaluatorBase {
     }
     const double half_buffer = 0.5 * opt_.neighbor_buffer_nm;
     cuda::prepare_positions_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
-        n_, npad_, pos_.data(), charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), pos_at_build_.data(),
+        npad_, pos_.data(), charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), pos_at_build_.data(),
         std::isfinite(range_) ? half_buffer * half_buffer : std::numeric_limits<double>::infinity(), rebuild_flag());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -451,17 +472,19 @@ class Evaluator final : public EvaluatorBase {
     const int build_blocks = static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), num_sms_ * 16LL));
     if (periodic_) {
       cuda::block_bounds_kernel<real, true><<<warps_blocks, kThreads, 0, stream_>>>(
-          n_, nblocks_, sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
+          blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
       cuda::tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
-          n_, nblocks_, sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2, rebuild_flag(),
+          nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+          rebuild_flag(),
           perm_.data(), exclusion_view(), list_view());
     } else {
       cuda::block_bounds_kernel<real, false><<<warps_blocks, kThreads, 0, stream_>>>(
-          n_, nblocks_, sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
+          blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
       cuda::tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
-          n_, nblocks_, sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2, rebuild_flag(),
+          nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+          rebuild_flag(),
           perm_.data(), exclusion_view(), list_view());
     }
     MDSIM_CUDA_CHECK_LAUNCH();
@@ -557,6 +580,7 @@ class Evaluator final : public EvaluatorBase {
   System sys_;
   CudaOptions opt_;
   int n_ = 0, npad_ = 0, nblocks_ = 0, capacity_ = 0, num_sms_ = 1;
+  int ncx_ = 1, ncy_ = 1;  // sort columns (periodic systems)
   bool periodic_ = false, pme_ = false, switching_ = false;
   bool need_reorder_ = true, force_rebuild_ = true, last_with_energy_ = false;
   int evaluations_since_sort_ = 0;
@@ -578,7 +602,9 @@ class Evaluator final : public EvaluatorBase {
   DeviceBuffer<int> tile_row_, tile_atoms_, excl_start_, excl_partner_;
   DeviceBuffer<int2> excl_range_;
   DeviceBuffer<unsigned long long> excl_window_;
-  DeviceBuffer<unsigned int> sort_keys_in_, sort_keys_out_, masks_;
+  DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;
+  DeviceBuffer<unsigned int> masks_;
+  DeviceBuffer<int> column_counts_, column_raw_start_, column_padded_start_, blocks_used_;
   DeviceBuffer<unsigned char> sort_temp_;
   DeviceBuffer<unsigned long long> force_, energy_;
   DeviceBuffer<cuda::ExceptionData<real>> exceptions_;

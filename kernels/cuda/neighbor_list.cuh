@@ -36,63 +36,98 @@ __device__ __forceinline__ unsigned int morton_code(double fx, double fy, double
   return (morton_spread(q(fx)) << 2) | (morton_spread(q(fy)) << 1) | morton_spread(q(fz));
 }
 
-// Sort keys. Periodic: fractional coordinates wrapped into the box. Otherwise: fractions of the
-// region [lo, lo + extent] (atoms outside are clamped; only locality suffers).
+// Sort keys (64-bit). Periodic: atoms are binned into columns on an ncx × ny grid over the box's
+// first two axes and ordered by their fractional height within the column (the column index in the
+// high word), so that after padding each column to a multiple of 32 every block is a compact slab of
+// one column, as GROMACS lays out its clusters. Non-periodic (small systems): one column, Morton order
+// over the region [lo, lo + extent].
 __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, bool periodic, BoxVectors<double> box,
-                                    double3 lo, double3 extent, unsigned int* __restrict__ keys,
-                                    int* __restrict__ values) {
+                                    int ncx, int ncy, double3 lo, double3 extent,
+                                    unsigned long long* __restrict__ keys, int* __restrict__ values) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double4_16a p = pos[i];
-  double f[3];
+  unsigned long long key;
   if (periodic) {
-    // Reduced triclinic form: solve for fractional coordinates from c, then b, then a.
+    // Reduced triclinic form: fractional coordinates from c, then b, then a, wrapped into [0, 1).
     double z = p.z / box.c.z;
     double y = (p.y - z * box.c.y) / box.b.y;
     double x = (p.x - z * box.c.x - y * box.b.x) / box.a.x;
-    f[0] = x - floor(x);
-    f[1] = y - floor(y);
-    f[2] = z - floor(z);
+    x -= floor(x);
+    y -= floor(y);
+    z -= floor(z);
+    const int cx = min(ncx - 1, static_cast<int>(x * ncx));
+    const int cy = min(ncy - 1, static_cast<int>(y * ncy));
+    const double zq = min(z * 4294967296.0, 4294967295.0);
+    key = (static_cast<unsigned long long>(cy * ncx + cx) << 32) | static_cast<unsigned long long>(zq);
   } else {
-    f[0] = (p.x - lo.x) / extent.x;
-    f[1] = (p.y - lo.y) / extent.y;
-    f[2] = (p.z - lo.z) / extent.z;
+    key = morton_code((p.x - lo.x) / extent.x, (p.y - lo.y) / extent.y, (p.z - lo.z) / extent.z);
   }
-  keys[i] = morton_code(f[0], f[1], f[2]);
+  keys[i] = key;
   values[i] = i;
 }
 
-// After sorting: the permutation with padding entries, per-atom parameters in sorted order.
+// Atoms per column of the sorted keys (counts zeroed before).
+__global__ void column_count_kernel(int n, const unsigned long long* __restrict__ sorted_keys, int* __restrict__ counts) {
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u < n) atomicAdd(&counts[sorted_keys[u] >> 32], 1);
+}
+
+// Start of each column in the sorted order, unpadded and padded to whole blocks; the number of
+// blocks in use. Columns are few (≈ N / 100 at most): one thread does it.
+__global__ void column_scan_kernel(int ncolumns, const int* __restrict__ counts, int* __restrict__ raw_start,
+                                   int* __restrict__ padded_start, int* __restrict__ nblocks_used) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  int raw = 0, padded = 0;
+  for (int c = 0; c < ncolumns; ++c) {
+    raw_start[c] = raw;
+    padded_start[c] = padded;
+    raw += counts[c];
+    padded += (counts[c] + kTileSize - 1) / kTileSize * kTileSize;
+  }
+  *nblocks_used = padded / kTileSize;
+}
+
+// After sorting: sorted slot of every atom (its column's padded start + its rank in the column);
+// slots left over are padding (perm = -1, preset by the caller).
+__global__ void scatter_sorted_kernel(int n, const unsigned long long* __restrict__ sorted_keys,
+                                      const int* __restrict__ sorted_values, const int* __restrict__ raw_start,
+                                      const int* __restrict__ padded_start, int* __restrict__ perm) {
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u >= n) return;
+  const int c = static_cast<int>(sorted_keys[u] >> 32);
+  perm[padded_start[c] + (u - raw_start[c])] = sorted_values[u];
+}
+
+// Per-atom parameters in sorted order (zero for padding); asks for a list rebuild.
 template <typename real>
-__global__ void apply_sort_kernel(int n, int npad, const int* __restrict__ sorted_values, int* __restrict__ perm,
-                                  const real2_t<real>* __restrict__ params,
-                                  real2_t<real>* __restrict__ sorted_params, int* __restrict__ rebuild_flag) {
+__global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, const real2_t<real>* __restrict__ params,
+                                     real2_t<real>* __restrict__ sorted_params, int* __restrict__ rebuild_flag) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s == 0) *rebuild_flag = 1;
   if (s >= npad) return;
-  if (s < n) {
-    const int orig = sorted_values[s];
-    perm[s] = orig;
-    sorted_params[s] = params[orig];
-  } else {
-    perm[s] = -1;
-    sorted_params[s] = VecTypes<real>::make2(real(0), real(0));
-  }
+  const int orig = perm[s];
+  sorted_params[s] = orig >= 0 ? params[orig] : VecTypes<real>::make2(real(0), real(0));
 }
 
 // Per evaluation: positions (double, original order) → posq in original and sorted order; flags a
 // rebuild when an atom has moved more than half the buffer since the last build.
 template <typename real>
-__global__ void prepare_positions_kernel(int n, int npad, const double4_16a* __restrict__ pos,
+__global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict__ pos,
                                          const real* __restrict__ charge, const int* __restrict__ perm,
                                          real4_t<real>* __restrict__ posq, real4_t<real>* __restrict__ sorted_posq,
                                          const double4_16a* __restrict__ pos_at_build, double half_buffer2,
                                          int* __restrict__ rebuild_flag) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= npad) return;
-  const bool real_atom = s < n;
-  // Padding copies the last real atom's position (so block bounding boxes do not grow), charge 0.
-  const int orig = perm[real_atom ? s : n - 1];
+  int orig = perm[s];
+  const bool real_atom = orig >= 0;
+  if (!real_atom) {
+    // Padding copies its block's first atom (so the block's bounding box does not grow), charge 0;
+    // blocks past the last column are empty and untouched.
+    orig = perm[s & ~(kTileSize - 1)];
+    if (orig < 0) return;
+  }
   const double4_16a p = pos[orig];
   const real q = real_atom ? charge[orig] : real(0);
   const real4_t<real> v = VecTypes<real>::make4(real(p.x), real(p.y), real(p.z), q);
@@ -107,7 +142,7 @@ __global__ void prepare_positions_kernel(int n, int npad, const double4_16a* __r
 // One warp per block: bounding box of the block's atoms (imaged next to its first atom), and the
 // positions the next displacement check compares against.
 template <typename real, bool PERIODIC>
-__global__ void block_bounds_kernel(int n, int nblocks, const real4_t<real>* __restrict__ sorted_posq,
+__global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
                                     BoxVectors<real> box, const int* __restrict__ rebuild_flag,
                                     real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
                                     const int* __restrict__ perm, const double4_16a* __restrict__ pos,
@@ -121,7 +156,7 @@ __global__ void block_bounds_kernel(int n, int nblocks, const real4_t<real>* __r
     *overflow = 0;
     *build_count += 1;
   }
-  if (warp >= nblocks) return;
+  if (warp >= *nblocks_used) return;
   const int s = warp * kTileSize + lane;
   const real4_t<real> p = sorted_posq[s];
   Vec3<real> x = xyz(p);
@@ -143,10 +178,8 @@ __global__ void block_bounds_kernel(int n, int nblocks, const real4_t<real>* __r
     block_half[warp] = VecTypes<real>::make4(real(0.5) * (hi.x - lo.x), real(0.5) * (hi.y - lo.y),
                                              real(0.5) * (hi.z - lo.z), real(0));
   }
-  if (s < n) {
-    const int orig = perm[s];
-    pos_at_build[orig] = pos[orig];
-  }
+  const int orig = perm[s];
+  if (orig >= 0) pos_at_build[orig] = pos[orig];
 }
 
 template <typename real, bool PERIODIC>
@@ -194,7 +227,7 @@ struct TileListView {
 
 // Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty), with its
 // exclusion masks. Called by a whole warp. `diagonal`: the slots are block I itself (pairs j <= i skipped).
-__device__ __forceinline__ void emit_tile(int I, int slot, bool diagonal, int n, const int* __restrict__ perm,
+__device__ __forceinline__ void emit_tile(int I, int slot, bool diagonal, const int* __restrict__ perm,
                                           const ExclusionView& excl, const TileListView& list) {
   const int lane = threadIdx.x & 31;
   int t = 0;
@@ -205,7 +238,7 @@ __device__ __forceinline__ void emit_tile(int I, int slot, bool diagonal, int n,
     return;
   }
   const int i = I * kTileSize + lane;
-  const int a = i < n ? perm[i] : -1;            // original index of this lane's i-atom
+  const int a = perm[i];                         // original index of this lane's i-atom (-1: padding)
   const int slot_orig = slot >= 0 ? perm[slot] : -1;
   unsigned int mask = 0;
   for (int k = 0; k < kTileSize; ++k) {
@@ -228,14 +261,16 @@ constexpr int kBuildSegment = 128;
 // Tile order in memory varies run to run; tile contents do not.
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(128) tile_build_kernel(
-    int n, int nblocks, const real4_t<real>* __restrict__ sorted_posq, const real4_t<real>* __restrict__ block_center,
+    int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
+    const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
     const int* __restrict__ perm, ExclusionView excl, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][2 * kTileSize];
   const int lane = threadIdx.x & 31;
   int* buf = buffer[threadIdx.x / 32];
-  const int segments = (nblocks + kBuildSegment - 1) / kBuildSegment;
+  const int nblocks = *nblocks_used;
+  const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
   const long long items = static_cast<long long>(nblocks) * segments;
   const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   for (long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; item < items;
@@ -246,7 +281,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     const int last = min(nblocks, first + kBuildSegment);
     if (segment == 0) {
       const int own = I * kTileSize + lane;
-      emit_tile(I, own < n ? own : -1, true, n, perm, excl, list);
+      emit_tile(I, perm[own] >= 0 ? own : -1, true, perm, excl, list);
     }
     if (first >= last) continue;
     const real4_t<real> ci = block_center[I];
@@ -261,7 +296,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
         hits &= hits - 1;
         const int j = J * kTileSize + lane;
         bool near = false;
-        if (j < n) {
+        if (perm[j] >= 0) {
           const real4_t<real> p = sorted_posq[j];
           Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
           if (PERIODIC) d = box.minimum_image(d);
@@ -275,7 +310,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
         fill += __popc(m);
         __syncwarp();
         if (fill >= kTileSize) {
-          emit_tile(I, buf[lane], false, n, perm, excl, list);
+          emit_tile(I, buf[lane], false, perm, excl, list);
           __syncwarp();
           const int rest = fill - kTileSize;
           if (lane < rest) buf[lane] = buf[kTileSize + lane];
@@ -284,7 +319,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
         }
       }
     }
-    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, false, n, perm, excl, list);
+    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, false, perm, excl, list);
     __syncwarp();
   }
 }
