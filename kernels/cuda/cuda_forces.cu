@@ -66,6 +66,8 @@ class Evaluator final : public EvaluatorBase {
     MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&pme_stream_, cudaStreamNonBlocking));
     MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&positions_ready_, cudaEventDisableTiming));
     MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&pme_done_, cudaEventDisableTiming));
+    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&bonded_stream_, cudaStreamNonBlocking));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&bonded_done_, cudaEventDisableTiming));
     MDSIM_CUDA_CHECK(cudaEventCreate(&start_));
     MDSIM_CUDA_CHECK(cudaEventCreate(&stop_));
 
@@ -210,6 +212,9 @@ class Evaluator final : public EvaluatorBase {
     cudaEventDestroy(pme_done_);
     cudaStreamSynchronize(pme_stream_);
     cudaStreamDestroy(pme_stream_);
+    cudaEventDestroy(bonded_done_);
+    cudaStreamSynchronize(bonded_stream_);
+    cudaStreamDestroy(bonded_stream_);
     cudaStreamDestroy(stream_);
   }
 
@@ -276,19 +281,24 @@ class Evaluator final : public EvaluatorBase {
     force_.zero(stream_);
     if (with_energy) energy_.zero(stream_);
     launch_prepare(reorder_now, force_rebuild);
+    // Three independent parts run side by side once the positions are ready: reciprocal space (PME
+    // stream), exceptions + bonded terms (bonded stream), and the neighbour list + tiles (main stream).
+    // Forces meet in the same fixed-point buffer (integer atomics: order does not matter); the main
+    // stream waits for the other two at the end.
+    MDSIM_CUDA_CHECK(cudaEventRecord(positions_ready_, stream_));
     if (pme_) {
-      // Reciprocal space overlaps the real-space kernels on its own stream; forces meet in the same
-      // fixed-point buffer (integer atomics), and the main stream waits for PME at the end.
-      MDSIM_CUDA_CHECK(cudaEventRecord(positions_ready_, stream_));
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(pme_stream_, positions_ready_, 0));
       launch_pme(with_energy, pme_stream_);
       MDSIM_CUDA_CHECK(cudaEventRecord(pme_done_, pme_stream_));
     }
+    MDSIM_CUDA_CHECK(cudaStreamWaitEvent(bonded_stream_, positions_ready_, 0));
+    launch_exceptions(with_energy, bonded_stream_);
+    launch_bonded(with_energy, bonded_stream_);
+    MDSIM_CUDA_CHECK(cudaEventRecord(bonded_done_, bonded_stream_));
     launch_rebuild();
     launch_nonbonded(with_energy);
-    launch_exceptions(with_energy);
-    launch_bonded(with_energy);
     if (pme_) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, pme_done_, 0));
+    MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, bonded_done_, 0));
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -373,8 +383,8 @@ class Evaluator final : public EvaluatorBase {
       launch_rebuild();
     });
     t.nonbonded_us = median_of([&] { launch_nonbonded(false); });
-    t.exceptions_us = median_of([&] { launch_exceptions(false); });
-    t.bonded_us = median_of([&] { launch_bonded(false); });
+    t.exceptions_us = median_of([&] { launch_exceptions(false, stream_); });
+    t.bonded_us = median_of([&] { launch_bonded(false, stream_); });
     t.pme_us = pme_ ? median_of([&] { launch_pme(false, stream_); }) : 0.0;
     settle_overflow();
     return t;
@@ -538,7 +548,7 @@ class Evaluator final : public EvaluatorBase {
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
-  void launch_exceptions(bool with_energy) {
+  void launch_exceptions(bool with_energy, cudaStream_t stream) {
     const int count = static_cast<int>(exceptions_.size());
     if (count == 0) return;
     const auto box = cuda::box_as<real>(box_);
@@ -547,27 +557,27 @@ class Evaluator final : public EvaluatorBase {
     const int blocks = blocks_for(count);
     if (pme_) {
       if (with_energy)
-        cuda::exceptions_kernel<real, true, true><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+        cuda::exceptions_kernel<real, true, true><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
       else
-        cuda::exceptions_kernel<real, true, false><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+        cuda::exceptions_kernel<real, true, false><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
     } else {
       if (with_energy)
-        cuda::exceptions_kernel<real, false, true><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+        cuda::exceptions_kernel<real, false, true><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
       else
-        cuda::exceptions_kernel<real, false, false><<<blocks, kThreads, 0, stream_>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+        cuda::exceptions_kernel<real, false, false><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
     }
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
-  void launch_bonded(bool with_energy) {
+  void launch_bonded(bool with_energy, cudaStream_t stream) {
     const int nb = static_cast<int>(bonds_.size()), na = static_cast<int>(angles_.size());
     const int nt = static_cast<int>(torsions_.size());
     if (nb + na + nt == 0) return;
     const int blocks = blocks_for(nb + na + nt);
     if (with_energy)
-      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream_>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
+      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
     else
-      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream_>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
+      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -589,8 +599,8 @@ class Evaluator final : public EvaluatorBase {
   Boxd box_{};
   double3 region_lo_{0, 0, 0}, region_extent_{1, 1, 1};
   cuda::PairParams<real> pair_{};
-  cudaStream_t stream_ = nullptr, pme_stream_ = nullptr;
-  cudaEvent_t positions_ready_ = nullptr, pme_done_ = nullptr;
+  cudaStream_t stream_ = nullptr, pme_stream_ = nullptr, bonded_stream_ = nullptr;
+  cudaEvent_t positions_ready_ = nullptr, pme_done_ = nullptr, bonded_done_ = nullptr;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 
