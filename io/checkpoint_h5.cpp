@@ -1,0 +1,341 @@
+#include "io/checkpoint_h5.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "engine/errors.hpp"
+#include "io/trajectory_h5.hpp"  // hdf5_mutex()
+#include "mdsim_version.hpp"
+
+namespace mdsim {
+
+namespace {
+
+constexpr const char* kFormat = "mdsim-checkpoint";
+constexpr int kFormatVersion = 1;
+
+struct H5Id {
+  hid_t id = -1;
+  herr_t (*closer)(hid_t) = nullptr;
+  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), closer(c) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  ~H5Id() {
+    if (id >= 0 && closer) closer(id);
+  }
+  bool ok() const { return id >= 0; }
+};
+
+class Fnv1a {
+ public:
+  void add(const void* data, std::size_t n) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) {
+      h_ ^= p[i];
+      h_ *= 0x100000001b3ULL;
+    }
+  }
+  void add_i64(std::int64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff);
+    add(b, 8);
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+void write_string_attr(hid_t obj, const char* name, const std::string& value) {
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.id, H5T_VARIABLE);
+  H5Tset_cset(type.id, H5T_CSET_UTF8);
+  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Id attr(H5Acreate2(obj, name, type.id, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  const char* p = value.c_str();
+  if (!attr.ok() || H5Awrite(attr.id, type.id, &p) < 0) throw RuntimeError(fmt::format("cannot write attribute {}", name));
+}
+
+template <typename T>
+void write_scalar_attr(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, T value) {
+  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Id attr(H5Acreate2(obj, name, file_type, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attr.ok() || H5Awrite(attr.id, mem_type, &value) < 0) throw RuntimeError(fmt::format("cannot write attribute {}", name));
+}
+
+void write_matrix(hid_t file, const char* name, const std::vector<double>& flat, hsize_t rows, hsize_t cols, int rank,
+                  const char* unit) {
+  const hsize_t dims[2] = {rows, cols};
+  H5Id space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
+  H5Id set(H5Dcreate2(file, name, H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!set.ok()) throw RuntimeError(fmt::format("cannot create dataset {}", name));
+  if (!flat.empty() && H5Dwrite(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()) < 0)
+    throw RuntimeError(fmt::format("cannot write dataset {}", name));
+  if (unit) write_string_attr(set.id, "unit", unit);
+}
+
+std::vector<double> flatten(const std::vector<Vec3d>& v) {
+  std::vector<double> flat;
+  flat.reserve(3 * v.size());
+  for (const Vec3d& x : v) {
+    flat.push_back(x.x);
+    flat.push_back(x.y);
+    flat.push_back(x.z);
+  }
+  return flat;
+}
+
+std::string h5_reason() {
+  std::string reason;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        auto* r = static_cast<std::string*>(data);
+        if (!e || !e->desc) return 0;
+        const std::string d = e->desc;
+        const std::size_t k = d.find("error message = '");
+        if (k != std::string::npos) {
+          const std::size_t start = k + std::strlen("error message = '");
+          *r = d.substr(start, d.find('\'', start) - start);
+        } else if (r->empty() || r->find(' ') != std::string::npos) {
+          *r = d;
+        }
+        return 0;
+      },
+      &reason);
+  return reason.empty() ? "HDF5 error" : reason;
+}
+
+// ---- reading ----
+
+std::optional<std::string> read_string_attr(hid_t obj, const char* name) {
+  if (H5Aexists(obj, name) <= 0) return std::nullopt;
+  H5Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  H5Id type(H5Aget_type(attr.id), H5Tclose);
+  if (!attr.ok() || H5Tget_class(type.id) != H5T_STRING) return std::nullopt;
+  if (H5Tis_variable_str(type.id) > 0) {
+    H5Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.id, H5T_VARIABLE);
+    H5Tset_cset(mem.id, H5Tget_cset(type.id));
+    char* p = nullptr;
+    if (H5Aread(attr.id, mem.id, &p) < 0 || !p) return std::nullopt;
+    std::string s(p);
+    H5free_memory(p);
+    return s;
+  }
+  std::string s(H5Tget_size(type.id), '\0');
+  if (H5Aread(attr.id, type.id, s.data()) < 0) return std::nullopt;
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+template <typename T>
+std::optional<T> read_scalar_attr(hid_t obj, const char* name, hid_t mem_type) {
+  if (H5Aexists(obj, name) <= 0) return std::nullopt;
+  H5Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  H5Id space(H5Aget_space(attr.id), H5Sclose);
+  if (!attr.ok() || H5Sget_simple_extent_npoints(space.id) != 1) return std::nullopt;
+  T value{};
+  if (H5Aread(attr.id, mem_type, &value) < 0) return std::nullopt;
+  return value;
+}
+
+// Reads a float64 dataset of the given shape (cols 0 = rank 1). Returns false if absent.
+bool read_matrix(hid_t file, const std::string& path, const char* name, hsize_t rows, hsize_t cols,
+                 std::vector<double>& out, bool allow_any_rows = false) {
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return false;
+  H5Id set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+  H5Id space(H5Dget_space(set.id), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.id);
+  hsize_t dims[2] = {0, 0};
+  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  const bool shape_ok = cols == 0 ? rank == 1 && (allow_any_rows || dims[0] == rows)
+                                  : rank == 2 && dims[0] == rows && dims[1] == cols;
+  if (!set.ok() || !shape_ok)
+    throw InputError(fmt::format("{}: checkpoint dataset /{} has the wrong shape (expected {}×{})", path, name, rows, cols));
+  out.assign(cols == 0 ? dims[0] : rows * cols, 0.0);
+  if (!out.empty() && H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw InputError(fmt::format("{}: cannot read checkpoint dataset /{}: {}", path, name, h5_reason()));
+  for (double v : out)
+    if (!std::isfinite(v)) throw InputError(fmt::format("{}: checkpoint dataset /{} holds NaN or infinite values", path, name));
+  return true;
+}
+
+}  // namespace
+
+std::string SystemFingerprint::to_string() const { return fmt::format("{} atoms, {:016x}", num_atoms, hash); }
+
+SystemFingerprint system_fingerprint(const std::vector<double>& mass_amu, const std::vector<double>& charge_e) {
+  if (mass_amu.size() != charge_e.size())
+    throw RuntimeError(fmt::format("system_fingerprint: {} masses but {} charges", mass_amu.size(), charge_e.size()));
+  Fnv1a h;
+  h.add_i64(static_cast<std::int64_t>(mass_amu.size()));
+  for (std::size_t i = 0; i < mass_amu.size(); ++i) {
+    h.add_i64(std::llround(mass_amu[i] * 1e6));
+    h.add_i64(std::llround(charge_e[i] * 1e9));
+  }
+  return {static_cast<int>(mass_amu.size()), h.value()};
+}
+
+SystemFingerprint system_fingerprint(const System& system) { return system_fingerprint(system.mass_amu, system.charge_e); }
+
+std::string content_hash_hex(std::string_view bytes) {
+  Fnv1a h;
+  h.add(bytes.data(), bytes.size());
+  return fmt::format("{:016x}", h.value());
+}
+
+void write_checkpoint(const std::string& path, const Checkpoint& c) {
+  namespace fs = std::filesystem;
+  const std::size_t n = c.positions_nm.size();
+  if (c.velocities_nm_per_ps.size() != n || static_cast<std::size_t>(c.fingerprint.num_atoms) != n)
+    throw RuntimeError(fmt::format("{}: checkpoint of {} positions, {} velocities and a fingerprint of {} atoms", path,
+                                   n, c.velocities_nm_per_ps.size(), c.fingerprint.num_atoms));
+  const auto finite = [](const std::vector<Vec3d>& v) {
+    for (const Vec3d& x : v)
+      if (!std::isfinite(x.x) || !std::isfinite(x.y) || !std::isfinite(x.z)) return false;
+    return true;
+  };
+  if (!finite(c.positions_nm) || !finite(c.velocities_nm_per_ps) || !std::isfinite(c.time_ps))
+    throw RuntimeError(fmt::format("{}: refusing to write a checkpoint of step {} with NaN or infinite positions or "
+                                   "velocities; the previous checkpoint is kept",
+                                   path, c.step));
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    throw InputError(fmt::format("{}: cannot write the checkpoint: folder '{}' does not exist", path, folder.string()));
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw InputError(fmt::format("{}: cannot write the checkpoint: folder '{}' is not writable ({})", path,
+                                 folder.string(), std::strerror(errno)));
+
+  const std::string tmp = path + ".partial";
+  {
+    std::lock_guard<std::mutex> lock(hdf5_mutex());
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    const hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file < 0) throw RuntimeError(fmt::format("{}: cannot create the checkpoint file: {}", tmp, h5_reason()));
+    bool ok = true;
+    std::string what;
+    try {
+      write_string_attr(file, "format", kFormat);
+      write_scalar_attr(file, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT, kFormatVersion);
+      write_string_attr(file, "mdsim_version", MDSIM_VERSION_STRING);
+      write_scalar_attr(file, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, c.step);
+      write_scalar_attr(file, "time_ps", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c.time_ps);
+      write_scalar_attr(file, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, c.seed);
+      write_scalar_attr(file, "rng_counter", H5T_STD_U64LE, H5T_NATIVE_UINT64, c.rng_counter);
+      write_string_attr(file, "config_hash", c.config_hash);
+      write_scalar_attr(file, "num_atoms", H5T_STD_I64LE, H5T_NATIVE_INT64, static_cast<std::int64_t>(n));
+      write_string_attr(file, "system_hash", fmt::format("{:016x}", c.fingerprint.hash));
+      write_matrix(file, "positions_nm", flatten(c.positions_nm), n, 3, 2, "nm");
+      write_matrix(file, "velocities_nm_per_ps", flatten(c.velocities_nm_per_ps), n, 3, 2, "nm/ps");
+      if (c.box) {
+        const Boxd& b = *c.box;
+        write_matrix(file, "box_nm", {b.a.x, b.a.y, b.a.z, b.b.x, b.b.y, b.b.z, b.c.x, b.c.y, b.c.z}, 3, 3, 2, "nm");
+      }
+      write_matrix(file, "barostat_state", c.barostat_state, c.barostat_state.size(), 0, 1, nullptr);
+      if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) throw RuntimeError("cannot flush");
+    } catch (const RuntimeError& e) {
+      ok = false;
+      what = fmt::format("{}: {}", e.what(), h5_reason());
+    }
+    if (H5Fclose(file) < 0 && ok) {
+      ok = false;
+      what = h5_reason();
+    }
+    if (!ok) {
+      std::remove(tmp.c_str());
+      throw RuntimeError(fmt::format("{}: cannot write the checkpoint ({}); the previous checkpoint is kept", path, what));
+    }
+  }
+  // Data on disk before the rename makes it visible.
+  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    std::remove(tmp.c_str());
+    throw RuntimeError(fmt::format("{}: cannot write the checkpoint (fsync: {}); the previous checkpoint is kept", path,
+                                   std::strerror(err)));
+  }
+  ::close(fd);
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw RuntimeError(fmt::format("{}: cannot move the new checkpoint into place: {}", path, ec.message()));
+  }
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& expected) {
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: checkpoint file not found", path));
+  H5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) throw InputError(fmt::format("{}: cannot open the checkpoint as an HDF5 file: {}", path, h5_reason()));
+  const auto format = read_string_attr(file.id, "format");
+  if (!format || *format != kFormat)
+    throw InputError(fmt::format("{}: not an mdsim checkpoint (root attribute format is not \"{}\")", path, kFormat));
+  const auto version = read_scalar_attr<int>(file.id, "format_version", H5T_NATIVE_INT);
+  if (!version || *version < 1 || *version > kFormatVersion)
+    throw InputError(fmt::format("{}: checkpoint format version {} is not supported by mdsim {} (expected {})", path,
+                                 version ? fmt::format("{}", *version) : std::string("(missing)"), MDSIM_VERSION_STRING,
+                                 kFormatVersion));
+  const auto require = [&](auto value, const char* name) {
+    if (!value) throw InputError(fmt::format("{}: damaged checkpoint: root attribute {} is missing or invalid", path, name));
+    return *value;
+  };
+  Checkpoint c;
+  c.mdsim_version = require(read_string_attr(file.id, "mdsim_version"), "mdsim_version");
+  c.step = require(read_scalar_attr<std::int64_t>(file.id, "step", H5T_NATIVE_INT64), "step");
+  c.time_ps = require(read_scalar_attr<double>(file.id, "time_ps", H5T_NATIVE_DOUBLE), "time_ps");
+  c.seed = require(read_scalar_attr<std::uint64_t>(file.id, "seed", H5T_NATIVE_UINT64), "seed");
+  c.rng_counter = require(read_scalar_attr<std::uint64_t>(file.id, "rng_counter", H5T_NATIVE_UINT64), "rng_counter");
+  c.config_hash = require(read_string_attr(file.id, "config_hash"), "config_hash");
+  const std::int64_t n = require(read_scalar_attr<std::int64_t>(file.id, "num_atoms", H5T_NATIVE_INT64), "num_atoms");
+  const std::string hash_text = require(read_string_attr(file.id, "system_hash"), "system_hash");
+  char* end = nullptr;
+  c.fingerprint.num_atoms = static_cast<int>(n);
+  c.fingerprint.hash = std::strtoull(hash_text.c_str(), &end, 16);
+  if (n < 0 || hash_text.size() != 16 || !end || *end != '\0')
+    throw InputError(fmt::format("{}: damaged checkpoint: invalid num_atoms or system_hash", path));
+  if (!(c.fingerprint == expected))
+    throw InputError(fmt::format("{}: checkpoint is for a different system: the checkpoint has {}, this system has {}",
+                                 path, c.fingerprint.to_string(), expected.to_string()));
+
+  const hsize_t rows = static_cast<hsize_t>(n);
+  std::vector<double> flat;
+  const auto vectors = [&](const char* name, std::vector<Vec3d>& out) {
+    if (!read_matrix(file.id, path, name, rows, 3, flat))
+      throw InputError(fmt::format("{}: damaged checkpoint: dataset /{} is missing", path, name));
+    out.resize(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = Vec3d(flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]);
+  };
+  vectors("positions_nm", c.positions_nm);
+  vectors("velocities_nm_per_ps", c.velocities_nm_per_ps);
+  if (read_matrix(file.id, path, "box_nm", 3, 3, flat)) {
+    Boxd b{{flat[0], flat[1], flat[2]}, {flat[3], flat[4], flat[5]}, {flat[6], flat[7], flat[8]}};
+    if (!(b.a.x > 0 && b.b.y > 0 && b.c.z > 0) || b.a.y != 0 || b.a.z != 0 || b.b.z != 0)
+      throw InputError(fmt::format("{}: damaged checkpoint: /box_nm is not a reduced triclinic box", path));
+    c.box = b;
+  }
+  if (!read_matrix(file.id, path, "barostat_state", 0, 0, c.barostat_state, true))
+    throw InputError(fmt::format("{}: damaged checkpoint: dataset /barostat_state is missing", path));
+  return c;
+}
+
+}  // namespace mdsim

@@ -1,0 +1,65 @@
+// Checkpoint files (HDF5): everything a run needs to continue bit for bit.
+//
+//   /                 attrs format="mdsim-checkpoint", format_version=1, mdsim_version, step (int64),
+//                           time_ps, seed (uint64), rng_counter (uint64), config_hash,
+//                           num_atoms, system_hash (hex string, see SystemFingerprint)
+//   /positions_nm             N×3 float64
+//   /velocities_nm_per_ps     N×3 float64
+//   /box_nm                   3×3 float64, rows a, b, c (absent without a periodic box)
+//   /barostat_state           float64 vector (may be empty)
+// Written to "<path>.partial", fsync'ed, then renamed over `path` (atomic: a crash leaves the
+// previous checkpoint or the new one, never half a file).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/system.hpp"
+#include "kernels/physics/pbc.hpp"
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim {
+
+// Identifies the simulated system: atom count and a 64-bit hash (FNV-1a) of the per-particle
+// masses and charges, rounded (1e-6 amu, 1e-9 e) so that last-bit differences do not matter.
+struct SystemFingerprint {
+  int num_atoms = 0;
+  std::uint64_t hash = 0;
+  std::string to_string() const;  // "2269 atoms, 9f3c0e1d2a4b5c6d"
+  bool operator==(const SystemFingerprint&) const = default;
+};
+
+SystemFingerprint system_fingerprint(const std::vector<double>& mass_amu, const std::vector<double>& charge_e);
+SystemFingerprint system_fingerprint(const System& system);
+
+// 64-bit FNV-1a of arbitrary bytes as 16 hex digits (e.g. the config hash of the config file text).
+std::string content_hash_hex(std::string_view bytes);
+
+struct Checkpoint {
+  std::int64_t step = 0;
+  double time_ps = 0.0;
+  std::vector<Vec3d> positions_nm;
+  std::vector<Vec3d> velocities_nm_per_ps;
+  std::optional<Boxd> box;
+  std::uint64_t seed = 0;
+  std::uint64_t rng_counter = 0;
+  std::vector<double> barostat_state;
+  std::string config_hash;
+  SystemFingerprint fingerprint;
+  std::string mdsim_version;  // filled by write_checkpoint (this build) and read_checkpoint (the file)
+};
+
+// Writes `checkpoint` atomically. checkpoint.fingerprint.num_atoms must match the arrays. Throws
+// InputError when the folder does not exist / is not writable, RuntimeError when writing fails or
+// the state holds NaN/inf (the previous file at `path` is then left as it was).
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+
+// Reads and validates a checkpoint: format, shapes, finite values, and that it belongs to the
+// system `expected` (else InputError "path: checkpoint is for a different system: the checkpoint
+// has <fingerprint>, this system has <fingerprint>").
+Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& expected);
+
+}  // namespace mdsim

@@ -1,0 +1,61 @@
+// State log (state.csv): one line per report, the quantities of OpenMM's StateDataReporter with
+// the units in the column names:
+//   step,time_ps,potential_kj_per_mol,kinetic_kj_per_mol,total_kj_per_mol,temperature_k,volume_nm3,
+//   density_g_per_cm3,speed_ns_per_day
+// total = potential + kinetic; density = total mass (amu -> g: 1.66053906660e-24 g) / volume
+// (nm^3 -> cm^3: 1e-21); volume and density are empty without a periodic box, speed is empty until
+// known (OpenMM prints "--" on its first line). Numbers have 10 significant digits. Every line is
+// written through to the file at once (a killed run keeps every reported line).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace mdsim {
+
+struct StateSample {
+  std::int64_t step = 0;
+  double time_ps = 0.0;
+  double potential_kj_per_mol = 0.0;
+  double kinetic_kj_per_mol = 0.0;
+  double temperature_k = 0.0;
+  std::optional<double> volume_nm3;         // none for a non-periodic system
+  std::optional<double> speed_ns_per_day;   // none while not yet measured
+};
+
+inline constexpr const char* kStateLogHeader =
+    "step,time_ps,potential_kj_per_mol,kinetic_kj_per_mol,total_kj_per_mol,temperature_k,volume_nm3,"
+    "density_g_per_cm3,speed_ns_per_day";
+
+// Density in g/cm^3 of `total_mass_amu` in `volume_nm3`.
+double density_g_per_cm3(double total_mass_amu, double volume_nm3);
+
+// One CSV line (no newline) for a sample.
+std::string format_state_line(const StateSample& sample, double total_mass_amu);
+
+class StateLog {
+ public:
+  // Creates `path` (header line first). With `append_after_step` (restart from a checkpoint) an
+  // existing log with the same header keeps its lines with step <= that value and new lines follow;
+  // a missing file is created. Throws InputError when the folder is missing or not writable, or the
+  // existing file has another header.
+  StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step = {});
+  ~StateLog();
+  StateLog(const StateLog&) = delete;
+  StateLog& operator=(const StateLog&) = delete;
+
+  // Writes and flushes one line. Throws RuntimeError naming the file when the write fails (disk full).
+  void write(const StateSample& sample);
+  void close();  // throws RuntimeError when the final close fails
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  double total_mass_amu_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace mdsim
