@@ -76,7 +76,7 @@ struct StateOutput {
 
 struct CheckpointOutput {
   std::string file = "checkpoint.h5";
-  int interval_steps = 10000;  // 0 = only at the end
+  int interval_steps = 10000;  // 0 = only at the end; file "" (config: checkpoint: null) = none
 };
 
 struct OutputConfig {

@@ -337,6 +337,7 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
   if (const auto t = n["trajectory"]) {
     if (t.IsNull() || (t.IsScalar() && (t.Scalar() == "false" || t.Scalar() == "off"))) {
       o.trajectory.interval_steps = 0;
+      o.trajectory.file.clear();
     } else {
       r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms"}, "output.trajectory");
       if (const auto v = t["file"]) o.trajectory.file = r.str(v, "file");
@@ -358,6 +359,7 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
   if (const auto s = n["state"]) {
     if (s.IsNull()) {
       o.state.interval_steps = 0;
+      o.state.file.clear();
     } else {
       r.check_keys(s, {"file", "interval"}, "output.state");
       if (const auto v = s["file"]) o.state.file = r.str(v, "file");
@@ -367,6 +369,7 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
   if (const auto c = n["checkpoint"]) {
     if (c.IsNull()) {
       o.checkpoint.interval_steps = 0;
+      o.checkpoint.file.clear();
     } else {
       r.check_keys(c, {"file", "interval"}, "output.checkpoint");
       if (const auto v = c["file"]) o.checkpoint.file = r.str(v, "file");

@@ -170,6 +170,9 @@ TEST_CASE("platform may be a bare name; outputs may be switched off with null") 
   CHECK(c.output.trajectory.interval_steps == 0);
   CHECK(c.output.state.interval_steps == 0);
   CHECK(c.output.checkpoint.interval_steps == 0);
+  CHECK(c.output.checkpoint.file.empty());
+  CHECK(c.output.trajectory.file.empty());
+  CHECK(c.output.state.file.empty());
   CHECK(c.output.final_pdb.empty());
 }
 

@@ -1,0 +1,114 @@
+// The platform interface for dynamics: a Context holds the state of one simulation of a System
+// (positions, velocities, box, step, random seed, barostat state) on one platform and advances it.
+// Platform-neutral host C++: the CPU reference platform implements it in kernels/cpu/cpu_context,
+// the CUDA platform in kernels/cuda. Units: nm, ps, kJ/mol, K, amu.
+//
+// Integrators (IntegratorConfig::type), as OpenMM 7.7:
+//  - LangevinMiddle: OpenMM's LangevinMiddleIntegrator (kick, constrain velocities, half drift,
+//    O step, half drift, constrain positions with the velocity correction). Stored velocities are
+//    those of the middle of the step; the kinetic energy is computed from them unshifted.
+//  - Verlet: OpenMM's VerletIntegrator, leapfrog: stored velocities lag the positions by dt/2; the
+//    reported kinetic energy uses v + dt/2 F/m with the velocity constraints applied (OpenMM's
+//    on-step estimate), so the total energy is conserved to O(dt^2).
+// Random numbers: Philox4x32-10 keyed by (seed, purpose, step, atom) (kernels/physics/philox.hpp),
+// so a run continued from (positions, velocities, box, step, barostat_state) is bit-identical.
+// Each step: remove centre-of-mass motion (when enabled), Monte Carlo barostat move (when due),
+// then the integrator.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "engine/run_config.hpp"
+#include "engine/system.hpp"
+#include "kernels/cpu/cpu_forces.hpp"  // EnergyTerms
+#include "kernels/physics/pbc.hpp"
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim {
+
+struct DynamicsSettings {  // from RunConfig
+  IntegratorConfig integrator;
+  std::optional<BarostatConfig> barostat;
+  bool remove_cm_motion = true;
+};
+
+inline DynamicsSettings dynamics_settings(const RunConfig& config) {
+  DynamicsSettings s;
+  s.integrator = config.integrator;
+  s.barostat = config.barostat;
+  s.remove_cm_motion = config.system.remove_cm_motion;
+  return s;
+}
+
+struct StateRequest {
+  bool positions = true, velocities = false, forces = false, energy = false;
+};
+
+struct SimulationState {
+  std::int64_t step = 0;
+  double time_ps = 0;
+  Boxd box{};
+  bool has_box = false;
+  std::vector<Vec3d> positions_nm, velocities_nm_per_ps, forces_kj_per_mol_nm;
+  EnergyTerms potential;          // filled when energy was requested
+  double kinetic_kj_per_mol = 0;  // filled when energy was requested
+  double temperature_k = 0;       // 2 KE / (dof k_B), filled when energy was requested
+  int degrees_of_freedom = 0;     // 3N - constraints - (3 when COM motion is removed); always filled
+};
+
+struct MinimizationResult {
+  double initial_energy;             // kJ/mol, of the positions as they were before minimize()
+  double final_energy;               // kJ/mol, of the final (exactly constrained) positions
+  double max_force_kj_per_mol_nm;    // largest per-atom force with the constraint components removed
+  int iterations;                    // L-BFGS iterations
+  bool converged;                    // max force below the tolerance and constraints satisfied
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual void set_positions(const std::vector<Vec3d>&) = 0;  // as given (apply constraints via apply_constraints())
+  virtual void set_velocities(const std::vector<Vec3d>&) = 0;
+  // Maxwell-Boltzmann at temperature_k, constrained, COM motion removed (when the settings remove
+  // it). seed 0 = the context's seed().
+  virtual void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) = 0;
+  virtual void apply_constraints(double tolerance) = 0;  // positions onto the constraint surface (and velocities)
+  virtual void set_box(const Boxd&) = 0;
+  virtual void set_step(std::int64_t step, double time_ps) = 0;
+  virtual void step(int steps) = 0;
+  virtual SimulationState state(const StateRequest&) = 0;
+  // L-BFGS until the largest per-atom force (constraint components removed) is below the
+  // tolerance, constraints held; max_iterations 0 = until converged.
+  virtual MinimizationResult minimize(double tolerance_kj_per_mol_nm, int max_iterations) = 0;
+  virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
+  virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
+  virtual void set_barostat_state(const std::vector<double>&) = 0;
+};
+
+// Degrees of freedom as OpenMM's StateDataReporter counts them: 3 per particle with mass, minus one
+// per constraint (rigid waters' three included in System::constraints), minus 3 when the
+// centre-of-mass motion is removed.
+inline int degrees_of_freedom(const System& system, bool remove_cm_motion) {
+  int dof = 0;
+  for (double m : system.mass_amu)
+    if (m > 0.0) dof += 3;
+  dof -= static_cast<int>(system.constraints.size());
+  if (remove_cm_motion) dof -= 3;
+  return dof;
+}
+
+// A nonzero seed: the given one, or (given 0) one mixed from std::random_device and the clock.
+inline std::uint64_t choose_seed(std::uint64_t requested) {
+  if (requested != 0) return requested;
+  std::random_device device;
+  std::uint64_t s = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  s ^= static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9E3779B97F4A7C15ull;
+  s ^= s >> 31;
+  return s != 0 ? s : 0x2545F4914F6CDD1Dull;
+}
+
+}  // namespace mdsim

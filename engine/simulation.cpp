@@ -1,0 +1,234 @@
+#include "engine/simulation.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "engine/context.hpp"
+#include "engine/errors.hpp"
+#include "engine/model.hpp"
+#include "engine/platform.hpp"
+#include "io/atom_selection.hpp"
+#include "io/checkpoint_h5.hpp"
+#include "io/frame_writer.hpp"
+#include "io/pdb_writer.hpp"
+#include "io/progress.hpp"
+#include "io/state_log.hpp"
+#include "io/trajectory_h5.hpp"
+#include "kernels/cpu/cpu_context.hpp"
+#include "kernels/cuda/cuda_context.hpp"
+
+namespace fs = std::filesystem;
+
+namespace mdsim {
+
+namespace {
+
+// The output folder exists and is writable, or a clear InputError says why not.
+void prepare_output_directory(const RunConfig& cfg) {
+  const std::string& dir = cfg.output.directory;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("output.directory: cannot create {}: {}", dir, ec.message()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("output.directory: {} is not writable", dir));
+}
+
+std::string output_path(const RunConfig& cfg, const std::string& file) {
+  return (fs::path(cfg.output.directory) / file).string();
+}
+
+std::int64_t next_multiple(std::int64_t step, int interval) {
+  return interval > 0 ? (step / interval + 1) * interval : std::numeric_limits<std::int64_t>::max();
+}
+
+bool due(std::int64_t step, int interval) { return interval > 0 && step % interval == 0; }
+
+Checkpoint make_checkpoint(Context& context, const System& system, const std::string& config_hash) {
+  StateRequest request;
+  request.positions = true;
+  request.velocities = true;
+  const SimulationState s = context.state(request);
+  Checkpoint c;
+  c.step = s.step;
+  c.time_ps = s.time_ps;
+  c.positions_nm = s.positions_nm;
+  c.velocities_nm_per_ps = s.velocities_nm_per_ps;
+  if (s.has_box) c.box = s.box;
+  c.seed = context.seed();
+  c.rng_counter = static_cast<std::uint64_t>(s.step);  // Philox draws are keyed by the step
+  c.barostat_state = context.barostat_state();
+  c.config_hash = config_hash;
+  c.fingerprint = system_fingerprint(system);
+  return c;
+}
+
+}  // namespace
+
+RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
+  RunSummary summary;
+  Model model = build_model(cfg);
+  const System& system = model.system;
+  const std::string config_hash = content_hash_hex(request.config_text);
+
+  // Platform: the CPU reference context, or the CUDA context (whole step on the GPU).
+  PlatformChoice platform = choose_platform(cfg.platform.name, cfg.platform.device);
+  if (!platform.notice.empty()) std::fprintf(stderr, "%s\n", platform.notice.c_str());
+  CudaOptions cuda_options;
+  cuda_options.device = platform.device;
+  cuda_options.double_precision = cfg.platform.precision == Precision::Double;
+  summary.platform = platform.kind == PlatformKind::Cuda
+                         ? std::string(cuda_options.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
+                         : std::string("cpu (double precision)");
+
+  DynamicsSettings settings = dynamics_settings(cfg);
+  std::optional<Checkpoint> restart;
+  const std::string checkpoint_file =
+      cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
+  if (request.resume || cfg.run.initial_velocities == InitialVelocities::FromCheckpoint) {
+    if (checkpoint_file.empty()) throw InputError(cfg.source + ": resuming needs output.checkpoint.file");
+    if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
+    restart = read_checkpoint(checkpoint_file, system_fingerprint(system));
+    settings.integrator.seed = restart->seed;
+  }
+  std::unique_ptr<Context> context = platform.kind == PlatformKind::Cuda
+                                         ? make_cuda_context(system, settings, cuda_options)
+                                         : make_cpu_context(system, settings);
+  summary.seed = context->seed();
+
+  // Everything the user could get wrong has been checked: from here on files are written.
+  prepare_output_directory(cfg);
+
+  if (restart) {
+    context->set_positions(restart->positions_nm);
+    context->set_velocities(restart->velocities_nm_per_ps);
+    if (restart->box) context->set_box(*restart->box);
+    context->set_step(restart->step, restart->time_ps);
+    context->set_barostat_state(restart->barostat_state);
+  } else {
+    context->set_positions(model.positions_nm);
+    if (!system.constraints.empty()) context->apply_constraints(cfg.integrator.constraint_tolerance);
+    if (cfg.minimize) {
+      const MinimizationResult m = context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
+      fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
+                 m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
+    }
+    if (cfg.run.initial_velocities == InitialVelocities::Temperature)
+      context->set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+    else
+      context->set_velocities(std::vector<Vec3d>(system.num_particles(), Vec3d(0, 0, 0)));
+  }
+
+  const std::int64_t first_step = restart ? restart->step : 0;
+  const std::int64_t last_step = cfg.run.steps;
+  const double dt = cfg.integrator.timestep_ps;
+  const std::optional<std::int64_t> append_after = restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
+
+  // Reporters.
+  const auto& out = cfg.output;
+  std::unique_ptr<FrameWriter> trajectory;
+  if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
+    TrajectoryOptions options;
+    options.atoms = select_atoms(model.topology, out.trajectory.atoms, cfg.source + ": output.trajectory.atoms");
+    options.selection = out.trajectory.atoms;
+    options.velocities = out.trajectory.velocities;
+    options.forces = out.trajectory.forces;
+    options.periodic = system.box.has_value();
+    options.seed = summary.seed;
+    options.config_hash = config_hash;
+    options.append_after_step = append_after;
+    const std::string path = output_path(cfg, out.trajectory.file);
+    auto sink = std::make_unique<TrajectoryWriter>(path, model.topology, options);
+    trajectory = std::make_unique<FrameWriter>(
+        std::move(sink), FrameLayout{system.num_particles(), out.trajectory.velocities, out.trajectory.forces});
+    summary.outputs.emplace_back("trajectory", path);
+  }
+  std::unique_ptr<StateLog> state_log;
+  if (out.state.interval_steps > 0 && !out.state.file.empty()) {
+    double mass = 0.0;
+    for (double m : system.mass_amu) mass += m;
+    const std::string path = output_path(cfg, out.state.file);
+    state_log = std::make_unique<StateLog>(path, mass, append_after);
+    summary.outputs.emplace_back("state log", path);
+  }
+  if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
+  std::optional<ProgressReporter> progress;
+  if (out.progress) progress.emplace(stderr, first_step, last_step, dt);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::int64_t step = first_step;
+  while (step < last_step) {
+    if (request.stop && request.stop->load()) {
+      summary.stopped_early = true;
+      break;
+    }
+    // Advance to the next reporting step (at most 100 steps, so a stop request is honoured soon).
+    std::int64_t target = std::min<std::int64_t>(last_step, step + 100);
+    target = std::min(target, next_multiple(step, out.trajectory.interval_steps));
+    target = std::min(target, next_multiple(step, out.state.interval_steps));
+    target = std::min(target, next_multiple(step, out.checkpoint.interval_steps));
+    context->step(static_cast<int>(target - step));
+    step = target;
+
+    const bool frame = trajectory && due(step, out.trajectory.interval_steps);
+    const bool line = state_log && due(step, out.state.interval_steps);
+    if (frame || line) {
+      StateRequest request_state;
+      request_state.positions = frame;
+      request_state.velocities = frame && out.trajectory.velocities;
+      request_state.forces = frame && out.trajectory.forces;
+      request_state.energy = line;
+      const SimulationState s = context->state(request_state);
+      const std::optional<Boxd> box = s.has_box ? std::optional<Boxd>(s.box) : std::nullopt;
+      if (frame)
+        trajectory->write(s.step, s.time_ps, box, s.positions_nm, request_state.velocities ? &s.velocities_nm_per_ps : nullptr,
+                          request_state.forces ? &s.forces_kj_per_mol_nm : nullptr);
+      if (line) {
+        StateSample sample;
+        sample.step = s.step;
+        sample.time_ps = s.time_ps;
+        sample.potential_kj_per_mol = s.potential.total;
+        sample.kinetic_kj_per_mol = s.kinetic_kj_per_mol;
+        sample.temperature_k = s.temperature_k;
+        if (box) sample.volume_nm3 = box->volume();
+        if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
+        state_log->write(sample);
+      }
+    }
+    if (!checkpoint_file.empty() && due(step, out.checkpoint.interval_steps)) {
+      if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
+      write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+    }
+    if (progress) progress->update(step);
+  }
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (progress) progress->finish(step);
+
+  // Final outputs: checkpoint, final structure, then close the trajectory (marks it complete).
+  if (trajectory) trajectory->flush();
+  if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+  if (!out.final_pdb.empty() && !summary.stopped_early) {
+    StateRequest positions_only;
+    const SimulationState s = context->state(positions_only);
+    const std::string path = output_path(cfg, out.final_pdb);
+    write_pdb(path, model.topology, s.positions_nm, s.has_box ? std::optional<Boxd>(s.box) : std::nullopt);
+    summary.outputs.emplace_back("final structure", path);
+  }
+  if (trajectory) trajectory->close();
+  if (state_log) state_log->close();
+
+  summary.first_step = first_step;
+  summary.last_step = step;
+  summary.simulated_ps = static_cast<double>(step - first_step) * dt;
+  summary.ns_per_day = summary.wall_s > 0 ? summary.simulated_ps * 1e-3 * 86400.0 / summary.wall_s : 0.0;
+  return summary;
+}
+
+}  // namespace mdsim

@@ -1,0 +1,34 @@
+// `mdsim run`: from a validated RunConfig to a finished simulation — model, platform, optional
+// minimisation, initial velocities, the steps, and the reporters (HDF5 trajectory through a background
+// writer, state CSV, checkpoints, progress, final PDB). A stop request (SIGINT/SIGTERM) ends the run at
+// the next step boundary with a checkpoint and every file closed cleanly.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/run_config.hpp"
+
+namespace mdsim {
+
+struct RunRequest {
+  bool resume = false;                           // continue from the config's checkpoint file
+  const std::atomic<bool>* stop = nullptr;       // set by a signal handler; checked between steps
+  std::string config_text;                       // the config file's bytes (hashed into outputs)
+};
+
+struct RunSummary {
+  std::int64_t first_step = 0, last_step = 0;
+  double simulated_ps = 0.0, wall_s = 0.0, ns_per_day = 0.0;
+  std::uint64_t seed = 0;
+  bool stopped_early = false;
+  std::string platform;                                    // "cpu (double precision)", ...
+  std::vector<std::pair<std::string, std::string>> outputs; // what, path
+};
+
+RunSummary run_simulation(const RunConfig& config, const RunRequest& request);
+
+}  // namespace mdsim

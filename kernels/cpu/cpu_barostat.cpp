@@ -1,0 +1,158 @@
+#include "kernels/cpu/cpu_barostat.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <string>
+
+#include "engine/errors.hpp"
+#include "kernels/physics/integrator_steps.hpp"
+#include "kernels/physics/philox.hpp"
+
+namespace mdsim {
+
+namespace {
+
+struct UnionFind {
+  std::vector<int> parent;
+  explicit UnionFind(int n) : parent(static_cast<std::size_t>(n)) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int i) {
+    while (parent[static_cast<std::size_t>(i)] != i) {
+      parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
+      i = parent[static_cast<std::size_t>(i)];
+    }
+    return i;
+  }
+  void join(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+  }
+};
+
+}  // namespace
+
+std::vector<std::vector<int>> find_molecules(const System& system) {
+  const int n = system.num_particles();
+  UnionFind uf(n);
+  auto join = [&](int a, int b) {
+    if (a >= 0 && a < n && b >= 0 && b < n) uf.join(a, b);
+  };
+  for (const auto& b : system.bonds) join(b.i, b.j);
+  for (const auto& a : system.angles) {
+    join(a.i, a.j);
+    join(a.j, a.k);
+  }
+  for (const auto& t : system.torsions) {
+    join(t.i, t.j);
+    join(t.j, t.k);
+    join(t.k, t.l);
+  }
+  for (const auto& c : system.constraints) join(c.i, c.j);
+  for (const auto& w : system.rigid_waters) {
+    join(w.oxygen, w.hydrogen1);
+    join(w.oxygen, w.hydrogen2);
+  }
+  std::map<int, std::size_t> index_of_root;
+  std::vector<std::vector<int>> molecules;
+  for (int i = 0; i < n; ++i) {
+    const int root = uf.find(i);
+    auto [it, inserted] = index_of_root.emplace(root, molecules.size());
+    if (inserted) molecules.emplace_back();
+    molecules[it->second].push_back(i);
+  }
+  return molecules;
+}
+
+void scale_molecule_centres(std::vector<Vec3d>& positions, const std::vector<std::vector<int>>& molecules,
+                            const Boxd& box, double scale) {
+  for (const auto& molecule : molecules) {
+    Vec3d centre(0.0, 0.0, 0.0);
+    for (int a : molecule) centre += positions[static_cast<std::size_t>(a)];
+    centre = centre / static_cast<double>(molecule.size());
+    Vec3d wrapped = centre;
+    wrapped -= box.c * std::floor(wrapped.z / box.c.z);
+    wrapped -= box.b * std::floor(wrapped.y / box.b.y);
+    wrapped -= box.a * std::floor(wrapped.x / box.a.x);
+    const Vec3d offset = wrapped * scale - centre;
+    for (int a : molecule) positions[static_cast<std::size_t>(a)] += offset;
+  }
+}
+
+CpuMonteCarloBarostat::CpuMonteCarloBarostat(const System& system, const BarostatConfig& config) : config_(config) {
+  if (!system.box)
+    throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
+                     "nonbonded method)");
+  if (config.interval_steps <= 0)
+    throw InputError("barostat: interval must be a positive number of steps, got " +
+                     std::to_string(config.interval_steps));
+  if (!(config.temperature_k > 0.0))
+    throw InputError("barostat: temperature must be positive, got " + std::to_string(config.temperature_k) + " K");
+  molecules_ = find_molecules(system);
+  volume_scale_ = 0.01 * system.box->volume();
+}
+
+bool CpuMonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, double current_energy,
+                                    std::uint64_t seed, std::int64_t step, const TrialEnergy& trial_energy) {
+  const Philox4x32 r = philox_draw(seed, kStreamBarostat, static_cast<std::uint64_t>(step), 0u);
+  const double u_volume = static_cast<double>(r.v[0]) * 2.3283064365386962890625e-10;  // [0, 1)
+  const double u_accept = static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10;
+
+  const double volume = box.volume();
+  const double delta_volume = volume_scale_ * 2.0 * (u_volume - 0.5);
+  const double new_volume = volume + delta_volume;
+  const double length_scale = std::cbrt(new_volume / volume);
+  trial_ = positions;
+  scale_molecule_centres(trial_, molecules_, box, length_scale);
+  Boxd trial_box = box;
+  trial_box.a *= length_scale;
+  trial_box.b *= length_scale;
+  trial_box.c *= length_scale;
+  const double trial = trial_energy(trial_, trial_box);
+
+  const double kt = kBoltzmannKjPerMolK * config_.temperature_k;
+  const double pressure = config_.pressure_bar * kKjPerMolNm3PerBar;
+  const double w = trial - current_energy + pressure * delta_volume -
+                   static_cast<double>(molecules_.size()) * kt * std::log(new_volume / volume);
+  const bool accept = std::isfinite(trial) && !(w > 0.0 && u_accept > std::exp(-w / kt));
+  double volume_now = volume;
+  if (accept) {
+    positions.swap(trial_);
+    box = trial_box;
+    volume_now = new_volume;
+    ++accepted_;
+    ++total_accepted_;
+  }
+  ++attempted_;
+  ++total_attempted_;
+  if (attempted_ >= 10) {
+    if (accepted_ < 0.25 * attempted_) {
+      volume_scale_ /= 1.1;
+      attempted_ = accepted_ = 0;
+    } else if (accepted_ > 0.75 * attempted_) {
+      volume_scale_ = std::min(volume_scale_ * 1.1, volume_now * 0.3);
+      attempted_ = accepted_ = 0;
+    }
+  }
+  return accept;
+}
+
+std::vector<double> CpuMonteCarloBarostat::state() const {
+  return {volume_scale_, static_cast<double>(attempted_), static_cast<double>(accepted_),
+          static_cast<double>(total_attempted_), static_cast<double>(total_accepted_)};
+}
+
+void CpuMonteCarloBarostat::set_state(const std::vector<double>& state) {
+  if (state.size() != 5 || !(state[0] > 0.0) || state[1] < 0 || state[2] < 0 || state[2] > state[1] ||
+      state[3] < 0 || state[4] < 0)
+    throw InputError("barostat state: expected 5 values (move size > 0, attempts, acceptances, total attempts, "
+                     "total acceptances), got " + std::to_string(state.size()) + " values");
+  volume_scale_ = state[0];
+  attempted_ = static_cast<int>(state[1]);
+  accepted_ = static_cast<int>(state[2]);
+  total_attempted_ = static_cast<std::int64_t>(state[3]);
+  total_accepted_ = static_cast<std::int64_t>(state[4]);
+}
+
+}  // namespace mdsim

@@ -1,0 +1,311 @@
+#include "kernels/cpu/cpu_context.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "engine/errors.hpp"
+#include "kernels/cpu/cpu_barostat.hpp"
+#include "kernels/cpu/cpu_constraints.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/cpu/cpu_minimizer.hpp"
+#include "kernels/physics/integrator_steps.hpp"
+#include "kernels/physics/philox.hpp"
+
+namespace mdsim {
+
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check_settings(const System& system, const DynamicsSettings& s) {
+  const IntegratorConfig& in = s.integrator;
+  if (!(in.timestep_ps > 0.0) || !std::isfinite(in.timestep_ps))
+    throw InputError("integrator: timestep must be positive, got " + num(in.timestep_ps) + " ps");
+  if (!(in.constraint_tolerance > 0.0) || !(in.constraint_tolerance < 1.0))
+    throw InputError("integrator: constraint_tolerance must lie in (0, 1), got " + num(in.constraint_tolerance));
+  if (in.type == IntegratorType::LangevinMiddle) {
+    if (!(in.temperature_k > 0.0) || !std::isfinite(in.temperature_k))
+      throw InputError("integrator: temperature must be positive, got " + num(in.temperature_k) + " K");
+    if (!(in.friction_per_ps >= 0.0) || !std::isfinite(in.friction_per_ps))
+      throw InputError("integrator: friction must be zero or positive, got " + num(in.friction_per_ps) + " 1/ps");
+  }
+  if (s.barostat && !system.box)
+    throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
+                     "nonbonded method)");
+  for (std::size_t i = 0; i < system.mass_amu.size(); ++i)
+    if (!(system.mass_amu[i] >= 0.0) || !std::isfinite(system.mass_amu[i]))
+      throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + num(system.mass_amu[i]));
+}
+
+class CpuContext final : public Context {
+ public:
+  CpuContext(const System& system, const DynamicsSettings& settings)
+      : system_(system),
+        settings_((check_settings(system, settings), settings)),
+        evaluator_(system_),
+        constraints_(system_, system_.mass_amu),
+        seed_(choose_seed(settings.integrator.seed)),
+        dof_(degrees_of_freedom(system_, settings.remove_cm_motion)) {
+    const std::size_t n = static_cast<std::size_t>(system_.num_particles());
+    inverse_mass_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) inverse_mass_[i] = system_.mass_amu[i] > 0.0 ? 1.0 / system_.mass_amu[i] : 0.0;
+    x_.assign(n, Vec3d(0, 0, 0));
+    v_.assign(n, Vec3d(0, 0, 0));
+    x_new_.resize(n);
+    x_unconstrained_.resize(n);
+    if (system_.box) box_ = *system_.box;
+    if (settings_.barostat) barostat_.emplace(system_, *settings_.barostat);
+  }
+
+  void set_positions(const std::vector<Vec3d>& positions) override {
+    check_size(positions, "positions");
+    x_ = positions;
+    positions_set_ = true;
+    forces_valid_ = false;
+  }
+
+  void set_velocities(const std::vector<Vec3d>& velocities) override {
+    check_size(velocities, "velocities");
+    v_ = velocities;
+  }
+
+  void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
+    if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
+      throw InputError("initial velocities: temperature must be zero or positive, got " + num(temperature_k) + " K");
+    const std::uint64_t s = seed != 0 ? seed : seed_;
+    const double kt = kBoltzmannKjPerMolK * temperature_k;
+    for (std::size_t i = 0; i < v_.size(); ++i)
+      v_[i] = inverse_mass_[i] > 0.0
+                  ? thermal_velocity(inverse_mass_[i], kt,
+                                     gaussian3(s, kStreamInitialVelocities, 0, static_cast<std::uint32_t>(i)))
+                  : Vec3d(0, 0, 0);
+    if (settings_.remove_cm_motion) remove_com_velocity();
+    require_positions("set_velocities_to_temperature");
+    if (!constraints_.empty()) constraints_.apply_velocities(x_, v_, settings_.integrator.constraint_tolerance);
+  }
+
+  void apply_constraints(double tolerance) override {
+    require_positions("apply_constraints");
+    if (!(tolerance > 0.0)) throw InputError("apply_constraints: tolerance must be positive, got " + num(tolerance));
+    if (constraints_.empty()) return;
+    const std::vector<Vec3d> reference = x_;
+    constraints_.apply_positions(reference, x_, tolerance);
+    constraints_.apply_velocities(x_, v_, tolerance);
+    forces_valid_ = false;
+  }
+
+  void set_box(const Boxd& box) override {
+    if (!system_.box) throw InputError("set_box: the system is not periodic");
+    evaluator_.set_box(box);
+    box_ = box;
+    forces_valid_ = false;
+  }
+
+  void set_step(std::int64_t step, double time_ps) override {
+    if (step < 0) throw InputError("set_step: step must not be negative, got " + std::to_string(step));
+    step_ = step;
+    time_ps_ = time_ps;
+  }
+
+  void step(int steps) override {
+    require_positions("step");
+    for (int s = 0; s < steps; ++s) {
+      if (settings_.remove_cm_motion) remove_com_velocity();
+      if (barostat_ && barostat_->due(step_)) barostat_move();
+      ensure_forces();
+      if (settings_.integrator.type == IntegratorType::LangevinMiddle)
+        langevin_middle_step();
+      else
+        verlet_step();
+      ++step_;
+      time_ps_ += settings_.integrator.timestep_ps;
+      forces_valid_ = false;
+    }
+  }
+
+  SimulationState state(const StateRequest& request) override {
+    SimulationState st;
+    st.step = step_;
+    st.time_ps = time_ps_;
+    st.has_box = system_.box.has_value();
+    if (st.has_box) st.box = box_;
+    st.degrees_of_freedom = dof_;
+    if (request.positions) st.positions_nm = x_;
+    if (request.velocities) st.velocities_nm_per_ps = v_;
+    if (request.forces || request.energy) {
+      require_positions("state");
+      ensure_forces();
+    }
+    if (request.forces) st.forces_kj_per_mol_nm = f_;
+    if (request.energy) {
+      st.potential = energy_;
+      st.kinetic_kj_per_mol = kinetic_energy();
+      st.temperature_k = dof_ > 0 ? 2.0 * st.kinetic_kj_per_mol / (dof_ * kBoltzmannKjPerMolK) : 0.0;
+    }
+    return st;
+  }
+
+  MinimizationResult minimize(double tolerance, int max_iterations) override {
+    require_positions("minimize");
+    forces_valid_ = false;
+    return cpu_minimize(evaluator_, system_, constraints_, x_, tolerance, max_iterations,
+                        settings_.integrator.constraint_tolerance);
+  }
+
+  std::uint64_t seed() const override { return seed_; }
+
+  std::vector<double> barostat_state() const override {
+    return barostat_ ? barostat_->state() : std::vector<double>{};
+  }
+
+  void set_barostat_state(const std::vector<double>& state) override {
+    if (!barostat_) {
+      if (state.empty()) return;
+      throw InputError("barostat state given, but the run has no barostat");
+    }
+    barostat_->set_state(state);
+  }
+
+ private:
+  void check_size(const std::vector<Vec3d>& v, const char* what) const {
+    if (v.size() != x_.size())
+      throw InputError(std::string(what) + ": " + std::to_string(v.size()) + " given, but the system has " +
+                       std::to_string(x_.size()) + " particles");
+  }
+
+  void require_positions(const char* what) const {
+    if (!positions_set_) throw RuntimeError(std::string(what) + ": positions have not been set");
+  }
+
+  void ensure_forces() {
+    if (forces_valid_) return;
+    energy_ = evaluator_.compute(x_, &f_);
+    forces_valid_ = true;
+  }
+
+  void remove_com_velocity() {
+    Vec3d momentum(0, 0, 0);
+    double mass = 0.0;
+    for (std::size_t i = 0; i < v_.size(); ++i) {
+      momentum += v_[i] * system_.mass_amu[i];
+      mass += system_.mass_amu[i];
+    }
+    if (!(mass > 0.0)) return;
+    const Vec3d v_cm = momentum / mass;
+    for (std::size_t i = 0; i < v_.size(); ++i)
+      if (inverse_mass_[i] > 0.0) v_[i] -= v_cm;
+  }
+
+  void barostat_move() {
+    ensure_forces();
+    Boxd box = box_;
+    auto trial = [this](const std::vector<Vec3d>& positions, const Boxd& b) {
+      evaluator_.set_box(b);
+      trial_energy_ = evaluator_.compute(positions, &trial_forces_);
+      return trial_energy_.total;
+    };
+    if (barostat_->attempt(x_, box, energy_.total, seed_, step_, trial)) {
+      box_ = box;
+      f_.swap(trial_forces_);
+      energy_ = trial_energy_;
+    } else {
+      evaluator_.set_box(box_);
+    }
+  }
+
+  void langevin_middle_step() {
+    const IntegratorConfig& in = settings_.integrator;
+    const double dt = in.timestep_ps, half_dt = 0.5 * dt, inverse_dt = 1.0 / dt;
+    const LangevinCoefficients coef = langevin_coefficients(in.friction_per_ps, dt, in.temperature_k);
+    const std::size_t n = x_.size();
+    for (std::size_t i = 0; i < n; ++i)
+      if (inverse_mass_[i] != 0.0) v_[i] = velocity_kick(v_[i], f_[i], inverse_mass_[i], dt);
+    if (!constraints_.empty()) constraints_.apply_velocities(x_, v_, in.constraint_tolerance);
+    const std::uint64_t step = static_cast<std::uint64_t>(step_);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (inverse_mass_[i] == 0.0) {
+        x_new_[i] = x_[i];
+        x_unconstrained_[i] = x_[i];
+        continue;
+      }
+      Vec3d x = drift(x_[i], v_[i], half_dt);
+      v_[i] = langevin_o_step(v_[i], inverse_mass_[i], coef,
+                              gaussian3(seed_, kStreamLangevin, step, static_cast<std::uint32_t>(i)));
+      x = drift(x, v_[i], half_dt);
+      x_new_[i] = x;
+      x_unconstrained_[i] = x;
+    }
+    if (!constraints_.empty()) {
+      constraints_.apply_positions(x_, x_new_, in.constraint_tolerance);
+      for (std::size_t i = 0; i < n; ++i)
+        if (inverse_mass_[i] != 0.0)
+          v_[i] = constraint_velocity_correction(v_[i], x_new_[i], x_unconstrained_[i], inverse_dt);
+    }
+    x_.swap(x_new_);
+  }
+
+  void verlet_step() {
+    const IntegratorConfig& in = settings_.integrator;
+    const double dt = in.timestep_ps, inverse_dt = 1.0 / dt;
+    const std::size_t n = x_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (inverse_mass_[i] == 0.0) {
+        x_new_[i] = x_[i];
+        continue;
+      }
+      v_[i] = velocity_kick(v_[i], f_[i], inverse_mass_[i], dt);
+      x_new_[i] = drift(x_[i], v_[i], dt);
+    }
+    if (!constraints_.empty()) constraints_.apply_positions(x_, x_new_, in.constraint_tolerance);
+    for (std::size_t i = 0; i < n; ++i)
+      if (inverse_mass_[i] != 0.0) v_[i] = leapfrog_velocity(x_new_[i], x_[i], inverse_dt);
+    x_.swap(x_new_);
+  }
+
+  // Requires forces at the current positions (Verlet's on-step velocity estimate).
+  double kinetic_energy() {
+    const std::size_t n = v_.size();
+    double twice = 0.0;
+    if (settings_.integrator.type == IntegratorType::Verlet) {
+      shifted_v_.resize(n);
+      const double shift = 0.5 * settings_.integrator.timestep_ps;
+      for (std::size_t i = 0; i < n; ++i) shifted_v_[i] = velocity_kick(v_[i], f_[i], inverse_mass_[i], shift);
+      if (!constraints_.empty()) constraints_.apply_velocities(x_, shifted_v_, settings_.integrator.constraint_tolerance);
+      for (std::size_t i = 0; i < n; ++i) twice += twice_kinetic_energy(system_.mass_amu[i], shifted_v_[i]);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) twice += twice_kinetic_energy(system_.mass_amu[i], v_[i]);
+    }
+    return 0.5 * twice;
+  }
+
+  System system_;
+  DynamicsSettings settings_;
+  CpuForceEvaluator evaluator_;
+  CpuConstraints constraints_;
+  std::optional<CpuMonteCarloBarostat> barostat_;
+  std::uint64_t seed_;
+  int dof_;
+  std::vector<double> inverse_mass_;
+  std::vector<Vec3d> x_, v_, f_, x_new_, x_unconstrained_, shifted_v_, trial_forces_;
+  EnergyTerms energy_, trial_energy_;
+  bool forces_valid_ = false;
+  bool positions_set_ = false;
+  Boxd box_{};
+  std::int64_t step_ = 0;
+  double time_ps_ = 0.0;
+};
+
+}  // namespace
+
+std::unique_ptr<Context> make_cpu_context(const System& system, const DynamicsSettings& settings) {
+  return std::make_unique<CpuContext>(system, settings);
+}
+
+}  // namespace mdsim

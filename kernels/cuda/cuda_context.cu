@@ -1,0 +1,1083 @@
+// CUDA platform: the dynamics Context (see cuda_context.hpp for the design). The CPU reference
+// context (kernels/cpu/cpu_context.cpp, cpu_constraints.cpp, cpu_minimizer.cpp, cpu_barostat.cpp) is
+// the specification; each piece below names the CPU code it mirrors.
+#include "kernels/cuda/cuda_context.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/errors.hpp"
+#include "kernels/cpu/cpu_barostat.hpp"
+#include "kernels/cpu/cpu_constraints.hpp"
+#include "kernels/cpu/cpu_minimizer.hpp"
+#include "kernels/cuda/constraint_kernels.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/integrator_kernels.cuh"
+#include "kernels/physics/integrator_steps.hpp"
+#include "kernels/physics/philox.hpp"
+
+namespace mdsim {
+
+namespace {
+
+using cuda::DeviceBuffer;
+using Coords = std::vector<Vec3d>;
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+int blocks_for(int n, int threads = cuda::kAtomThreads) { return std::max(1, (n + threads - 1) / threads); }
+
+// The CPU context's input checks (cpu_context.cpp, check_settings), same messages.
+void check_settings(const System& system, const DynamicsSettings& s) {
+  const IntegratorConfig& in = s.integrator;
+  if (!(in.timestep_ps > 0.0) || !std::isfinite(in.timestep_ps))
+    throw InputError("integrator: timestep must be positive, got " + num(in.timestep_ps) + " ps");
+  if (!(in.constraint_tolerance > 0.0) || !(in.constraint_tolerance < 1.0))
+    throw InputError("integrator: constraint_tolerance must lie in (0, 1), got " + num(in.constraint_tolerance));
+  if (in.type == IntegratorType::LangevinMiddle) {
+    if (!(in.temperature_k > 0.0) || !std::isfinite(in.temperature_k))
+      throw InputError("integrator: temperature must be positive, got " + num(in.temperature_k) + " K");
+    if (!(in.friction_per_ps >= 0.0) || !std::isfinite(in.friction_per_ps))
+      throw InputError("integrator: friction must be zero or positive, got " + num(in.friction_per_ps) + " 1/ps");
+  }
+  if (s.barostat && !system.box)
+    throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
+                     "nonbonded method)");
+  if (s.barostat && s.barostat->interval_steps <= 0)
+    throw InputError("barostat: interval must be a positive number of steps, got " +
+                     std::to_string(s.barostat->interval_steps));
+  if (s.barostat && !(s.barostat->temperature_k > 0.0))
+    throw InputError("barostat: temperature must be positive, got " + std::to_string(s.barostat->temperature_k) + " K");
+  for (std::size_t i = 0; i < system.mass_amu.size(); ++i)
+    if (!(system.mass_amu[i] >= 0.0) || !std::isfinite(system.mass_amu[i]))
+      throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + num(system.mass_amu[i]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constraint data, built as CpuConstraints' constructor builds it (same SETTLE selection, same CCMA
+// constraint order, same coupling matrix, same element cutoff), so that both platforms run the same
+// iteration. Validation of the constraints is left to CpuConstraints, which the context also builds.
+
+std::pair<int, int> ordered(int a, int b) { return a < b ? std::make_pair(a, b) : std::make_pair(b, a); }
+
+int find_root(std::vector<int>& parent, int i) {
+  while (parent[static_cast<std::size_t>(i)] != i) {
+    parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
+    i = parent[static_cast<std::size_t>(i)];
+  }
+  return i;
+}
+
+// Inverse of a dense m x m matrix (row-major) by Gauss-Jordan elimination with partial pivoting.
+std::vector<double> invert(std::vector<double> a, int m) {
+  std::vector<double> inv(static_cast<std::size_t>(m) * m, 0.0);
+  auto at = [m](std::vector<double>& x, int r, int c) -> double& { return x[static_cast<std::size_t>(r) * m + c]; };
+  for (int i = 0; i < m; ++i) at(inv, i, i) = 1.0;
+  for (int col = 0; col < m; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < m; ++r)
+      if (std::fabs(at(a, r, col)) > std::fabs(at(a, pivot, col))) pivot = r;
+    if (at(a, pivot, col) == 0.0) throw RuntimeError("constraints: singular CCMA coupling matrix");
+    if (pivot != col)
+      for (int c = 0; c < m; ++c) {
+        std::swap(at(a, pivot, c), at(a, col, c));
+        std::swap(at(inv, pivot, c), at(inv, col, c));
+      }
+    const double scale = 1.0 / at(a, col, col);
+    for (int c = 0; c < m; ++c) {
+      at(a, col, c) *= scale;
+      at(inv, col, c) *= scale;
+    }
+    for (int r = 0; r < m; ++r) {
+      if (r == col) continue;
+      const double factor = at(a, r, col);
+      if (factor == 0.0) continue;
+      for (int c = 0; c < m; ++c) {
+        at(a, r, c) -= factor * at(a, col, c);
+        at(inv, r, c) -= factor * at(inv, col, c);
+      }
+    }
+  }
+  return inv;
+}
+
+// CCMA constraints are packed into thread blocks of whole coupled groups, about this many each.
+constexpr int kCcmaBlockConstraints = 64;
+
+// The CCMA data in the layout of cuda::CcmaView (constraints numbered block by block).
+struct ConstraintPlan {
+  std::vector<cuda::SettleWater> settle;
+  std::vector<int> block_constraint_start{0}, block_atom_start{0};
+  std::vector<int2> ccma_atoms, ccma_local;  // system indices; block-local atom slots
+  std::vector<double> distance, reduced_mass;
+  std::vector<int> row_start{0}, column;     // block-local columns
+  std::vector<double> value;
+  std::vector<int> atom_index, atom_start{0}, atom_entry;  // touched atoms, their constraints
+  std::vector<double> atom_inverse_mass;
+  int max_block_constraints = 0, max_block_atoms = 0;
+  std::size_t max_block_shared_bytes = 0;
+  int num_ccma() const { return static_cast<int>(ccma_atoms.size()); }
+  int num_blocks() const { return static_cast<int>(block_constraint_start.size()) - 1; }
+};
+
+ConstraintPlan build_constraint_plan(const System& system, const std::vector<double>& inverse_mass) {
+  ConstraintPlan plan;
+  const int n = system.num_particles();
+  std::map<std::pair<int, int>, double> constraint_length;
+  for (const auto& dc : system.constraints) constraint_length[ordered(dc.i, dc.j)] = dc.distance_nm;
+
+  std::vector<int> constraint_count(static_cast<std::size_t>(n), 0);
+  for (const auto& dc : system.constraints) {
+    ++constraint_count[static_cast<std::size_t>(dc.i)];
+    ++constraint_count[static_cast<std::size_t>(dc.j)];
+  }
+  std::map<std::pair<int, int>, char> settled_pair;
+  for (const auto& w : system.rigid_waters) {
+    const int atoms[3] = {w.oxygen, w.hydrogen1, w.hydrogen2};
+    bool ok = true;
+    for (int a : atoms) ok = ok && a >= 0 && a < n && constraint_count[static_cast<std::size_t>(a)] == 2;
+    if (!ok) continue;
+    const auto oh1 = constraint_length.find(ordered(w.oxygen, w.hydrogen1));
+    const auto oh2 = constraint_length.find(ordered(w.oxygen, w.hydrogen2));
+    const auto hh = constraint_length.find(ordered(w.hydrogen1, w.hydrogen2));
+    if (oh1 == constraint_length.end() || oh2 == constraint_length.end() || hh == constraint_length.end()) continue;
+    if (oh1->second != oh2->second) continue;
+    if (system.mass_amu[static_cast<std::size_t>(w.hydrogen1)] != system.mass_amu[static_cast<std::size_t>(w.hydrogen2)])
+      continue;
+    cuda::SettleWater s;
+    s.o = w.oxygen;
+    s.h1 = w.hydrogen1;
+    s.h2 = w.hydrogen2;
+    s.inv_o = inverse_mass[static_cast<std::size_t>(w.oxygen)];
+    s.inv_h1 = inverse_mass[static_cast<std::size_t>(w.hydrogen1)];
+    s.inv_h2 = inverse_mass[static_cast<std::size_t>(w.hydrogen2)];
+    s.mass_o = 1.0 / s.inv_o;   // as CpuConstraints::apply_positions computes them
+    s.mass_h = 1.0 / s.inv_h1;
+    s.oh = oh1->second;
+    s.hh = hh->second;
+    plan.settle.push_back(s);
+    settled_pair[ordered(w.oxygen, w.hydrogen1)] = 1;
+    settled_pair[ordered(w.oxygen, w.hydrogen2)] = 1;
+    settled_pair[ordered(w.hydrogen1, w.hydrogen2)] = 1;
+  }
+
+  struct Ccma {
+    int a, b;
+    double distance, reduced_mass;
+  };
+  std::vector<Ccma> ccma;
+  for (const auto& dc : system.constraints) {
+    if (settled_pair.count(ordered(dc.i, dc.j))) continue;
+    const double w = inverse_mass[static_cast<std::size_t>(dc.i)] + inverse_mass[static_cast<std::size_t>(dc.j)];
+    ccma.push_back({dc.i, dc.j, dc.distance_nm, 1.0 / w});
+  }
+  const int nc = static_cast<int>(ccma.size());
+  std::vector<std::vector<std::pair<int, double>>> inverse_coupling(static_cast<std::size_t>(nc));
+  std::vector<std::vector<int>> groups;  // coupled constraints (ascending), by first constraint
+  if (nc > 0) {
+    std::vector<std::vector<int>> atom_constraints(static_cast<std::size_t>(n));
+    for (int c = 0; c < nc; ++c) {
+      atom_constraints[static_cast<std::size_t>(ccma[static_cast<std::size_t>(c)].a)].push_back(c);
+      atom_constraints[static_cast<std::size_t>(ccma[static_cast<std::size_t>(c)].b)].push_back(c);
+    }
+    std::map<std::pair<int, std::pair<int, int>>, double> angle_at;
+    for (const auto& ang : system.angles) angle_at[{ang.j, ordered(ang.i, ang.k)}] = ang.angle_rad;
+    std::map<std::pair<int, int>, int> ccma_index;
+    for (int c = 0; c < nc; ++c)
+      ccma_index[ordered(ccma[static_cast<std::size_t>(c)].a, ccma[static_cast<std::size_t>(c)].b)] = c;
+
+    std::vector<std::vector<std::pair<int, double>>> coupling(static_cast<std::size_t>(nc));
+    std::vector<int> parent(static_cast<std::size_t>(nc));
+    std::iota(parent.begin(), parent.end(), 0);
+    for (int j = 0; j < nc; ++j) {
+      const Ccma& cj = ccma[static_cast<std::size_t>(j)];
+      for (int shared : {cj.a, cj.b}) {
+        const int end_j = shared == cj.a ? cj.b : cj.a;
+        for (int k : atom_constraints[static_cast<std::size_t>(shared)]) {
+          if (k == j) continue;
+          const Ccma& ck = ccma[static_cast<std::size_t>(k)];
+          const int end_k = shared == ck.a ? ck.b : ck.a;
+          parent[static_cast<std::size_t>(find_root(parent, j))] = find_root(parent, k);
+          double cosine = 0.0;
+          bool found = false;
+          auto third = ccma_index.find(ordered(end_j, end_k));
+          if (third != ccma_index.end()) {
+            const double d1 = cj.distance, d2 = ck.distance, d3 = ccma[static_cast<std::size_t>(third->second)].distance;
+            cosine = (d1 * d1 + d2 * d2 - d3 * d3) / (2.0 * d1 * d2);
+            found = true;
+          } else {
+            auto ang = angle_at.find({shared, ordered(end_j, end_k)});
+            if (ang != angle_at.end()) {
+              cosine = std::cos(ang->second);
+              found = true;
+            }
+          }
+          if (!found) continue;
+          const double scale = inverse_mass[static_cast<std::size_t>(shared)] * cj.reduced_mass;
+          coupling[static_cast<std::size_t>(j)].emplace_back(k, scale * cosine);
+        }
+      }
+    }
+    std::map<int, std::vector<int>> components;
+    for (int c = 0; c < nc; ++c) components[find_root(parent, c)].push_back(c);
+    for (const auto& [root, members] : components) {
+      (void)root;
+      groups.push_back(members);
+      const int m = static_cast<int>(members.size());
+      if (m == 1) {
+        inverse_coupling[static_cast<std::size_t>(members[0])].emplace_back(members[0], 1.0);
+        continue;
+      }
+      std::map<int, int> local;
+      for (int i = 0; i < m; ++i) local[members[static_cast<std::size_t>(i)]] = i;
+      std::vector<double> k_matrix(static_cast<std::size_t>(m) * m, 0.0);
+      for (int i = 0; i < m; ++i) k_matrix[static_cast<std::size_t>(i) * m + i] = 1.0;
+      for (int i = 0; i < m; ++i)
+        for (const auto& [col, value] : coupling[static_cast<std::size_t>(members[static_cast<std::size_t>(i)])])
+          k_matrix[static_cast<std::size_t>(i) * m + local.at(col)] += value;
+      const std::vector<double> inverse = invert(std::move(k_matrix), m);
+      for (int i = 0; i < m; ++i) {
+        const int gi = members[static_cast<std::size_t>(i)];
+        for (int j = 0; j < m; ++j) {
+          const int gj = members[static_cast<std::size_t>(j)];
+          const double value = inverse[static_cast<std::size_t>(i) * m + j] * ccma[static_cast<std::size_t>(gj)].distance /
+                               ccma[static_cast<std::size_t>(gi)].distance;
+          if (i == j || std::fabs(value) > CpuConstraints::kMatrixElementCutoff)
+            inverse_coupling[static_cast<std::size_t>(gi)].emplace_back(gj, value);
+        }
+      }
+    }
+  }
+
+  // Whole groups into blocks of about kCcmaBlockConstraints constraints; within a block the
+  // constraints keep their CPU order, so each atom still sums its updates in the CPU's order.
+  std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.front() < y.front(); });
+  std::vector<std::vector<int>> blocks;
+  for (const auto& g : groups) {
+    if (blocks.empty() || blocks.back().size() + g.size() > static_cast<std::size_t>(kCcmaBlockConstraints))
+      blocks.emplace_back();
+    blocks.back().insert(blocks.back().end(), g.begin(), g.end());
+  }
+  std::vector<int> new_index(static_cast<std::size_t>(nc), -1);
+  {
+    int next = 0;
+    for (auto& b : blocks) {
+      std::sort(b.begin(), b.end());
+      for (int c : b) new_index[static_cast<std::size_t>(c)] = next++;
+    }
+  }
+  for (const auto& b : blocks) {
+    const int c_begin = static_cast<int>(plan.ccma_atoms.size());
+    std::vector<int> atoms;
+    for (int c : b) {
+      atoms.push_back(ccma[static_cast<std::size_t>(c)].a);
+      atoms.push_back(ccma[static_cast<std::size_t>(c)].b);
+    }
+    std::sort(atoms.begin(), atoms.end());
+    atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
+    std::map<int, int> slot;
+    for (std::size_t q = 0; q < atoms.size(); ++q) slot[atoms[q]] = static_cast<int>(q);
+    std::map<int, std::vector<int>> entries;  // atom -> 2 k + side, ascending k
+    for (int c : b) {
+      const Ccma& k = ccma[static_cast<std::size_t>(c)];
+      const int local_k = new_index[static_cast<std::size_t>(c)] - c_begin;
+      plan.ccma_atoms.push_back(make_int2(k.a, k.b));
+      plan.ccma_local.push_back(make_int2(slot.at(k.a), slot.at(k.b)));
+      plan.distance.push_back(k.distance);
+      plan.reduced_mass.push_back(k.reduced_mass);
+      for (const auto& [col, value] : inverse_coupling[static_cast<std::size_t>(c)]) {
+        plan.column.push_back(new_index[static_cast<std::size_t>(col)] - c_begin);
+        plan.value.push_back(value);
+      }
+      plan.row_start.push_back(static_cast<int>(plan.column.size()));
+      entries[k.a].push_back(2 * local_k);
+      entries[k.b].push_back(2 * local_k + 1);
+    }
+    for (int a : atoms) {
+      plan.atom_index.push_back(a);
+      plan.atom_inverse_mass.push_back(inverse_mass[static_cast<std::size_t>(a)]);
+      for (int e : entries.at(a)) plan.atom_entry.push_back(e);
+      plan.atom_start.push_back(static_cast<int>(plan.atom_entry.size()));
+    }
+    plan.block_constraint_start.push_back(static_cast<int>(plan.ccma_atoms.size()));
+    plan.block_atom_start.push_back(static_cast<int>(plan.atom_index.size()));
+    const int nb = static_cast<int>(b.size()), na = static_cast<int>(atoms.size());
+    plan.max_block_constraints = std::max(plan.max_block_constraints, nb);
+    plan.max_block_atoms = std::max(plan.max_block_atoms, na);
+    plan.max_block_shared_bytes = std::max(plan.max_block_shared_bytes, cuda::ccma_shared_bytes(na, nb));
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------------------------------------
+// L-BFGS on the constraint manifold: the CPU minimiser's algorithm (cpu_minimizer.cpp: 64 correction
+// pairs, gradient-driven strong-Wolfe line search, 0.05 nm step limit, retraction by SETTLE + CCMA,
+// projected gradients) with the vector algebra on the host and every energy and force from the GPU.
+
+constexpr double kManifoldTolerance = 1e-10;            // cpu_minimizer.cpp
+constexpr double kGradientProjectionTolerance = 1e-9;   // cpu_minimizer.cpp
+
+double dot_all(const Coords& a, const Coords& b) {
+  double s = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += dot(a[i], b[i]);
+  return s;
+}
+
+class GpuManifoldObjective {
+ public:
+  GpuManifoldObjective(CudaForceEvaluator& evaluator, CpuConstraints* projector)
+      : evaluator_(evaluator), projector_(projector) {}
+
+  double evaluate(const Coords& x, Coords& gradient) {
+    evaluator_.update_positions(x);
+    evaluator_.compute(true);
+    const double e = evaluator_.energies().total;
+    gradient = evaluator_.forces();
+    if (projector_) project_out_constraint_forces(*projector_, x, gradient);
+    for (auto& g : gradient) g = -g;
+    return std::isfinite(e) ? e : std::numeric_limits<double>::infinity();
+  }
+  void retract(const Coords& reference, Coords& x) {
+    if (projector_) projector_->apply_positions(reference, x, kManifoldTolerance);
+  }
+  void project(const Coords& x, Coords& direction) {
+    if (projector_) projector_->apply_velocities(x, direction, kGradientProjectionTolerance);
+  }
+
+ private:
+  CudaForceEvaluator& evaluator_;
+  CpuConstraints* projector_;
+};
+
+struct Point {
+  Coords x, g;
+  double f = 0.0;
+};
+
+bool line_search(GpuManifoldObjective& objective, const Point& start, const Coords& p, double alpha_initial,
+                 double alpha_max, double energy_noise, Point& out) {
+  constexpr double c1 = 1e-4, c2 = 0.9;
+  constexpr int kMaxEvaluations = 20;
+  const double d0 = dot_all(start.g, p);
+  if (!(d0 < 0.0)) return false;
+  Point trial;
+  trial.x.resize(start.x.size());
+  double lo = 0.0, d_lo = d0;
+  double hi = -1.0, d_hi = 0.0;
+  double a = std::min(alpha_initial, alpha_max);
+  for (int evaluation = 0; evaluation < kMaxEvaluations; ++evaluation) {
+    for (std::size_t i = 0; i < start.x.size(); ++i) trial.x[i] = start.x[i] + p[i] * a;
+    objective.retract(start.x, trial.x);
+    trial.f = objective.evaluate(trial.x, trial.g);
+    const double da = dot_all(trial.g, p);
+    const bool energy_ok = std::isfinite(trial.f) && trial.f <= start.f + c1 * a * d0 + energy_noise;
+    if (energy_ok && std::fabs(da) <= -c2 * d0) {
+      out = std::move(trial);
+      return true;
+    }
+    if (energy_ok && da < 0.0) {
+      if (hi < 0.0 && a >= alpha_max) {
+        out = std::move(trial);
+        return true;
+      }
+      lo = a;
+      d_lo = da;
+    } else {
+      hi = a;
+      d_hi = energy_ok ? da : std::numeric_limits<double>::quiet_NaN();
+    }
+    if (hi < 0.0) {
+      a = std::min(2.0 * a, alpha_max);
+      continue;
+    }
+    const double width = hi - lo;
+    if (width <= 1e-14 * hi) break;
+    double next = 0.5 * (lo + hi);
+    if (std::isfinite(d_hi) && d_hi > d_lo) next = lo - d_lo * width / (d_hi - d_lo);
+    if (!(next >= lo + 0.1 * width && next <= hi - 0.1 * width)) next = 0.5 * (lo + hi);
+    a = next;
+  }
+  return false;
+}
+
+struct LbfgsResult {
+  bool converged = false;
+  int iterations = 0;
+};
+
+LbfgsResult lbfgs(GpuManifoldObjective& objective, Coords& x, double tolerance, long budget) {
+  const std::size_t per_pair_bytes = 2 * x.size() * sizeof(Vec3d);
+  const std::size_t kHistory =
+      std::clamp<std::size_t>((std::size_t(256) << 20) / std::max<std::size_t>(per_pair_bytes, 1), 8, 64);
+  constexpr double kMaxStepNm = 0.05;
+  constexpr double kFirstStepNm = 0.005;
+  LbfgsResult result;
+  Point current;
+  current.x = x;
+  current.f = objective.evaluate(current.x, current.g);
+  const double energy_noise = 1e-5 * std::fabs(current.f) + 1e-3;
+  std::deque<Coords> s_hist, y_hist;
+  std::deque<double> rho_hist;
+  Coords p(x.size());
+  std::vector<double> alpha_coef(kHistory);
+  int failures = 0;
+  while (true) {
+    if (max_norm(current.g) < tolerance) {
+      result.converged = true;
+      break;
+    }
+    if (budget >= 0 && result.iterations >= budget) break;
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = -current.g[i];
+    const std::size_t m = s_hist.size();
+    for (std::size_t k = m; k-- > 0;) {
+      alpha_coef[k] = rho_hist[k] * dot_all(s_hist[k], p);
+      for (std::size_t j = 0; j < p.size(); ++j) p[j] -= y_hist[k][j] * alpha_coef[k];
+    }
+    double alpha_initial = 1.0;
+    if (m > 0) {
+      const double gamma = dot_all(s_hist.back(), y_hist.back()) / dot_all(y_hist.back(), y_hist.back());
+      for (auto& v : p) v *= gamma;
+      for (std::size_t k = 0; k < m; ++k) {
+        const double c = alpha_coef[k] - rho_hist[k] * dot_all(y_hist[k], p);
+        for (std::size_t j = 0; j < p.size(); ++j) p[j] += s_hist[k][j] * c;
+      }
+      objective.project(current.x, p);
+    } else {
+      alpha_initial = kFirstStepNm / max_norm(p);
+    }
+    const double p_max = max_norm(p);
+    Point next;
+    if (!(p_max > 0.0) || !std::isfinite(p_max) ||
+        !line_search(objective, current, p, alpha_initial, kMaxStepNm / p_max, energy_noise, next)) {
+      s_hist.clear();
+      y_hist.clear();
+      rho_hist.clear();
+      if (++failures >= 2) break;
+      continue;
+    }
+    failures = 0;
+    ++result.iterations;
+    Coords s(x.size()), y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      s[i] = next.x[i] - current.x[i];
+      y[i] = next.g[i] - current.g[i];
+    }
+    const double sy = dot_all(s, y);
+    if (sy > 1e-12 * std::sqrt(dot_all(s, s) * dot_all(y, y))) {
+      if (s_hist.size() == kHistory) {
+        s_hist.pop_front();
+        y_hist.pop_front();
+        rho_hist.pop_front();
+      }
+      s_hist.push_back(std::move(s));
+      y_hist.push_back(std::move(y));
+      rho_hist.push_back(1.0 / sy);
+    }
+    current = std::move(next);
+  }
+  x = current.x;
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class CudaContext final : public Context {
+ public:
+  CudaContext(const System& system, const DynamicsSettings& settings, const CudaOptions& options)
+      : system_(system),
+        settings_((check_settings(system, settings), settings)),
+        evaluator_(system_, options),
+        host_constraints_(system_, system_.mass_amu),
+        seed_(choose_seed(settings.integrator.seed)),
+        dof_(degrees_of_freedom(system_, settings.remove_cm_motion)),
+        n_(system_.num_particles()) {
+    stream_ = static_cast<cudaStream_t>(evaluator_.device_stream());
+    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&aux_stream_, cudaStreamNonBlocking));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&com_done_, cudaEventDisableTiming));
+
+    const std::size_t n = static_cast<std::size_t>(n_);
+    host_inverse_mass_.resize(n);
+    double total_mass = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      host_inverse_mass_[i] = system_.mass_amu[i] > 0.0 ? 1.0 / system_.mass_amu[i] : 0.0;
+      total_mass += system_.mass_amu[i];
+    }
+    has_mass_ = total_mass > 0.0;
+    inverse_total_mass_ = has_mass_ ? 1.0 / total_mass : 0.0;
+    mass_.upload(system_.mass_amu, stream_);
+    inverse_mass_.upload(host_inverse_mass_, stream_);
+    v_.upload(Coords(n, Vec3d(0, 0, 0)), stream_);
+    x_old_.resize(n);
+    x_unconstrained_.resize(n);
+    v_scratch_.resize(n);
+    com_velocity_.resize(1);
+    scalar_.resize(1);
+    device_step_.upload(std::vector<long long>{0}, stream_);
+
+    const ConstraintPlan plan = build_constraint_plan(system_, host_inverse_mass_);
+    num_settle_ = static_cast<int>(plan.settle.size());
+    num_ccma_ = plan.num_ccma();
+    ccma_blocks_ = plan.num_blocks();
+    ccma_threads_ = std::clamp((std::max(plan.max_block_constraints, plan.max_block_atoms) + 31) / 32 * 32, 64, 1024);
+    settle_.upload(plan.settle, stream_);
+    ccma_block_constraint_start_.upload(plan.block_constraint_start, stream_);
+    ccma_block_atom_start_.upload(plan.block_atom_start, stream_);
+    ccma_block_iterations_.resize(static_cast<std::size_t>(std::max(ccma_blocks_, 1)));
+    ccma_atoms_.upload(plan.ccma_atoms, stream_);
+    ccma_local_.upload(plan.ccma_local, stream_);
+    ccma_atom_inverse_mass_.upload(plan.atom_inverse_mass, stream_);
+    ccma_distance_.upload(plan.distance, stream_);
+    ccma_reduced_mass_.upload(plan.reduced_mass, stream_);
+    ccma_row_start_.upload(plan.row_start, stream_);
+    ccma_column_.upload(plan.column, stream_);
+    ccma_value_.upload(plan.value, stream_);
+    ccma_atom_index_.upload(plan.atom_index, stream_);
+    ccma_atom_start_.upload(plan.atom_start, stream_);
+    ccma_atom_entry_.upload(plan.atom_entry, stream_);
+    ccma_iterations_.upload(std::vector<int>{0, 0}, stream_);
+    // Each CCMA block's working set in shared memory when the largest fits (HBonds: a few KB),
+    // otherwise in global scratch.
+    const int touched = static_cast<int>(plan.atom_index.size());
+    ccma_shared_bytes_ = plan.max_block_shared_bytes;
+    int max_shared = 0;
+    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.device));
+    ccma_use_shared_ = num_ccma_ > 0 && ccma_shared_bytes_ + 64 <= static_cast<std::size_t>(max_shared);
+    if (ccma_use_shared_) {
+      MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_positions_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(ccma_shared_bytes_)));
+      MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_velocities_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(ccma_shared_bytes_)));
+    } else {
+      ccma_shared_bytes_ = 0;
+      ccma_x_scratch_.resize(static_cast<std::size_t>(touched));
+      ccma_r_ref_.resize(static_cast<std::size_t>(num_ccma_));
+      ccma_r_ref2_.resize(static_cast<std::size_t>(num_ccma_));
+      ccma_delta_.resize(static_cast<std::size_t>(num_ccma_));
+      ccma_delta_tmp_.resize(static_cast<std::size_t>(num_ccma_));
+    }
+
+    if (system_.box) box_ = *system_.box;
+    if (settings_.barostat) {
+      const std::vector<std::vector<int>> molecules = find_molecules(system_);
+      num_molecules_ = static_cast<int>(molecules.size());
+      std::vector<int> start{0}, atoms;
+      for (const auto& m : molecules) {
+        atoms.insert(atoms.end(), m.begin(), m.end());
+        start.push_back(static_cast<int>(atoms.size()));
+      }
+      molecule_start_.upload(start, stream_);
+      molecule_atoms_.upload(atoms, stream_);
+      position_backup_.resize(n);
+      volume_scale_ = 0.01 * system_.box->volume();
+    }
+  }
+
+  ~CudaContext() override {
+    cudaStreamSynchronize(stream_);
+    cudaStreamSynchronize(aux_stream_);
+    if (step_graph_) cudaGraphExecDestroy(step_graph_);
+    cudaEventDestroy(fork_);
+    cudaEventDestroy(join_);
+    cudaEventDestroy(com_done_);
+    cudaStreamDestroy(aux_stream_);
+  }
+
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+
+  void set_positions(const std::vector<Vec3d>& positions) override {
+    check_size(positions, "positions");
+    evaluator_.set_positions(positions);
+    positions_set_ = true;
+    invalidate_forces();
+  }
+
+  void set_velocities(const std::vector<Vec3d>& velocities) override {
+    check_size(velocities, "velocities");
+    v_.upload(velocities, stream_);
+  }
+
+  // As the CPU: Maxwell-Boltzmann draws and the COM removal on the host (the same arithmetic), the
+  // velocity constraints on the device.
+  void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
+    if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
+      throw InputError("initial velocities: temperature must be zero or positive, got " + num(temperature_k) + " K");
+    const std::uint64_t s = seed != 0 ? seed : seed_;
+    const double kt = kBoltzmannKjPerMolK * temperature_k;
+    Coords v(static_cast<std::size_t>(n_));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = host_inverse_mass_[i] > 0.0
+                 ? thermal_velocity(host_inverse_mass_[i], kt,
+                                    gaussian3(s, kStreamInitialVelocities, 0, static_cast<std::uint32_t>(i)))
+                 : Vec3d(0, 0, 0);
+    if (settings_.remove_cm_motion) {
+      Vec3d momentum(0, 0, 0);
+      double mass = 0.0;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        momentum += v[i] * system_.mass_amu[i];
+        mass += system_.mass_amu[i];
+      }
+      if (mass > 0.0) {
+        const Vec3d v_cm = momentum / mass;
+        for (std::size_t i = 0; i < v.size(); ++i)
+          if (host_inverse_mass_[i] > 0.0) v[i] -= v_cm;
+      }
+    }
+    require_positions("set_velocities_to_temperature");
+    v_.upload(v, stream_);
+    constrain_velocities(v_.data(), settings_.integrator.constraint_tolerance);
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void apply_constraints(double tolerance) override {
+    require_positions("apply_constraints");
+    if (!(tolerance > 0.0)) throw InputError("apply_constraints: tolerance must be positive, got " + num(tolerance));
+    if (system_.constraints.empty()) return;
+    cuda::copy_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, positions(), x_old_.data());
+    MDSIM_CUDA_CHECK_LAUNCH();
+    constrain_positions(x_old_.data(), tolerance);
+    constrain_velocities(v_.data(), tolerance);
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    invalidate_forces();
+  }
+
+  void set_box(const Boxd& box) override {
+    if (!system_.box) throw InputError("set_box: the system is not periodic");
+    evaluator_.set_box(box);
+    box_ = box;
+    invalidate_forces();
+  }
+
+  void set_step(std::int64_t step, double time_ps) override {
+    if (step < 0) throw InputError("set_step: step must not be negative, got " + std::to_string(step));
+    step_ = step;
+    time_ps_ = time_ps;
+    device_step_.upload(std::vector<long long>{static_cast<long long>(step)}, stream_);
+  }
+
+  // Per step: barostat move when due (host sync), the centre-of-mass velocity on the auxiliary
+  // stream concurrently with the force evaluation (its own graph), then the integrator graph. No
+  // host synchronisation and no host<->device copy otherwise.
+  void step(int steps) override {
+    require_positions("step");
+    const bool remove_com = settings_.remove_cm_motion && has_mass_;
+    for (int s = 0; s < steps; ++s) {
+      if (settings_.barostat && step_ > 0 && step_ % settings_.barostat->interval_steps == 0) barostat_move();
+      if (remove_com) {
+        MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+        MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
+        cuda::com_velocity_kernel<<<1, cuda::kReduceThreads, 0, aux_stream_>>>(
+            n_, mass_.data(), v_.data(), inverse_total_mass_, com_velocity_.data());
+        MDSIM_CUDA_CHECK_LAUNCH();
+        MDSIM_CUDA_CHECK(cudaEventRecord(com_done_, aux_stream_));
+      }
+      if (!forces_valid_) evaluator_.compute(false);
+      if (remove_com) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, com_done_, 0));
+      launch_step_graph();
+      ++step_;
+      time_ps_ += settings_.integrator.timestep_ps;
+      invalidate_forces();
+    }
+  }
+
+  SimulationState state(const StateRequest& request) override {
+    SimulationState st;
+    st.step = step_;
+    st.time_ps = time_ps_;
+    st.has_box = system_.box.has_value();
+    if (st.has_box) st.box = box_;
+    st.degrees_of_freedom = dof_;
+    if (request.positions) st.positions_nm = evaluator_.positions();
+    if (request.velocities) st.velocities_nm_per_ps = v_.download(stream_);
+    if (request.forces || request.energy) {
+      require_positions("state");
+      ensure_forces(request.energy);
+    }
+    if (request.forces) st.forces_kj_per_mol_nm = evaluator_.forces();
+    if (request.energy) {
+      st.potential = evaluator_.energies();
+      st.kinetic_kj_per_mol = kinetic_energy();
+      st.temperature_k = dof_ > 0 ? 2.0 * st.kinetic_kj_per_mol / (dof_ * kBoltzmannKjPerMolK) : 0.0;
+    }
+    return st;
+  }
+
+  // cpu_minimize with GPU energies and forces (see GpuManifoldObjective).
+  MinimizationResult minimize(double tolerance, int max_iterations) override {
+    require_positions("minimize");
+    if (!(tolerance > 0.0)) throw InputError("minimize: tolerance must be positive (kJ/mol/nm)");
+    if (max_iterations < 0) throw InputError("minimize: max_iterations must be 0 (until converged) or positive");
+    invalidate_forces();
+    Coords positions = evaluator_.positions();
+    MinimizationResult result{};
+    GpuManifoldObjective plain(evaluator_, nullptr);
+    Coords forces;
+    result.initial_energy = plain.evaluate(positions, forces);
+
+    const bool constrained = !host_constraints_.empty();
+    CpuConstraints projector(system_, std::vector<double>(static_cast<std::size_t>(n_), 1.0));
+    if (constrained) {
+      const Coords reference = positions;
+      host_constraints_.apply_positions(reference, positions,
+                                        std::min(settings_.integrator.constraint_tolerance, kManifoldTolerance));
+    }
+    GpuManifoldObjective objective(evaluator_, constrained ? &projector : nullptr);
+    const long budget = max_iterations > 0 ? max_iterations : -1;
+    const LbfgsResult r = lbfgs(objective, positions, tolerance, budget);
+
+    evaluator_.set_positions(positions);
+    evaluator_.compute(true);
+    result.final_energy = evaluator_.energies().total;
+    forces = evaluator_.forces();
+    forces_valid_ = energy_valid_ = true;
+    project_out_constraint_forces(projector, positions, forces);
+    result.max_force_kj_per_mol_nm = max_norm(forces);
+    result.iterations = r.iterations;
+    result.converged = max_norm(forces) < tolerance &&
+                       (!constrained ||
+                        host_constraints_.max_relative_deviation(positions) <= settings_.integrator.constraint_tolerance);
+    return result;
+  }
+
+  std::uint64_t seed() const override { return seed_; }
+
+  std::vector<double> barostat_state() const override {
+    if (!settings_.barostat) return {};
+    return {volume_scale_, static_cast<double>(attempted_), static_cast<double>(accepted_),
+            static_cast<double>(total_attempted_), static_cast<double>(total_accepted_)};
+  }
+
+  void set_barostat_state(const std::vector<double>& state) override {
+    if (!settings_.barostat) {
+      if (state.empty()) return;
+      throw InputError("barostat state given, but the run has no barostat");
+    }
+    if (state.size() != 5 || !(state[0] > 0.0) || state[1] < 0 || state[2] < 0 || state[2] > state[1] ||
+        state[3] < 0 || state[4] < 0)
+      throw InputError("barostat state: expected 5 values (move size > 0, attempts, acceptances, total attempts, "
+                       "total acceptances), got " + std::to_string(state.size()) + " values");
+    volume_scale_ = state[0];
+    attempted_ = static_cast<int>(state[1]);
+    accepted_ = static_cast<int>(state[2]);
+    total_attempted_ = static_cast<std::int64_t>(state[3]);
+    total_accepted_ = static_cast<std::int64_t>(state[4]);
+  }
+
+ private:
+  double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
+
+  void check_size(const std::vector<Vec3d>& v, const char* what) const {
+    if (v.size() != static_cast<std::size_t>(n_))
+      throw InputError(std::string(what) + ": " + std::to_string(v.size()) + " given, but the system has " +
+                       std::to_string(n_) + " particles");
+  }
+
+  void require_positions(const char* what) const {
+    if (!positions_set_) throw RuntimeError(std::string(what) + ": positions have not been set");
+  }
+
+  void invalidate_forces() { forces_valid_ = energy_valid_ = false; }
+
+  void ensure_forces(bool with_energy) {
+    if (forces_valid_ && (energy_valid_ || !with_energy)) return;
+    evaluator_.compute(with_energy);
+    forces_valid_ = true;
+    energy_valid_ = with_energy;
+  }
+
+  cuda::CcmaView ccma_view() {
+    cuda::CcmaView c;
+    c.blocks = ccma_blocks_;
+    c.block_constraint_start = ccma_block_constraint_start_.data();
+    c.block_atom_start = ccma_block_atom_start_.data();
+    c.atoms = ccma_atoms_.data();
+    c.local = ccma_local_.data();
+    c.distance = ccma_distance_.data();
+    c.reduced_mass = ccma_reduced_mass_.data();
+    c.row_start = ccma_row_start_.data();
+    c.column = ccma_column_.data();
+    c.value = ccma_value_.data();
+    c.atom_index = ccma_atom_index_.data();
+    c.atom_inverse_mass = ccma_atom_inverse_mass_.data();
+    c.atom_start = ccma_atom_start_.data();
+    c.atom_entry = ccma_atom_entry_.data();
+    c.use_shared = ccma_use_shared_;
+    c.x_scratch = ccma_x_scratch_.data();
+    c.r_ref_scratch = ccma_r_ref_.data();
+    c.r_ref2_scratch = ccma_r_ref2_.data();
+    c.delta_scratch = ccma_delta_.data();
+    c.delta_tmp_scratch = ccma_delta_tmp_.data();
+    c.block_iterations = ccma_block_iterations_.data();
+    c.iterations = ccma_iterations_.data();
+    return c;
+  }
+
+  // SETTLE on the auxiliary stream concurrently with CCMA on the main one (disjoint atoms); both
+  // joined back into the main stream. Works alike when the main stream is being captured.
+  template <typename SettleLaunch, typename CcmaLaunch>
+  void run_constraints(SettleLaunch&& settle, CcmaLaunch&& ccma) {
+    if (num_settle_ > 0 && num_ccma_ > 0) {
+      MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
+      settle(aux_stream_);
+      MDSIM_CUDA_CHECK(cudaEventRecord(join_, aux_stream_));
+      ccma(stream_);
+      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
+    } else if (num_settle_ > 0) {
+      settle(stream_);
+    } else if (num_ccma_ > 0) {
+      ccma(stream_);
+    }
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // Positions (in place) onto the constraint surface along the constraint vectors of `reference`.
+  void constrain_positions(const Vec3d* reference, double tolerance) {
+    double4_16a* pos = positions();
+    const cuda::SettleWater* waters = settle_.data();
+    const int nw = num_settle_;
+    const cuda::CcmaView view = ccma_view();
+    const std::size_t shared = ccma_shared_bytes_;
+    const int blocks = ccma_blocks_, threads = ccma_threads_;
+    run_constraints(
+        [&](cudaStream_t s) {
+          cuda::settle_positions_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, reference, pos);
+        },
+        [&](cudaStream_t s) {
+          for (const bool finish : {false, true})
+            cuda::ccma_positions_kernel<<<blocks, threads, shared, s>>>(view, reference, pos, tolerance,
+                                                                        CpuConstraints::kMaxIterations, finish);
+        });
+  }
+
+  // Velocities `v` (in place): components along the constraints of the current positions removed.
+  void constrain_velocities(Vec3d* v, double tolerance) {
+    const double4_16a* pos = positions();
+    const cuda::SettleWater* waters = settle_.data();
+    const int nw = num_settle_;
+    const cuda::CcmaView view = ccma_view();
+    const std::size_t shared = ccma_shared_bytes_;
+    const int blocks = ccma_blocks_, threads = ccma_threads_;
+    run_constraints(
+        [&](cudaStream_t s) {
+          cuda::settle_velocities_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, pos, v);
+        },
+        [&](cudaStream_t s) {
+          for (const bool finish : {false, true})
+            cuda::ccma_velocities_kernel<<<blocks, threads, shared, s>>>(view, pos, v, tolerance,
+                                                                         CpuConstraints::kMaxIterations, finish);
+        });
+  }
+
+  // The integrator's kernels for one step (forces of the current positions already in the
+  // evaluator's buffer), as CpuContext::step after ensure_forces.
+  void enqueue_step() {
+    const IntegratorConfig& in = settings_.integrator;
+    const double dt = in.timestep_ps, inverse_dt = 1.0 / dt;
+    const double tolerance = in.constraint_tolerance;
+    const bool constrained = !system_.constraints.empty();
+    double4_16a* pos = positions();
+    const unsigned long long* force = evaluator_.device_forces_fixed();
+    const int stride = evaluator_.force_stride();
+    const int blocks = blocks_for(n_);
+    // The centre-of-mass velocity is computed before the graph runs (step()).
+    const Vec3d* com = settings_.remove_cm_motion && has_mass_ ? com_velocity_.data() : nullptr;
+    if (in.type == IntegratorType::LangevinMiddle) {
+      const LangevinCoefficients coef = langevin_coefficients(in.friction_per_ps, dt, in.temperature_k);
+      cuda::langevin_kick_kernel<<<blocks, cuda::kAtomThreads, 0, stream_>>>(n_, v_.data(), inverse_mass_.data(), force,
+                                                                             stride, dt, com);
+      if (constrained) constrain_velocities(v_.data(), tolerance);
+      cuda::langevin_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream_>>>(
+          n_, pos, v_.data(), x_old_.data(), x_unconstrained_.data(), inverse_mass_.data(), 0.5 * dt, coef, seed_,
+          device_step_.data());
+      if (constrained) {
+        constrain_positions(x_old_.data(), tolerance);
+        cuda::velocity_correction_kernel<<<blocks, cuda::kAtomThreads, 0, stream_>>>(
+            n_, pos, v_.data(), x_unconstrained_.data(), inverse_mass_.data(), inverse_dt, device_step_.data());
+      } else {
+        cuda::advance_step_kernel<<<1, 1, 0, stream_>>>(device_step_.data());
+      }
+    } else {
+      cuda::verlet_kick_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream_>>>(
+          n_, pos, v_.data(), x_old_.data(), inverse_mass_.data(), force, stride, dt, com);
+      if (constrained) constrain_positions(x_old_.data(), tolerance);
+      cuda::leapfrog_velocity_kernel<<<blocks, cuda::kAtomThreads, 0, stream_>>>(
+          n_, pos, v_.data(), x_old_.data(), inverse_mass_.data(), inverse_dt, device_step_.data());
+    }
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // The step's kernels as one CUDA graph, captured on first use (every pointer and parameter in it
+  // is fixed for the context's lifetime; the step number is read from device memory).
+  void launch_step_graph() {
+    const void* pos = evaluator_.device_positions();
+    const void* force = evaluator_.device_forces_fixed();
+    if (step_graph_ && (pos != graph_positions_ || force != graph_forces_)) {
+      MDSIM_CUDA_CHECK(cudaGraphExecDestroy(step_graph_));
+      step_graph_ = nullptr;
+    }
+    if (!step_graph_) {
+      cudaGraph_t graph = nullptr;
+      MDSIM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+      try {
+        enqueue_step();
+      } catch (...) {
+        cudaStreamEndCapture(stream_, &graph);
+        if (graph) cudaGraphDestroy(graph);
+        throw;
+      }
+      MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+      const cudaError_t err = cudaGraphInstantiate(&step_graph_, graph, 0);
+      cudaGraphDestroy(graph);
+      MDSIM_CUDA_CHECK(err);
+      graph_positions_ = pos;
+      graph_forces_ = force;
+    }
+    MDSIM_CUDA_CHECK(cudaGraphLaunch(step_graph_, stream_));
+  }
+
+  // Requires forces at the current positions (Verlet's on-step velocity estimate).
+  double kinetic_energy() {
+    const Vec3d* v = v_.data();
+    if (settings_.integrator.type == IntegratorType::Verlet) {
+      cuda::shifted_velocity_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(
+          n_, v_.data(), inverse_mass_.data(), evaluator_.device_forces_fixed(), evaluator_.force_stride(),
+          0.5 * settings_.integrator.timestep_ps, v_scratch_.data());
+      MDSIM_CUDA_CHECK_LAUNCH();
+      if (!system_.constraints.empty())
+        constrain_velocities(v_scratch_.data(), settings_.integrator.constraint_tolerance);
+      v = v_scratch_.data();
+    }
+    cuda::twice_kinetic_energy_kernel<<<1, cuda::kReduceThreads, 0, stream_>>>(n_, mass_.data(), v, scalar_.data());
+    MDSIM_CUDA_CHECK_LAUNCH();
+    return 0.5 * scalar_.download(stream_)[0];
+  }
+
+  // CpuMonteCarloBarostat::attempt with the positions on the device: the same random numbers,
+  // trial volume, molecule-centre scaling, acceptance rule and move-size adaptation.
+  void barostat_move() {
+    const BarostatConfig& config = *settings_.barostat;
+    ensure_forces(true);
+    const double current_energy = evaluator_.energies().total;
+
+    const Philox4x32 r = philox_draw(seed_, kStreamBarostat, static_cast<std::uint64_t>(step_), 0u);
+    const double u_volume = static_cast<double>(r.v[0]) * 2.3283064365386962890625e-10;
+    const double u_accept = static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10;
+    const double volume = box_.volume();
+    const double delta_volume = volume_scale_ * 2.0 * (u_volume - 0.5);
+    const double new_volume = volume + delta_volume;
+    const double length_scale = std::cbrt(new_volume / volume);
+
+    double4_16a* pos = positions();
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(position_backup_.data(), pos, static_cast<std::size_t>(n_) * sizeof(double4_16a),
+                                     cudaMemcpyDeviceToDevice, stream_));
+    cuda::scale_molecule_centres_kernel<<<blocks_for(num_molecules_), cuda::kAtomThreads, 0, stream_>>>(
+        num_molecules_, molecule_start_.data(), molecule_atoms_.data(), pos, box_, length_scale);
+    MDSIM_CUDA_CHECK_LAUNCH();
+    Boxd trial_box = box_;
+    trial_box.a *= length_scale;
+    trial_box.b *= length_scale;
+    trial_box.c *= length_scale;
+    evaluator_.set_box(trial_box);
+    evaluator_.compute(true);
+    const double trial = evaluator_.energies().total;
+
+    const double kt = kBoltzmannKjPerMolK * config.temperature_k;
+    const double pressure = config.pressure_bar * kKjPerMolNm3PerBar;
+    const double w = trial - current_energy + pressure * delta_volume -
+                     static_cast<double>(num_molecules_) * kt * std::log(new_volume / volume);
+    const bool accept = std::isfinite(trial) && !(w > 0.0 && u_accept > std::exp(-w / kt));
+    double volume_now = volume;
+    if (accept) {
+      box_ = trial_box;
+      volume_now = new_volume;
+      forces_valid_ = energy_valid_ = true;  // the trial evaluation is of the new state
+      ++accepted_;
+      ++total_accepted_;
+    } else {
+      MDSIM_CUDA_CHECK(cudaMemcpyAsync(pos, position_backup_.data(), static_cast<std::size_t>(n_) * sizeof(double4_16a),
+                                       cudaMemcpyDeviceToDevice, stream_));
+      evaluator_.set_box(box_);
+      invalidate_forces();
+    }
+    ++attempted_;
+    ++total_attempted_;
+    if (attempted_ >= 10) {
+      if (accepted_ < 0.25 * attempted_) {
+        volume_scale_ /= 1.1;
+        attempted_ = accepted_ = 0;
+      } else if (accepted_ > 0.75 * attempted_) {
+        volume_scale_ = std::min(volume_scale_ * 1.1, volume_now * 0.3);
+        attempted_ = accepted_ = 0;
+      }
+    }
+  }
+
+  System system_;
+  DynamicsSettings settings_;
+  CudaForceEvaluator evaluator_;
+  CpuConstraints host_constraints_;  // validation, the minimiser's start projection and final check
+  std::uint64_t seed_;
+  int dof_;
+  int n_;
+  cudaStream_t stream_ = nullptr, aux_stream_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr, com_done_ = nullptr;
+  cudaGraphExec_t step_graph_ = nullptr;
+  const void* graph_positions_ = nullptr;
+  const void* graph_forces_ = nullptr;
+
+  std::vector<double> host_inverse_mass_;
+  bool has_mass_ = false;
+  double inverse_total_mass_ = 0.0;
+  DeviceBuffer<double> mass_, inverse_mass_, scalar_;
+  DeviceBuffer<Vec3d> v_, x_old_, x_unconstrained_, v_scratch_, com_velocity_;
+  DeviceBuffer<long long> device_step_;
+
+  int num_settle_ = 0, num_ccma_ = 0, ccma_blocks_ = 0, ccma_threads_ = 64;
+  DeviceBuffer<cuda::SettleWater> settle_;
+  DeviceBuffer<int2> ccma_atoms_, ccma_local_;
+  DeviceBuffer<double> ccma_distance_, ccma_reduced_mass_, ccma_value_, ccma_atom_inverse_mass_, ccma_r_ref2_,
+      ccma_delta_, ccma_delta_tmp_;
+  DeviceBuffer<int> ccma_block_constraint_start_, ccma_block_atom_start_, ccma_block_iterations_;
+  DeviceBuffer<int> ccma_row_start_, ccma_column_, ccma_atom_index_, ccma_atom_start_, ccma_atom_entry_,
+      ccma_iterations_;
+  DeviceBuffer<Vec3d> ccma_x_scratch_, ccma_r_ref_;
+  bool ccma_use_shared_ = false;
+  std::size_t ccma_shared_bytes_ = 0;
+
+  int num_molecules_ = 0;
+  DeviceBuffer<int> molecule_start_, molecule_atoms_;
+  DeviceBuffer<double4_16a> position_backup_;
+  double volume_scale_ = 0.0;
+  int attempted_ = 0, accepted_ = 0;
+  std::int64_t total_attempted_ = 0, total_accepted_ = 0;
+
+  bool forces_valid_ = false, energy_valid_ = false, positions_set_ = false;
+  Boxd box_{};
+  std::int64_t step_ = 0;
+  double time_ps_ = 0.0;
+};
+
+}  // namespace
+
+std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,
+                                           const CudaOptions& options) {
+  return std::make_unique<CudaContext>(system, settings, options);
+}
+
+}  // namespace mdsim

@@ -1,0 +1,193 @@
+// Integrator kernels of the CUDA Context (included by cuda_context.cu only). One thread per atom
+// for the per-atom pieces of kernels/physics/integrator_steps.hpp (the functions the CPU reference
+// context calls), deterministic single-block reductions for the centre-of-mass momentum and the
+// kinetic energy, and the barostat's molecule-centre scaling. Positions: the force evaluator's
+// double4_16a array (nm), moved in place; velocities and the step's old/unconstrained positions:
+// Vec3d arrays. Forces: the evaluator's 64-bit fixed point, SoA with `stride`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/fixed_point.cuh"
+#include "kernels/physics/integrator_steps.hpp"
+#include "kernels/physics/pbc.hpp"
+#include "kernels/physics/philox.hpp"
+#include "kernels/physics/vec3.hpp"
+
+namespace mdsim::cuda {
+
+constexpr int kAtomThreads = 128;     // per-atom kernels
+constexpr int kReduceThreads = 1024;  // single-block reductions
+
+__device__ __forceinline__ Vec3d load_position(const double4_16a* pos, int i) {
+  const double4_16a p = pos[i];
+  return Vec3d(p.x, p.y, p.z);
+}
+
+__device__ __forceinline__ void store_position(double4_16a* pos, int i, const Vec3d& x) {
+  pos[i] = make_double4_16a(x.x, x.y, x.z, 0.0);
+}
+
+__device__ __forceinline__ Vec3d load_force(const unsigned long long* force, int stride, int i) {
+  return Vec3d(from_fixed(force[i]), from_fixed(force[stride + i]), from_fixed(force[2 * stride + i]));
+}
+
+// Sum over the block of one double per thread; the result is valid in thread 0. Fixed order (a
+// tree over shared memory), so the sum is the same every run. blockDim.x must be kReduceThreads.
+__device__ __forceinline__ double block_sum(double value, double* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kReduceThreads / 2; width > 0; width >>= 1) {
+    if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+    __syncthreads();
+  }
+  return shared[0];
+}
+
+// Centre-of-mass velocity: sum m v / sum m (total mass given), one block of kReduceThreads.
+__global__ void __launch_bounds__(kReduceThreads)
+    com_velocity_kernel(int n, const double* __restrict__ mass, const Vec3d* __restrict__ v, double inverse_total_mass,
+                        Vec3d* __restrict__ com_velocity) {
+  __shared__ double shared[kReduceThreads];
+  Vec3d p(0, 0, 0);
+  for (int i = threadIdx.x; i < n; i += kReduceThreads) p += v[i] * mass[i];
+  const double px = block_sum(p.x, shared);
+  __syncthreads();
+  const double py = block_sum(p.y, shared);
+  __syncthreads();
+  const double pz = block_sum(p.z, shared);
+  if (threadIdx.x == 0) *com_velocity = Vec3d(px, py, pz) * inverse_total_mass;
+}
+
+// Twice the kinetic energy, sum m v^2 (kJ/mol), one block of kReduceThreads.
+__global__ void __launch_bounds__(kReduceThreads)
+    twice_kinetic_energy_kernel(int n, const double* __restrict__ mass, const Vec3d* __restrict__ v,
+                                double* __restrict__ out) {
+  __shared__ double shared[kReduceThreads];
+  double sum = 0.0;
+  for (int i = threadIdx.x; i < n; i += kReduceThreads) sum += twice_kinetic_energy(mass[i], v[i]);
+  const double total = block_sum(sum, shared);
+  if (threadIdx.x == 0) *out = total;
+}
+
+// LangevinMiddle, first part: COM removal (when com_velocity is non-null), v += dt F/m.
+__global__ void langevin_kick_kernel(int n, Vec3d* __restrict__ v, const double* __restrict__ inverse_mass,
+                                     const unsigned long long* __restrict__ force, int stride, double dt,
+                                     const Vec3d* __restrict__ com_velocity) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double w = inverse_mass[i];
+  if (w == 0.0) return;
+  Vec3d vi = v[i];
+  if (com_velocity) vi -= *com_velocity;
+  v[i] = velocity_kick(vi, load_force(force, stride, i), w, dt);
+}
+
+// LangevinMiddle, second part: x' = x + dt/2 v; O step; x' += dt/2 v. Keeps x (the constraints'
+// reference) in x_old and x' in x_unconstrained (for the velocity correction).
+__global__ void langevin_drift_kernel(int n, double4_16a* __restrict__ pos, Vec3d* __restrict__ v,
+                                      Vec3d* __restrict__ x_old, Vec3d* __restrict__ x_unconstrained,
+                                      const double* __restrict__ inverse_mass, double half_dt,
+                                      LangevinCoefficients coefficients, std::uint64_t seed,
+                                      const long long* __restrict__ step) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Vec3d x = load_position(pos, i);
+  x_old[i] = x;
+  const double w = inverse_mass[i];
+  if (w == 0.0) {
+    x_unconstrained[i] = x;
+    return;
+  }
+  Vec3d xn = drift(x, v[i], half_dt);
+  const Vec3d vi = langevin_o_step(v[i], w, coefficients,
+                                   gaussian3(seed, kStreamLangevin, static_cast<std::uint64_t>(*step),
+                                             static_cast<std::uint32_t>(i)));
+  xn = drift(xn, vi, half_dt);
+  v[i] = vi;
+  store_position(pos, i, xn);
+  x_unconstrained[i] = xn;
+}
+
+// v += (x_constrained - x_unconstrained) / dt; the device step counter advances (no other thread
+// of this kernel reads it).
+__global__ void velocity_correction_kernel(int n, const double4_16a* __restrict__ pos, Vec3d* __restrict__ v,
+                                           const Vec3d* __restrict__ x_unconstrained,
+                                           const double* __restrict__ inverse_mass, double inverse_dt,
+                                           long long* __restrict__ step) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) *step += 1;
+  if (i >= n || inverse_mass[i] == 0.0) return;
+  v[i] = constraint_velocity_correction(v[i], load_position(pos, i), x_unconstrained[i], inverse_dt);
+}
+
+// Verlet (leapfrog), first part: COM removal, v += dt F/m, x' = x + dt v (x kept in x_old).
+__global__ void verlet_kick_drift_kernel(int n, double4_16a* __restrict__ pos, Vec3d* __restrict__ v,
+                                         Vec3d* __restrict__ x_old, const double* __restrict__ inverse_mass,
+                                         const unsigned long long* __restrict__ force, int stride, double dt,
+                                         const Vec3d* __restrict__ com_velocity) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Vec3d x = load_position(pos, i);
+  x_old[i] = x;
+  const double w = inverse_mass[i];
+  if (w == 0.0) return;
+  Vec3d vi = v[i];
+  if (com_velocity) vi -= *com_velocity;
+  vi = velocity_kick(vi, load_force(force, stride, i), w, dt);
+  v[i] = vi;
+  store_position(pos, i, drift(x, vi, dt));
+}
+
+// Verlet, second part: v = (x' - x) / dt after the position constraints; the step counter advances.
+__global__ void leapfrog_velocity_kernel(int n, const double4_16a* __restrict__ pos, Vec3d* __restrict__ v,
+                                         const Vec3d* __restrict__ x_old, const double* __restrict__ inverse_mass,
+                                         double inverse_dt, long long* __restrict__ step) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) *step += 1;
+  if (i >= n || inverse_mass[i] == 0.0) return;
+  v[i] = leapfrog_velocity(load_position(pos, i), x_old[i], inverse_dt);
+}
+
+// Verlet's on-step velocity estimate v + dt/2 F/m (before its velocity constraints).
+__global__ void shifted_velocity_kernel(int n, const Vec3d* __restrict__ v, const double* __restrict__ inverse_mass,
+                                        const unsigned long long* __restrict__ force, int stride, double shift,
+                                        Vec3d* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i] = velocity_kick(v[i], load_force(force, stride, i), inverse_mass[i], shift);
+}
+
+__global__ void copy_positions_kernel(int n, const double4_16a* __restrict__ pos, Vec3d* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = load_position(pos, i);
+}
+
+__global__ void advance_step_kernel(long long* step) { *step += 1; }
+
+// Barostat trial move: each molecule (atoms molecule_atoms[start[m] .. start[m+1])) moved rigidly so
+// that its geometric centre, wrapped into the primary cell of `box`, is scaled by `scale` (the
+// CPU's scale_molecule_centres, same order of operations). One thread per molecule.
+__global__ void scale_molecule_centres_kernel(int molecules, const int* __restrict__ start,
+                                              const int* __restrict__ atoms, double4_16a* __restrict__ pos,
+                                              Boxd box, double scale) {
+  const int m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= molecules) return;
+  const int begin = start[m], end = start[m + 1];
+  Vec3d centre(0.0, 0.0, 0.0);
+  for (int k = begin; k < end; ++k) centre += load_position(pos, atoms[k]);
+  centre = centre / static_cast<double>(end - begin);
+  Vec3d wrapped = centre;
+  wrapped -= box.c * floor(wrapped.z / box.c.z);
+  wrapped -= box.b * floor(wrapped.y / box.b.y);
+  wrapped -= box.a * floor(wrapped.x / box.a.x);
+  const Vec3d offset = wrapped * scale - centre;
+  for (int k = begin; k < end; ++k) {
+    const int a = atoms[k];
+    store_position(pos, a, load_position(pos, a) + offset);
+  }
+}
+
+}  // namespace mdsim::cuda

@@ -1,0 +1,548 @@
+// The CUDA Context (kernels/cuda/cuda_context) against the CPU reference context (the oracle), on
+// alanine dipeptide in water (PME, HBonds + rigid water: SETTLE and CCMA together), in vacuum (CCMA
+// only) and with rigid water alone (SETTLE only):
+//  - double precision follows the CPU step for step (LangevinMiddle, Verlet, Monte Carlo barostat):
+//    positions to 1e-8 nm after 20 steps with constraints converged to 1e-10; with the default
+//    tolerance 1e-6 a CCMA convergence test that falls the other way on one platform (the residual
+//    error is ~tolerance x bond length) bounds the difference by 1e-7 nm;
+//  - mixed precision (float pair forces) stays within 1e-4 nm of the CPU after 20 steps;
+//  - initial velocities and apply_constraints agree with the CPU to round-off, also on DHFR (CCMA
+//    over many thread blocks), and 5 DHFR steps of 4 fs agree to 1e-8 nm;
+//  - constraints hold to the tolerance after steps, in both precisions;
+//  - NVE (Verlet 2 fs) drift and total-energy fluctuation consistent with the CPU's;
+//  - two runs from the same state and seed are bit-identical (also with a barostat);
+//  - step(100) makes no host<->device copy;
+//  - minimisation reaches the CPU's final energy within 1%;
+//  - DHFR speed (OpenMM's benchmark settings, and amber14 at 2 fs) printed as ns/day.
+// Figures are printed with the prefix [figure].
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/context.hpp"
+#include "engine/model.hpp"
+#include "io/config.hpp"
+#include "kernels/cpu/cpu_constraints.hpp"
+#include "kernels/cpu/cpu_context.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_context.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
+#include "kernels/physics/integrator_steps.hpp"
+#include "support/catch.hpp"
+
+using namespace mdsim;
+
+namespace {
+
+Model make_model(const std::string& name, const std::string& extra) {
+  const std::string dir = MDSIM_TEST_DATA_DIR;
+  std::string text = "system:\n  pdb: " + dir + "/systems/" + name + ".pdb\n";
+  if (name == "ala2_vacuum") text += "  nonbonded_method: no_cutoff\n";
+  text += extra;
+  return build_model(parse_config(text, name + ".yaml", dir));
+}
+
+const Model& water_model() {  // ala2_water, PME 1.0 nm, HBonds + rigid water
+  static const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
+  return m;
+}
+
+DynamicsSettings dynamics(IntegratorType type, std::uint64_t seed, double tolerance, double dt = 0.002) {
+  DynamicsSettings s;
+  s.integrator.type = type;
+  s.integrator.seed = seed;
+  s.integrator.timestep_ps = dt;
+  s.integrator.temperature_k = 300.0;
+  s.integrator.friction_per_ps = 1.0;
+  s.integrator.constraint_tolerance = tolerance;
+  return s;
+}
+
+CudaOptions precision(bool double_precision) {
+  CudaOptions o;
+  o.double_precision = double_precision;
+  return o;
+}
+
+const char* name_of(IntegratorType t) { return t == IntegratorType::Verlet ? "Verlet" : "LangevinMiddle"; }
+
+StateRequest everything() { return StateRequest{true, true, true, true}; }
+
+double max_difference(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, norm(a[i] - b[i]));
+  return worst;
+}
+
+double rms_difference(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += norm2(a[i] - b[i]);
+  return std::sqrt(sum / static_cast<double>(a.size()));
+}
+
+bool bitwise_equal(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
+}
+
+double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
+
+struct Start {
+  std::vector<Vec3d> positions, velocities;
+};
+
+// Constrained positions (to 1e-12) and 300 K velocities, made by the CPU context.
+Start start_state(const Model& m, std::uint64_t seed) {
+  auto cpu = make_cpu_context(m.system, dynamics(IntegratorType::LangevinMiddle, seed, 1e-12));
+  cpu->set_positions(m.positions_nm);
+  if (!m.system.constraints.empty()) cpu->apply_constraints(1e-12);
+  cpu->set_velocities_to_temperature(300.0, 0);
+  const SimulationState s = cpu->state(StateRequest{true, true, false, false});
+  return {s.positions_nm, s.velocities_nm_per_ps};
+}
+
+void load(Context& ctx, const Start& s) {
+  ctx.set_positions(s.positions);
+  ctx.set_velocities(s.velocities);
+}
+
+// The CPU context's minimised ala2_water (tolerance 10 kJ/mol/nm), shared by two tests.
+struct Minimised {
+  MinimizationResult result;
+  std::vector<Vec3d> positions;
+};
+const Minimised& cpu_minimised() {
+  static const Minimised m = [] {
+    const Model& model = water_model();
+    auto cpu = make_cpu_context(model.system, dynamics(IntegratorType::LangevinMiddle, 3, 1e-6));
+    cpu->set_positions(model.positions_nm);
+    cpu->apply_constraints(1e-6);
+    const auto t0 = std::chrono::steady_clock::now();
+    Minimised out;
+    out.result = cpu->minimize(10.0, 0);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[figure] CPU minimisation of ala2_water: %.3f -> %.3f kJ/mol, %d iterations, max force %.2f, %.1f s\n",
+                out.result.initial_energy, out.result.final_energy, out.result.iterations,
+                out.result.max_force_kj_per_mol_nm, s);
+    out.positions = cpu->state(StateRequest{}).positions_nm;
+    return out;
+  }();
+  return m;
+}
+
+struct LinearFit {
+  double slope = 0, slope_error = 0;
+};
+
+// Least-squares slope of y(t) over block means, standard error from the residuals (as the NVE
+// validation test).
+LinearFit block_fit(const std::vector<double>& t, const std::vector<double>& y, int blocks) {
+  const std::size_t per = t.size() / static_cast<std::size_t>(blocks);
+  std::vector<double> bt, by;
+  for (int b = 0; b < blocks; ++b) {
+    double st = 0, sy = 0;
+    for (std::size_t i = b * per; i < (b + 1) * per; ++i) {
+      st += t[i];
+      sy += y[i];
+    }
+    bt.push_back(st / per);
+    by.push_back(sy / per);
+  }
+  const double n = blocks;
+  double mt = 0, my = 0;
+  for (int i = 0; i < blocks; ++i) {
+    mt += bt[i] / n;
+    my += by[i] / n;
+  }
+  double stt = 0, sty = 0;
+  for (int i = 0; i < blocks; ++i) {
+    stt += (bt[i] - mt) * (bt[i] - mt);
+    sty += (bt[i] - mt) * (by[i] - my);
+  }
+  LinearFit f;
+  f.slope = sty / stt;
+  double rss = 0;
+  for (int i = 0; i < blocks; ++i) {
+    const double r = by[i] - (my + f.slope * (bt[i] - mt));
+    rss += r * r;
+  }
+  f.slope_error = std::sqrt(rss / (n - 2) / stt);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA initial velocities and apply_constraints agree with the CPU context") {
+  const Model& m = water_model();
+  for (const bool dbl : {true, false}) {
+    const DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 4242, 1e-6);
+    auto cpu = make_cpu_context(m.system, s);
+    auto gpu = make_cuda_context(m.system, s, precision(dbl));
+    for (Context* c : {cpu.get(), gpu.get()}) {
+      c->set_positions(m.positions_nm);
+      c->apply_constraints(1e-6);
+      c->set_velocities_to_temperature(300.0, 0);
+    }
+    const SimulationState a = cpu->state(StateRequest{true, true, false, false});
+    const SimulationState b = gpu->state(StateRequest{true, true, false, false});
+    const double dx = max_difference(a.positions_nm, b.positions_nm);
+    const double dv = max_difference(a.velocities_nm_per_ps, b.velocities_nm_per_ps);
+    std::printf("[figure] apply_constraints + initial velocities (%s): max |dx| %.2e nm, max |dv| %.2e nm/ps\n",
+                dbl ? "double" : "mixed", dx, dv);
+    CHECK(dx < 1e-12);
+    CHECK(dv < 1e-10);
+    CHECK(gpu->seed() == 4242);
+    CHECK(b.degrees_of_freedom == 4545);
+  }
+}
+
+TEST_CASE("CUDA double precision follows the CPU context step for step") {
+  struct Case {
+    std::string label;
+    const Model* model;
+    IntegratorType type;
+    double tolerance;
+    double bound_nm;
+  };
+  static const Model vacuum = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  static const Model settle_only =
+      make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: true\n");
+  const std::vector<Case> cases{
+      {"ala2_water hbonds+rigid", &water_model(), IntegratorType::LangevinMiddle, 1e-10, 1e-8},
+      {"ala2_water hbonds+rigid", &water_model(), IntegratorType::Verlet, 1e-10, 1e-8},
+      {"ala2_water hbonds+rigid", &water_model(), IntegratorType::LangevinMiddle, 1e-6, 1e-7},
+      {"ala2_water hbonds+rigid", &water_model(), IntegratorType::Verlet, 1e-6, 1e-7},
+      {"ala2_vacuum hbonds (CCMA only)", &vacuum, IntegratorType::LangevinMiddle, 1e-10, 1e-8},
+      {"ala2_water rigid water only (SETTLE only)", &settle_only, IntegratorType::LangevinMiddle, 1e-10, 1e-8},
+  };
+  for (const Case& c : cases) {
+    const Start start = start_state(*c.model, 17);
+    const DynamicsSettings s = dynamics(c.type, 2024, c.tolerance);
+    auto cpu = make_cpu_context(c.model->system, s);
+    auto gpu = make_cuda_context(c.model->system, s, precision(true));
+    load(*cpu, start);
+    load(*gpu, start);
+    cpu->step(20);
+    gpu->step(20);
+    const SimulationState a = cpu->state(everything());
+    const SimulationState b = gpu->state(everything());
+    const double dx = max_difference(a.positions_nm, b.positions_nm);
+    const double dv = max_difference(a.velocities_nm_per_ps, b.velocities_nm_per_ps);
+    std::printf("[figure] double vs CPU, %s, %s, tolerance %.0e, 20 steps: max |dx| %.2e nm (rms %.2e), max |dv| "
+                "%.2e nm/ps, potential %.9f vs %.9f, kinetic %.9f vs %.9f kJ/mol\n",
+                c.label.c_str(), name_of(c.type), c.tolerance, dx, rms_difference(a.positions_nm, b.positions_nm), dv,
+                b.potential.total, a.potential.total, b.kinetic_kj_per_mol, a.kinetic_kj_per_mol);
+    INFO(c.label << " " << name_of(c.type) << " tolerance " << c.tolerance);
+    CHECK(b.step == 20);
+    CHECK(b.time_ps == a.time_ps);
+    CHECK(dx < c.bound_nm);
+    CHECK(dv < 1e3 * c.bound_nm);  // velocities carry (x' - x)/dt: 1/dt = 500 per ps
+    if (c.tolerance <= 1e-10) {
+      CHECK(relative(b.potential.total, a.potential.total) < 1e-8);
+      CHECK(relative(b.kinetic_kj_per_mol, a.kinetic_kj_per_mol) < 1e-8);
+    }
+  }
+}
+
+TEST_CASE("CUDA constraints and dynamics on DHFR (CCMA over many thread blocks) follow the CPU") {
+  // OpenMM's benchmark settings (HBonds, rigid water, HMR, LangevinMiddle 4 fs): 1221 CCMA
+  // constraints in 20 thread blocks that converge after different numbers of iterations, and 7023
+  // SETTLE waters.
+  const RunConfig cfg = load_config(std::string(MDSIM_SOURCE_DIR) + "/configs/dhfr_benchmark.yaml");
+  const Model model = build_model(cfg);
+  DynamicsSettings s = dynamics_settings(cfg);
+  s.integrator.seed = 7;
+  s.integrator.constraint_tolerance = 1e-10;
+  auto cpu = make_cpu_context(model.system, s);
+  auto gpu = make_cuda_context(model.system, s, precision(true));
+  for (Context* c : {cpu.get(), gpu.get()}) {
+    c->set_positions(model.positions_nm);
+    c->apply_constraints(1e-10);
+    c->set_velocities_to_temperature(300.0, 0);
+  }
+  const SimulationState a0 = cpu->state(StateRequest{true, true, false, false});
+  const SimulationState b0 = gpu->state(StateRequest{true, true, false, false});
+  const double dx0 = max_difference(a0.positions_nm, b0.positions_nm);
+  const double dv0 = max_difference(a0.velocities_nm_per_ps, b0.velocities_nm_per_ps);
+  cpu->step(5);
+  gpu->step(5);
+  const SimulationState a = cpu->state(StateRequest{true, true, false, false});
+  const SimulationState b = gpu->state(StateRequest{true, true, false, false});
+  const double dx = max_difference(a.positions_nm, b.positions_nm);
+  std::printf("[figure] DHFR double vs CPU: apply_constraints max |dx| %.2e nm, initial velocities max |dv| %.2e nm/ps; "
+              "after 5 steps of 4 fs max |dx| %.2e nm (rms %.2e)\n",
+              dx0, dv0, dx, rms_difference(a.positions_nm, b.positions_nm));
+  CHECK(dx0 < 1e-12);
+  CHECK(dv0 < 1e-10);
+  CHECK(dx < 1e-8);
+}
+
+TEST_CASE("CUDA Monte Carlo barostat makes the CPU's moves (double precision)") {
+  const Model& m = water_model();
+  const Start start = start_state(m, 23);
+  DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 99, 1e-10);
+  s.barostat = BarostatConfig{1.0, 300.0, 5};
+  auto cpu = make_cpu_context(m.system, s);
+  auto gpu = make_cuda_context(m.system, s, precision(true));
+  load(*cpu, start);
+  load(*gpu, start);
+  cpu->step(40);
+  gpu->step(40);
+  const SimulationState a = cpu->state(everything());
+  const SimulationState b = gpu->state(everything());
+  const std::vector<double> sa = cpu->barostat_state(), sb = gpu->barostat_state();
+  REQUIRE(sa.size() == 5);
+  REQUIRE(sb.size() == 5);
+  std::printf("[figure] barostat double vs CPU, 40 steps (7 moves): volume %.12f vs %.12f nm^3, accepted %g vs %g, "
+              "max |dx| %.2e nm\n",
+              b.box.volume(), a.box.volume(), sb[4], sa[4], max_difference(a.positions_nm, b.positions_nm));
+  CHECK(sb[3] == 7.0);
+  CHECK(sa[4] == sb[4]);
+  CHECK(sa[4] > 0.0);  // some move was accepted
+  CHECK(relative(b.box.volume(), a.box.volume()) < 1e-12);
+  CHECK(max_difference(a.positions_nm, b.positions_nm) < 1e-8);
+}
+
+TEST_CASE("CUDA mixed precision stays close to the CPU context") {
+  const Model& m = water_model();
+  const Start start = start_state(m, 17);
+  for (const IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
+    const DynamicsSettings s = dynamics(type, 2024, 1e-6);
+    auto cpu = make_cpu_context(m.system, s);
+    auto gpu = make_cuda_context(m.system, s, precision(false));
+    load(*cpu, start);
+    load(*gpu, start);
+    cpu->step(20);
+    gpu->step(20);
+    const SimulationState a = cpu->state(everything());
+    const SimulationState b = gpu->state(everything());
+    const double dx = max_difference(a.positions_nm, b.positions_nm);
+    std::printf("[figure] mixed vs CPU, %s, 20 steps: max |dx| %.2e nm (rms %.2e), potential %.4f vs %.4f, "
+                "kinetic %.4f vs %.4f kJ/mol\n",
+                name_of(type), dx, rms_difference(a.positions_nm, b.positions_nm), b.potential.total,
+                a.potential.total, b.kinetic_kj_per_mol, a.kinetic_kj_per_mol);
+    INFO(name_of(type));
+    CHECK(dx < 1e-4);
+    CHECK(relative(b.potential.total, a.potential.total) < 1e-5);
+    CHECK(relative(b.kinetic_kj_per_mol, a.kinetic_kj_per_mol) < 1e-4);
+  }
+}
+
+TEST_CASE("constraints hold to the tolerance after CUDA steps") {
+  const Model& m = water_model();
+  const Start start = start_state(m, 31);
+  CpuConstraints check(m.system, m.system.mass_amu);
+  for (const bool dbl : {true, false}) {
+    for (const IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
+      const double tolerance = 1e-6;
+      auto gpu = make_cuda_context(m.system, dynamics(type, 5, tolerance), precision(dbl));
+      load(*gpu, start);
+      gpu->step(50);
+      const SimulationState st = gpu->state(StateRequest{true, false, false, true});
+      const double deviation = check.max_relative_deviation(st.positions_nm);
+      std::printf("[figure] %s %s after 50 steps: max relative constraint deviation %.2e (tolerance %.0e), T %.1f K\n",
+                  dbl ? "double" : "mixed", name_of(type), deviation, tolerance, st.temperature_k);
+      INFO((dbl ? "double " : "mixed ") << name_of(type));
+      CHECK(deviation <= tolerance * (1.0 + 1e-9));
+      CHECK(std::isfinite(st.potential.total));
+    }
+  }
+}
+
+TEST_CASE("two CUDA runs from the same state and seed are bit-identical") {
+  const Model& m = water_model();
+  const Start start = start_state(m, 41);
+  for (const bool barostat : {false, true}) {
+    DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 77, 1e-6);
+    if (barostat) s.barostat = BarostatConfig{1.0, 300.0, 10};
+    // A run, a state taken after 30 steps, and its continuation (crossing the evaluator's re-sort
+    // after 100 evaluations).
+    auto a = make_cuda_context(m.system, s, precision(false));
+    load(*a, start);
+    a->step(30);
+    const SimulationState mid = a->state(StateRequest{true, true, false, false});
+    const std::vector<double> baro_mid = a->barostat_state();
+    a->step(120);
+    const SimulationState end_a = a->state(everything());
+    // Two restarts from that state.
+    auto restart = [&] {
+      auto c = make_cuda_context(m.system, s, precision(false));
+      c->set_box(mid.box);
+      c->set_positions(mid.positions_nm);
+      c->set_velocities(mid.velocities_nm_per_ps);
+      c->set_step(mid.step, mid.time_ps);
+      c->set_barostat_state(baro_mid);
+      c->step(120);
+      return std::make_pair(c->state(everything()), c->barostat_state());
+    };
+    const auto [end_b, baro_b] = restart();
+    const auto [end_c, baro_c] = restart();
+    std::printf("[figure] restart (%s): two restarts bit-identical: %s; restart vs the uninterrupted run after 120 "
+                "steps: max |dx| %.2e nm\n",
+                barostat ? "with barostat" : "no barostat",
+                bitwise_equal(end_b.positions_nm, end_c.positions_nm) ? "yes" : "NO",
+                max_difference(end_a.positions_nm, end_b.positions_nm));
+    INFO((barostat ? "with barostat" : "without barostat"));
+    CHECK(end_b.step == 150);
+    CHECK(bitwise_equal(end_b.positions_nm, end_c.positions_nm));
+    CHECK(bitwise_equal(end_b.velocities_nm_per_ps, end_c.velocities_nm_per_ps));
+    CHECK(bitwise_equal(end_b.forces_kj_per_mol_nm, end_c.forces_kj_per_mol_nm));
+    CHECK(end_b.potential.total == end_c.potential.total);
+    CHECK(std::memcmp(&end_b.box, &end_c.box, sizeof(Boxd)) == 0);
+    CHECK(baro_b == baro_c);
+    if (barostat) CHECK(baro_b[3] == 14.0);  // moves after 10, 20, ..., 140 completed steps
+  }
+}
+
+TEST_CASE("step(100) on the CUDA context makes no host<->device copy") {
+  const Model& m = water_model();
+  const Start start = start_state(m, 53);
+  for (const IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
+    auto gpu = make_cuda_context(m.system, dynamics(type, 8, 1e-6), precision(false));
+    load(*gpu, start);
+    gpu->step(1);  // first evaluation (sort, list build) and graph capture
+    const std::size_t before = cuda::transfer_count();
+    gpu->step(100);
+    const std::size_t after = cuda::transfer_count();
+    const SimulationState st = gpu->state(StateRequest{false, false, false, true});
+    std::printf("[figure] %s step(100): %zu host<->device copies; then T %.1f K\n", name_of(type), after - before,
+                st.temperature_k);
+    CHECK(after == before);
+    CHECK(st.step == 101);
+    CHECK(std::isfinite(st.temperature_k));
+  }
+}
+
+TEST_CASE("CUDA minimisation reaches the CPU's final energy") {
+  const Model& m = water_model();
+  const Minimised& ref = cpu_minimised();
+  CHECK(ref.result.converged);
+  for (const bool dbl : {false, true}) {
+    auto gpu = make_cuda_context(m.system, dynamics(IntegratorType::LangevinMiddle, 3, 1e-6), precision(dbl));
+    gpu->set_positions(m.positions_nm);
+    gpu->apply_constraints(1e-6);
+    const auto t0 = std::chrono::steady_clock::now();
+    const MinimizationResult r = gpu->minimize(10.0, 0);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[figure] CUDA %s minimisation: %.3f -> %.3f kJ/mol (CPU %.3f), %d iterations (CPU %d), max force "
+                "%.2f, %.1f s\n",
+                dbl ? "double" : "mixed", r.initial_energy, r.final_energy, ref.result.final_energy, r.iterations,
+                ref.result.iterations, r.max_force_kj_per_mol_nm, seconds);
+    INFO((dbl ? "double" : "mixed"));
+    CHECK(r.converged);
+    CHECK(r.max_force_kj_per_mol_nm < 10.0);
+    CHECK(relative(r.initial_energy, ref.result.initial_energy) < 1e-5);
+    CHECK(relative(r.final_energy, ref.result.final_energy) < 0.01);
+    // The minimised positions are the context's, constraints held.
+    CpuConstraints check(m.system, m.system.mass_amu);
+    const SimulationState st = gpu->state(StateRequest{true, false, false, true});
+    CHECK(check.max_relative_deviation(st.positions_nm) <= 1e-6);
+    CHECK(st.potential.total == Catch::Approx(r.final_energy).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("NVE energy conservation on the CUDA context versus the CPU (Verlet 2 fs, HBonds + rigid water)") {
+  const Model& m = water_model();
+  const Minimised& minimised = cpu_minimised();
+  Start start;
+  {
+    auto cpu = make_cpu_context(m.system, dynamics(IntegratorType::LangevinMiddle, 61, 1e-6));
+    cpu->set_positions(minimised.positions);
+    cpu->set_velocities_to_temperature(300.0, 0);
+    const SimulationState st = cpu->state(StateRequest{true, true, false, false});
+    start = {st.positions_nm, st.velocities_nm_per_ps};
+  }
+  const int steps = 1000, every = 5;  // 2 ps
+  struct Run {
+    double drift = 0, drift_error = 0, std_total = 0, mean_t = 0;
+  };
+  auto run = [&](Context& ctx) {
+    load(ctx, start);
+    std::vector<double> t, e;
+    double temperature = 0;
+    for (int i = 0; i < steps / every; ++i) {
+      ctx.step(every);
+      const SimulationState st = ctx.state(StateRequest{false, false, false, true});
+      t.push_back(st.time_ps);
+      e.push_back(st.potential.total + st.kinetic_kj_per_mol);
+      temperature += st.temperature_k;
+    }
+    double mean = 0, var = 0;
+    for (double x : e) mean += x / e.size();
+    for (double x : e) var += (x - mean) * (x - mean) / e.size();
+    const LinearFit fit = block_fit(t, e, 10);
+    return Run{fit.slope * 1000.0, fit.slope_error * 1000.0, std::sqrt(var), temperature / t.size()};
+  };
+  const DynamicsSettings s = dynamics(IntegratorType::Verlet, 1, 1e-6);
+  auto cpu_ctx = make_cpu_context(m.system, s);
+  const Run cpu = run(*cpu_ctx);
+  std::printf("[figure] NVE 2 ps CPU:          drift %8.1f +- %6.1f kJ/mol/ns, total-energy std %.3f kJ/mol, mean T %.1f K\n",
+              cpu.drift, cpu.drift_error, cpu.std_total, cpu.mean_t);
+  for (const bool dbl : {true, false}) {
+    auto gpu_ctx = make_cuda_context(m.system, s, precision(dbl));
+    const Run gpu = run(*gpu_ctx);
+    std::printf("[figure] NVE 2 ps CUDA %-6s: drift %8.1f +- %6.1f kJ/mol/ns, total-energy std %.3f kJ/mol, mean T %.1f K\n",
+                dbl ? "double" : "mixed", gpu.drift, gpu.drift_error, gpu.std_total, gpu.mean_t);
+    INFO((dbl ? "double" : "mixed"));
+    CHECK(std::fabs(gpu.drift - cpu.drift) <= 3.0 * std::hypot(gpu.drift_error, cpu.drift_error));
+    CHECK(gpu.std_total < 2.0 * cpu.std_total);
+    CHECK(gpu.std_total > 0.5 * cpu.std_total);
+  }
+}
+
+TEST_CASE("DHFR speed on the CUDA context (ns/day)") {
+  struct Bench {
+    std::string label;
+    RunConfig config;
+  };
+  const std::string dir = MDSIM_TEST_DATA_DIR;
+  std::vector<Bench> benches;
+  benches.push_back({"DHFR OpenMM benchmark (amber99sb/tip3p, PME 0.9, HBonds, HMR 1.5, LangevinMiddle 4 fs)",
+                     load_config(std::string(MDSIM_SOURCE_DIR) + "/configs/dhfr_benchmark.yaml")});
+  benches.push_back({"DHFR amber14/tip3p, PME 0.9, HBonds, rigid water, LangevinMiddle 2 fs",
+                     parse_config("system:\n  pdb: " + dir + "/systems/dhfr.pdb\n"
+                                  "  forcefield: [amber14-all.xml, amber14/tip3p.xml]\n  nonbonded_method: pme\n"
+                                  "  cutoff: 0.9 nm\n  ewald_tolerance: 5.0e-4\n  constraints: hbonds\n"
+                                  "  rigid_water: true\n"
+                                  "integrator: {type: langevin_middle, temperature: 300 K, friction: 1/ps, "
+                                  "timestep: 2 fs}\n",
+                                  "dhfr_amber14.yaml", dir)});
+  for (const Bench& b : benches) {
+    const Model model = build_model(b.config);
+    for (const bool dbl : {false, true}) {
+      DynamicsSettings s = dynamics_settings(b.config);
+      s.integrator.seed = 12345;
+      auto gpu = make_cuda_context(model.system, s, precision(dbl));
+      gpu->set_positions(model.positions_nm);
+      gpu->apply_constraints(s.integrator.constraint_tolerance);
+      gpu->set_velocities_to_temperature(300.0, 0);
+      gpu->step(300);  // warm-up: sorts, list builds, graph captures
+      gpu->state(StateRequest{true, false, false, false});
+      const int steps = dbl ? 1000 : 3000;
+      const auto t0 = std::chrono::steady_clock::now();
+      gpu->step(steps);
+      const SimulationState st = gpu->state(StateRequest{true, false, false, false});  // synchronises
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double ns_per_day = steps * s.integrator.timestep_ps * 1e-3 * 86400.0 / seconds;
+      const SimulationState e = gpu->state(StateRequest{false, false, false, true});
+      CpuConstraints check(model.system, model.system.mass_amu);
+      const double deviation = check.max_relative_deviation(st.positions_nm);
+      std::printf("[figure] %s, %s: %.1f ns/day (%.1f us/step over %d steps), T %.1f K, max constraint deviation "
+                  "%.1e\n",
+                  b.label.c_str(), dbl ? "double" : "mixed", ns_per_day, 1e6 * seconds / steps, steps,
+                  e.temperature_k, deviation);
+      INFO(b.label << (dbl ? " double" : " mixed"));
+      CHECK(deviation <= s.integrator.constraint_tolerance * (1.0 + 1e-9));
+      CHECK(e.temperature_k > 250.0);
+      CHECK(e.temperature_k < 350.0);
+    }
+    // The force evaluation alone, for the split between forces and integration.
+    CudaForceEvaluator evaluator(model.system, precision(false));
+    evaluator.set_positions(model.positions_nm);
+    const CudaTimings t = evaluator.benchmark(200);
+    std::printf("[figure] %s: force evaluation alone (mixed) %.1f us\n", b.label.c_str(), t.total_us);
+  }
+}

@@ -1,0 +1,271 @@
+// The CPU Context (kernels/cpu/cpu_context): reproducibility (same seed, same trajectory), bit-exact
+// continuation from (positions, velocities, box, step, time, barostat state), seed choice, degrees
+// of freedom, initial velocities, the second-order accuracy of the Verlet (leapfrog) integrator with
+// its on-step kinetic energy, constraint satisfaction, and the input errors it reports.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/context.hpp"
+#include "engine/errors.hpp"
+#include "engine/model.hpp"
+#include "io/config.hpp"
+#include "kernels/cpu/cpu_constraints.hpp"
+#include "kernels/cpu/cpu_context.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
+#include "support/catch.hpp"
+
+using namespace mdsim;
+
+namespace {
+
+Model make_model(const std::string& name, const std::string& extra) {
+  const std::string dir = MDSIM_TEST_DATA_DIR;
+  std::string text = "system:\n  pdb: " + dir + "/systems/" + name + ".pdb\n";
+  if (name == "ala2_vacuum") text += "  nonbonded_method: no_cutoff\n";
+  text += extra;
+  return build_model(parse_config(text, name + ".yaml", dir));
+}
+
+bool bitwise_equal(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
+}
+
+DynamicsSettings langevin(std::uint64_t seed, double dt = 0.002) {
+  DynamicsSettings s;
+  s.integrator.type = IntegratorType::LangevinMiddle;
+  s.integrator.seed = seed;
+  s.integrator.timestep_ps = dt;
+  return s;
+}
+
+StateRequest everything() { return StateRequest{true, true, true, true}; }
+
+template <typename F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+}  // namespace
+
+TEST_CASE("same seed gives the same Langevin trajectory; another seed a different one") {
+  const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  auto run = [&](std::uint64_t seed) {
+    auto ctx = make_cpu_context(m.system, langevin(seed));
+    ctx->set_positions(m.positions_nm);
+    ctx->apply_constraints(1e-6);
+    ctx->set_velocities_to_temperature(300.0, 0);
+    ctx->step(300);
+    return ctx->state(everything());
+  };
+  const SimulationState a = run(2024), b = run(2024), c = run(2025);
+  CHECK(a.step == 300);
+  CHECK(a.time_ps == Catch::Approx(0.6));
+  CHECK(bitwise_equal(a.positions_nm, b.positions_nm));
+  CHECK(bitwise_equal(a.velocities_nm_per_ps, b.velocities_nm_per_ps));
+  CHECK_FALSE(bitwise_equal(a.positions_nm, c.positions_nm));
+}
+
+TEST_CASE("a run continued from a saved state reproduces the uninterrupted run bit for bit") {
+  SECTION("LangevinMiddle, peptide in vacuum, hbonds") {
+    const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+    const DynamicsSettings settings = langevin(77);
+    auto a = make_cpu_context(m.system, settings);
+    a->set_positions(m.positions_nm);
+    a->apply_constraints(1e-6);
+    a->set_velocities_to_temperature(300.0, 0);
+    a->step(150);
+    const SimulationState mid = a->state(everything());
+    a->step(150);
+    const SimulationState end_a = a->state(everything());
+
+    auto b = make_cpu_context(m.system, settings);
+    b->set_positions(mid.positions_nm);
+    b->set_velocities(mid.velocities_nm_per_ps);
+    b->set_step(mid.step, mid.time_ps);
+    b->step(150);
+    const SimulationState end_b = b->state(everything());
+    CHECK(end_b.step == end_a.step);
+    CHECK(end_b.time_ps == end_a.time_ps);
+    CHECK(bitwise_equal(end_a.positions_nm, end_b.positions_nm));
+    CHECK(bitwise_equal(end_a.velocities_nm_per_ps, end_b.velocities_nm_per_ps));
+    CHECK(end_a.potential.total == end_b.potential.total);
+  }
+  SECTION("LangevinMiddle with Monte Carlo barostat, water box, SETTLE + CCMA") {
+    const Model m = make_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
+    DynamicsSettings settings = langevin(99);
+    settings.barostat = BarostatConfig{1.0, 300.0, 5};
+    auto a = make_cpu_context(m.system, settings);
+    a->set_positions(m.positions_nm);
+    a->apply_constraints(1e-6);
+    a->set_velocities_to_temperature(300.0, 0);
+    a->step(20);
+    const SimulationState mid = a->state(everything());
+    const std::vector<double> baro_mid = a->barostat_state();
+    a->step(20);
+    const SimulationState end_a = a->state(everything());
+    REQUIRE(baro_mid.size() == 5);
+    CHECK(baro_mid[3] == 3.0);  // moves before integrating steps 6, 11, 16 (after 5, 10, 15 completed)
+    CHECK(a->barostat_state()[3] == 7.0);
+    CHECK(end_a.box.volume() != m.system.box->volume());  // some move was accepted
+
+    auto b = make_cpu_context(m.system, settings);
+    b->set_box(mid.box);
+    b->set_positions(mid.positions_nm);
+    b->set_velocities(mid.velocities_nm_per_ps);
+    b->set_step(mid.step, mid.time_ps);
+    b->set_barostat_state(baro_mid);
+    b->step(20);
+    const SimulationState end_b = b->state(everything());
+    CHECK(bitwise_equal(end_a.positions_nm, end_b.positions_nm));
+    CHECK(bitwise_equal(end_a.velocities_nm_per_ps, end_b.velocities_nm_per_ps));
+    CHECK(std::memcmp(&end_a.box, &end_b.box, sizeof(Boxd)) == 0);
+    CHECK(a->barostat_state() == b->barostat_state());
+  }
+}
+
+TEST_CASE("seed 0 chooses a nonzero seed and reports it") {
+  const Model m = make_model("ala2_vacuum", "  constraints: none\n");
+  auto a = make_cpu_context(m.system, langevin(0));
+  auto b = make_cpu_context(m.system, langevin(0));
+  CHECK(a->seed() != 0);
+  CHECK(b->seed() != 0);
+  CHECK(a->seed() != b->seed());
+  // Running with the reported seed repeats the run.
+  auto c = make_cpu_context(m.system, langevin(a->seed()));
+  for (auto* ctx : {a.get(), c.get()}) {
+    ctx->set_positions(m.positions_nm);
+    ctx->set_velocities_to_temperature(300.0, 0);
+    ctx->step(20);
+  }
+  CHECK(bitwise_equal(a->state({}).positions_nm, c->state({}).positions_nm));
+}
+
+TEST_CASE("degrees of freedom and initial velocities") {
+  const Model m = make_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
+  REQUIRE(m.system.constraints.size() == 2259);  // shared/reference/ala2_water.json counts
+  CHECK(degrees_of_freedom(m.system, false) == 4548);  // ala2_water.dynamics.json (no COM remover)
+  CHECK(degrees_of_freedom(m.system, true) == 4545);
+  auto ctx = make_cpu_context(m.system, langevin(5));
+  ctx->set_positions(m.positions_nm);
+  ctx->apply_constraints(1e-6);
+  ctx->set_velocities_to_temperature(300.0, 0);
+  const SimulationState st = ctx->state(everything());
+  CHECK(st.degrees_of_freedom == 4545);
+  // Maxwell-Boltzmann over 4545 dof: T has a relative spread sqrt(2/4545) = 2.1%.
+  INFO("initial temperature " << st.temperature_k << " K");
+  CHECK(std::fabs(st.temperature_k - 300.0) < 5 * 300.0 * std::sqrt(2.0 / 4545));
+  Vec3d momentum(0, 0, 0);
+  for (std::size_t i = 0; i < st.velocities_nm_per_ps.size(); ++i)
+    momentum += st.velocities_nm_per_ps[i] * m.system.mass_amu[i];
+  CHECK(norm(momentum) < 1e-9);
+  // Velocities satisfy the constraints.
+  double worst = 0.0;
+  for (const auto& c : m.system.constraints) {
+    const Vec3d r = st.positions_nm[c.i] - st.positions_nm[c.j];
+    worst = std::max(worst, std::fabs(dot(st.velocities_nm_per_ps[c.i] - st.velocities_nm_per_ps[c.j], r)) / norm2(r));
+  }
+  CHECK(worst <= 1e-6);
+  // Forces and energies of state() are the evaluator's.
+  std::vector<Vec3d> f;
+  const EnergyTerms e = cpu_compute(m.system, st.positions_nm, &f);
+  CHECK(st.potential.total == Catch::Approx(e.total).epsilon(1e-12));
+  double df = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) df = std::max(df, norm(f[i] - st.forces_kj_per_mol_nm[i]));
+  CHECK(df < 1e-9);
+}
+
+TEST_CASE("Verlet (leapfrog) conserves energy to second order in the time step") {
+  // Peptide in vacuum (smooth NoCutoff energy), hbonds. The total energy with the on-step kinetic
+  // energy (v + dt/2 F/m, constrained) fluctuates as O(dt^2): halving dt must divide the
+  // fluctuation by ~4. A first-order error (e.g. half-step velocities used as they are) gives ~2.
+  const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  auto thermalised = [&] {
+    auto ctx = make_cpu_context(m.system, langevin(11, 0.001));
+    ctx->set_positions(m.positions_nm);
+    ctx->apply_constraints(1e-10);
+    ctx->minimize(50.0, 200);
+    ctx->set_velocities_to_temperature(300.0, 0);
+    ctx->step(500);
+    return ctx->state(everything());
+  }();
+  auto fluctuation = [&](double dt, int steps, int every) {
+    DynamicsSettings s;
+    s.integrator.type = IntegratorType::Verlet;
+    s.integrator.timestep_ps = dt;
+    s.integrator.constraint_tolerance = 1e-10;
+    auto ctx = make_cpu_context(m.system, s);
+    ctx->set_positions(thermalised.positions_nm);
+    ctx->set_velocities(thermalised.velocities_nm_per_ps);
+    double sum = 0, sum2 = 0;
+    int n = 0;
+    for (int i = 0; i < steps / every; ++i) {
+      ctx->step(every);
+      const SimulationState st = ctx->state(StateRequest{true, false, false, true});
+      const double e = st.potential.total + st.kinetic_kj_per_mol;
+      sum += e;
+      sum2 += e * e;
+      ++n;
+    }
+    return std::sqrt(std::max(0.0, sum2 / n - (sum / n) * (sum / n)));
+  };
+  const double coarse = fluctuation(0.001, 2000, 4);  // 2 ps
+  const double fine = fluctuation(0.0005, 4000, 8);   // the same 2 ps
+  INFO("total-energy fluctuation: dt 1 fs " << coarse << " kJ/mol, dt 0.5 fs " << fine << " kJ/mol, ratio "
+                                             << coarse / fine);
+  CHECK(coarse < 0.5);
+  CHECK(coarse / fine > 3.0);
+  CHECK(coarse / fine < 5.5);
+}
+
+TEST_CASE("constraints hold after every step and after apply_constraints") {
+  const Model m = make_model("ala2_vacuum", "  constraints: allbonds\n");
+  CpuConstraints check(m.system, m.system.mass_amu);
+  for (IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
+    DynamicsSettings s = langevin(3, 0.002);
+    s.integrator.type = type;
+    s.integrator.constraint_tolerance = 1e-5;
+    auto ctx = make_cpu_context(m.system, s);
+    ctx->set_positions(m.positions_nm);
+    ctx->apply_constraints(1e-5);
+    CHECK(check.max_relative_deviation(ctx->state({}).positions_nm) <= 1e-5);
+    ctx->set_velocities_to_temperature(300.0, 0);
+    double worst = 0.0;
+    for (int i = 0; i < 200; ++i) {
+      ctx->step(1);
+      worst = std::max(worst, check.max_relative_deviation(ctx->state({}).positions_nm));
+    }
+    INFO(to_string(type) << ": largest relative constraint deviation over 200 steps " << worst);
+    CHECK(worst <= 1e-5);
+  }
+}
+
+TEST_CASE("context input errors") {
+  const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  DynamicsSettings bad = langevin(1);
+  bad.integrator.timestep_ps = 0.0;
+  REQUIRE_THROWS_AS(make_cpu_context(m.system, bad), InputError);
+  bad = langevin(1);
+  bad.integrator.friction_per_ps = -1.0;
+  REQUIRE_THROWS_AS(make_cpu_context(m.system, bad), InputError);
+  bad = langevin(1);
+  bad.integrator.constraint_tolerance = 0.0;
+  REQUIRE_THROWS_AS(make_cpu_context(m.system, bad), InputError);
+  bad = langevin(1);
+  bad.barostat = BarostatConfig{};
+  REQUIRE_THROWS_AS(make_cpu_context(m.system, bad), InputError);
+  CHECK(error_message([&] { make_cpu_context(m.system, bad); }).find("periodic box") != std::string::npos);
+
+  auto ctx = make_cpu_context(m.system, langevin(1));
+  REQUIRE_THROWS_AS(ctx->step(1), RuntimeError);  // no positions yet
+  REQUIRE_THROWS_WITH(ctx->set_positions(std::vector<Vec3d>(5)), "positions: 5 given, but the system has 22 particles");
+  REQUIRE_THROWS_AS(ctx->set_box(Boxd{}), InputError);  // not periodic
+  REQUIRE_THROWS_AS(ctx->set_barostat_state({1.0, 2.0}), InputError);
+  CHECK(ctx->barostat_state().empty());
+}
