@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 } > "$OUT/machine.txt" 2>&1
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
   > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
@@ -36,6 +36,6 @@ if [ "${2:-}" = sanitize ]; then
     echo "compute-sanitizer $tool (ala2_water, neighbour-list test): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
   done
 fi
-echo "=== CUDA tests (rc=$cuda_rc)"; grep -E "rel RMS|rel |passed|Passed|Failed|FAILED|SKIPPED|error" "$OUT/ctest_cuda.log" | tail -45
+echo "=== CUDA tests (rc=$cuda_rc)"; grep -E "rel RMS|rel |passed|Passed|Failed|FAILED|SKIPPED|error|ns/day|max |drift|restart|step\(100\)|minimi" "$OUT/ctest_cuda.log" | tail -70
 echo "=== CPU tests (rc=$cpu_rc)"; tail -6 "$OUT/ctest_cpu.log"
 echo "=== bench"; cat "$OUT/bench.log"

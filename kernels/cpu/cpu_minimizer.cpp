@@ -29,13 +29,13 @@ double dot_all(const Coords& a, const Coords& b) {
 // projected onto its tangent space.
 class ManifoldObjective {
  public:
-  ManifoldObjective(CpuForceEvaluator& evaluator, CpuConstraints* projector)
-      : evaluator_(evaluator), projector_(projector) {}
+  ManifoldObjective(const EnergyAndForces& energy_and_forces, CpuConstraints* projector)
+      : energy_and_forces_(energy_and_forces), projector_(projector) {}
 
   // Energy (kJ/mol) at x, gradient (= minus the projected force) overwritten.
   double evaluate(const Coords& x, Coords& gradient) {
     ++evaluations_;
-    const double e = evaluator_.compute(x, &gradient).total;
+    const double e = energy_and_forces_(x, gradient);
     if (projector_) project_out_constraint_forces(*projector_, x, gradient);
     for (auto& g : gradient) g = -g;
     return std::isfinite(e) ? e : std::numeric_limits<double>::infinity();
@@ -55,7 +55,7 @@ class ManifoldObjective {
   long evaluations() const { return evaluations_; }
 
  private:
-  CpuForceEvaluator& evaluator_;
+  const EnergyAndForces& energy_and_forces_;
   CpuConstraints* projector_;
   long evaluations_ = 0;
 };
@@ -225,9 +225,9 @@ void project_out_constraint_forces(CpuConstraints& projector, const std::vector<
   projector.apply_velocities(positions, forces, kGradientProjectionTolerance);
 }
 
-MinimizationResult cpu_minimize(CpuForceEvaluator& evaluator, const System& system, CpuConstraints& constraints,
-                                std::vector<Vec3d>& positions, double tolerance, int max_iterations,
-                                double constraint_tolerance, ForceCriterion criterion) {
+MinimizationResult minimize_on_manifold(const EnergyAndForces& energy_and_forces, const System& system,
+                                        CpuConstraints& constraints, std::vector<Vec3d>& positions, double tolerance,
+                                        int max_iterations, double constraint_tolerance, ForceCriterion criterion) {
   if (!(tolerance > 0.0)) throw InputError("minimize: tolerance must be positive (kJ/mol/nm)");
   if (max_iterations < 0) throw InputError("minimize: max_iterations must be 0 (until converged) or positive");
   if (static_cast<int>(positions.size()) != system.num_particles())
@@ -235,7 +235,7 @@ MinimizationResult cpu_minimize(CpuForceEvaluator& evaluator, const System& syst
                        std::to_string(system.num_particles()));
   MinimizationResult result{};
   std::vector<Vec3d> forces;
-  result.initial_energy = evaluator.compute(positions, &forces).total;
+  result.initial_energy = energy_and_forces(positions, forces);
 
   const bool constrained = !constraints.empty();
   CpuConstraints projector(system, std::vector<double>(static_cast<std::size_t>(system.num_particles()), 1.0));
@@ -244,17 +244,27 @@ MinimizationResult cpu_minimize(CpuForceEvaluator& evaluator, const System& syst
     const std::vector<Vec3d> reference = positions;
     constraints.apply_positions(reference, positions, std::min(constraint_tolerance, kManifoldTolerance));
   }
-  ManifoldObjective objective(evaluator, constrained ? &projector : nullptr);
+  ManifoldObjective objective(energy_and_forces, constrained ? &projector : nullptr);
   const long budget = max_iterations > 0 ? max_iterations : -1;
   const LbfgsResult r = lbfgs(objective, positions, tolerance, criterion, budget);
 
-  result.final_energy = evaluator.compute(positions, &forces).total;
+  result.final_energy = energy_and_forces(positions, forces);
   project_out_constraint_forces(projector, positions, forces);
   result.max_force_kj_per_mol_nm = max_norm(forces);
   result.iterations = r.iterations;
   result.converged = force_measure(forces, criterion) < tolerance &&
                      (!constrained || constraints.max_relative_deviation(positions) <= constraint_tolerance);
   return result;
+}
+
+MinimizationResult cpu_minimize(CpuForceEvaluator& evaluator, const System& system, CpuConstraints& constraints,
+                                std::vector<Vec3d>& positions, double tolerance, int max_iterations,
+                                double constraint_tolerance, ForceCriterion criterion) {
+  const EnergyAndForces energy_and_forces = [&evaluator](const std::vector<Vec3d>& x, std::vector<Vec3d>& f) {
+    return evaluator.compute(x, &f).total;
+  };
+  return minimize_on_manifold(energy_and_forces, system, constraints, positions, tolerance, max_iterations,
+                              constraint_tolerance, criterion);
 }
 
 }  // namespace mdsim

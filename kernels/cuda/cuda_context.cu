@@ -322,178 +322,6 @@ ConstraintPlan build_constraint_plan(const System& system, const std::vector<dou
   return plan;
 }
 
-// ---------------------------------------------------------------------------------------------
-// L-BFGS on the constraint manifold: the CPU minimiser's algorithm (cpu_minimizer.cpp: 64 correction
-// pairs, gradient-driven strong-Wolfe line search, 0.05 nm step limit, retraction by SETTLE + CCMA,
-// projected gradients) with the vector algebra on the host and every energy and force from the GPU.
-
-constexpr double kManifoldTolerance = 1e-10;            // cpu_minimizer.cpp
-constexpr double kGradientProjectionTolerance = 1e-9;   // cpu_minimizer.cpp
-
-double dot_all(const Coords& a, const Coords& b) {
-  double s = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += dot(a[i], b[i]);
-  return s;
-}
-
-class GpuManifoldObjective {
- public:
-  GpuManifoldObjective(CudaForceEvaluator& evaluator, CpuConstraints* projector)
-      : evaluator_(evaluator), projector_(projector) {}
-
-  double evaluate(const Coords& x, Coords& gradient) {
-    evaluator_.update_positions(x);
-    evaluator_.compute(true);
-    const double e = evaluator_.energies().total;
-    gradient = evaluator_.forces();
-    if (projector_) project_out_constraint_forces(*projector_, x, gradient);
-    for (auto& g : gradient) g = -g;
-    return std::isfinite(e) ? e : std::numeric_limits<double>::infinity();
-  }
-  void retract(const Coords& reference, Coords& x) {
-    if (projector_) projector_->apply_positions(reference, x, kManifoldTolerance);
-  }
-  void project(const Coords& x, Coords& direction) {
-    if (projector_) projector_->apply_velocities(x, direction, kGradientProjectionTolerance);
-  }
-
- private:
-  CudaForceEvaluator& evaluator_;
-  CpuConstraints* projector_;
-};
-
-struct Point {
-  Coords x, g;
-  double f = 0.0;
-};
-
-bool line_search(GpuManifoldObjective& objective, const Point& start, const Coords& p, double alpha_initial,
-                 double alpha_max, double energy_noise, Point& out) {
-  constexpr double c1 = 1e-4, c2 = 0.9;
-  constexpr int kMaxEvaluations = 20;
-  const double d0 = dot_all(start.g, p);
-  if (!(d0 < 0.0)) return false;
-  Point trial;
-  trial.x.resize(start.x.size());
-  double lo = 0.0, d_lo = d0;
-  double hi = -1.0, d_hi = 0.0;
-  double a = std::min(alpha_initial, alpha_max);
-  for (int evaluation = 0; evaluation < kMaxEvaluations; ++evaluation) {
-    for (std::size_t i = 0; i < start.x.size(); ++i) trial.x[i] = start.x[i] + p[i] * a;
-    objective.retract(start.x, trial.x);
-    trial.f = objective.evaluate(trial.x, trial.g);
-    const double da = dot_all(trial.g, p);
-    const bool energy_ok = std::isfinite(trial.f) && trial.f <= start.f + c1 * a * d0 + energy_noise;
-    if (energy_ok && std::fabs(da) <= -c2 * d0) {
-      out = std::move(trial);
-      return true;
-    }
-    if (energy_ok && da < 0.0) {
-      if (hi < 0.0 && a >= alpha_max) {
-        out = std::move(trial);
-        return true;
-      }
-      lo = a;
-      d_lo = da;
-    } else {
-      hi = a;
-      d_hi = energy_ok ? da : std::numeric_limits<double>::quiet_NaN();
-    }
-    if (hi < 0.0) {
-      a = std::min(2.0 * a, alpha_max);
-      continue;
-    }
-    const double width = hi - lo;
-    if (width <= 1e-14 * hi) break;
-    double next = 0.5 * (lo + hi);
-    if (std::isfinite(d_hi) && d_hi > d_lo) next = lo - d_lo * width / (d_hi - d_lo);
-    if (!(next >= lo + 0.1 * width && next <= hi - 0.1 * width)) next = 0.5 * (lo + hi);
-    a = next;
-  }
-  return false;
-}
-
-struct LbfgsResult {
-  bool converged = false;
-  int iterations = 0;
-};
-
-LbfgsResult lbfgs(GpuManifoldObjective& objective, Coords& x, double tolerance, long budget) {
-  const std::size_t per_pair_bytes = 2 * x.size() * sizeof(Vec3d);
-  const std::size_t kHistory =
-      std::clamp<std::size_t>((std::size_t(256) << 20) / std::max<std::size_t>(per_pair_bytes, 1), 8, 64);
-  constexpr double kMaxStepNm = 0.05;
-  constexpr double kFirstStepNm = 0.005;
-  LbfgsResult result;
-  Point current;
-  current.x = x;
-  current.f = objective.evaluate(current.x, current.g);
-  const double energy_noise = 1e-5 * std::fabs(current.f) + 1e-3;
-  std::deque<Coords> s_hist, y_hist;
-  std::deque<double> rho_hist;
-  Coords p(x.size());
-  std::vector<double> alpha_coef(kHistory);
-  int failures = 0;
-  while (true) {
-    if (max_norm(current.g) < tolerance) {
-      result.converged = true;
-      break;
-    }
-    if (budget >= 0 && result.iterations >= budget) break;
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = -current.g[i];
-    const std::size_t m = s_hist.size();
-    for (std::size_t k = m; k-- > 0;) {
-      alpha_coef[k] = rho_hist[k] * dot_all(s_hist[k], p);
-      for (std::size_t j = 0; j < p.size(); ++j) p[j] -= y_hist[k][j] * alpha_coef[k];
-    }
-    double alpha_initial = 1.0;
-    if (m > 0) {
-      const double gamma = dot_all(s_hist.back(), y_hist.back()) / dot_all(y_hist.back(), y_hist.back());
-      for (auto& v : p) v *= gamma;
-      for (std::size_t k = 0; k < m; ++k) {
-        const double c = alpha_coef[k] - rho_hist[k] * dot_all(y_hist[k], p);
-        for (std::size_t j = 0; j < p.size(); ++j) p[j] += s_hist[k][j] * c;
-      }
-      objective.project(current.x, p);
-    } else {
-      alpha_initial = kFirstStepNm / max_norm(p);
-    }
-    const double p_max = max_norm(p);
-    Point next;
-    if (!(p_max > 0.0) || !std::isfinite(p_max) ||
-        !line_search(objective, current, p, alpha_initial, kMaxStepNm / p_max, energy_noise, next)) {
-      s_hist.clear();
-      y_hist.clear();
-      rho_hist.clear();
-      if (++failures >= 2) break;
-      continue;
-    }
-    failures = 0;
-    ++result.iterations;
-    Coords s(x.size()), y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      s[i] = next.x[i] - current.x[i];
-      y[i] = next.g[i] - current.g[i];
-    }
-    const double sy = dot_all(s, y);
-    if (sy > 1e-12 * std::sqrt(dot_all(s, s) * dot_all(y, y))) {
-      if (s_hist.size() == kHistory) {
-        s_hist.pop_front();
-        y_hist.pop_front();
-        rho_hist.pop_front();
-      }
-      s_hist.push_back(std::move(s));
-      y_hist.push_back(std::move(y));
-      rho_hist.push_back(1.0 / sy);
-    }
-    current = std::move(next);
-  }
-  x = current.x;
-  return result;
-}
-
-// ---------------------------------------------------------------------------------------------
-
 class CudaContext final : public Context {
  public:
   CudaContext(const System& system, const DynamicsSettings& settings, const CudaOptions& options)
@@ -717,40 +545,24 @@ class CudaContext final : public Context {
     return st;
   }
 
-  // cpu_minimize with GPU energies and forces (see GpuManifoldObjective).
+  // The CPU minimiser (kernels/cpu/cpu_minimizer: L-BFGS on the constraint manifold) with every
+  // energy and force from the GPU; its vector algebra and constraint projections run on the host.
   MinimizationResult minimize(double tolerance, int max_iterations) override {
     require_positions("minimize");
-    if (!(tolerance > 0.0)) throw InputError("minimize: tolerance must be positive (kJ/mol/nm)");
-    if (max_iterations < 0) throw InputError("minimize: max_iterations must be 0 (until converged) or positive");
     invalidate_forces();
     Coords positions = evaluator_.positions();
-    MinimizationResult result{};
-    GpuManifoldObjective plain(evaluator_, nullptr);
-    Coords forces;
-    result.initial_energy = plain.evaluate(positions, forces);
-
-    const bool constrained = !host_constraints_.empty();
-    CpuConstraints projector(system_, std::vector<double>(static_cast<std::size_t>(n_), 1.0));
-    if (constrained) {
-      const Coords reference = positions;
-      host_constraints_.apply_positions(reference, positions,
-                                        std::min(settings_.integrator.constraint_tolerance, kManifoldTolerance));
-    }
-    GpuManifoldObjective objective(evaluator_, constrained ? &projector : nullptr);
-    const long budget = max_iterations > 0 ? max_iterations : -1;
-    const LbfgsResult r = lbfgs(objective, positions, tolerance, budget);
-
+    const EnergyAndForces gpu = [this](const Coords& x, Coords& forces) {
+      evaluator_.update_positions(x);
+      evaluator_.compute(true);
+      const double e = evaluator_.energies().total;
+      forces = evaluator_.forces();
+      return e;
+    };
+    const MinimizationResult result = minimize_on_manifold(gpu, system_, host_constraints_, positions, tolerance,
+                                                           max_iterations, settings_.integrator.constraint_tolerance);
     evaluator_.set_positions(positions);
     evaluator_.compute(true);
-    result.final_energy = evaluator_.energies().total;
-    forces = evaluator_.forces();
     forces_valid_ = energy_valid_ = true;
-    project_out_constraint_forces(projector, positions, forces);
-    result.max_force_kj_per_mol_nm = max_norm(forces);
-    result.iterations = r.iterations;
-    result.converged = max_norm(forces) < tolerance &&
-                       (!constrained ||
-                        host_constraints_.max_relative_deviation(positions) <= settings_.integrator.constraint_tolerance);
     return result;
   }
 

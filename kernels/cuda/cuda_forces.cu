@@ -500,6 +500,8 @@ class Evaluator final : public EvaluatorBase {
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
+  // 8 blocks of 256 per SM (more than fit at once: measured faster on the H100 than one resident wave,
+  // 69 vs 74 µs for DHFR's tiles).
   int persistent_blocks() const { return num_sms_ * 8; }
 
   // Pair parameters for the current box (the image limit depends on it).
@@ -520,15 +522,7 @@ class Evaluator final : public EvaluatorBase {
 
   template <cuda::PairKind KIND, bool PERIODIC, bool SWITCH, bool ENERGY>
   void tile_kernel() {
-    // A persistent grid of exactly the blocks that fit on the device at once, so the tiles are shared
-    // out in one wave (a larger grid would run a second, partly empty wave).
-    static int resident_blocks_per_sm = 0;
-    if (resident_blocks_per_sm == 0) {
-      MDSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &resident_blocks_per_sm, cuda::nonbonded_tile_kernel<real, KIND, PERIODIC, SWITCH, ENERGY>, 256, 0));
-      resident_blocks_per_sm = std::max(1, resident_blocks_per_sm);
-    }
-    cuda::nonbonded_tile_kernel<real, KIND, PERIODIC, SWITCH, ENERGY><<<num_sms_ * resident_blocks_per_sm, 256, 0, stream_>>>(
+    cuda::nonbonded_tile_kernel<real, KIND, PERIODIC, SWITCH, ENERGY><<<persistent_blocks(), 256, 0, stream_>>>(
         tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(), sorted_params_.data(), perm_.data(), npad_,
         force_.data(), energy_.data() + kSlotPairs, block_center_.data(), block_half_.data(), cuda::box_as<real>(box_),
         pair_params());
