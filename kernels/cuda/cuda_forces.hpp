@@ -5,11 +5,12 @@
 // (bit-for-bit reproducible). The host copies data only in set_positions / positions / forces /
 // energies; compute() enqueues kernels and returns without synchronising.
 //
-// Nonbonded pairs are found between blocks of 32 spatially sorted atoms (a Morton-order sort, redone
-// every `reorder_interval` evaluations); the block-pair (tile) list carries a buffer of
-// `neighbor_buffer_nm` beyond the cutoff and is rebuilt on the device only when some atom has moved
-// more than half the buffer since the last build — the check and the conditional rebuild happen in
-// kernels, with no host synchronisation. Exclusions are 32×32 bit masks per tile.
+// Nonbonded pairs are found between blocks of 32 spatially sorted atoms (xy columns padded to whole
+// blocks, ordered by height; Morton order for non-periodic systems; redone every `reorder_interval`
+// evaluations). Each tile pairs a block with 32 packed atoms within cutoff + `neighbor_buffer_nm` of
+// its bounding box; the list is rebuilt on the device only when some atom has moved more than half the
+// buffer since the last build — the check and the conditional rebuild happen in kernels, with no host
+// synchronisation. Exclusions are 32×32 bit masks per tile. See docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstddef>
