@@ -268,4 +268,14 @@ TEST_CASE("context input errors") {
   REQUIRE_THROWS_AS(ctx->set_box(Boxd{}), InputError);  // not periodic
   REQUIRE_THROWS_AS(ctx->set_barostat_state({1.0, 2.0}), InputError);
   CHECK(ctx->barostat_state().empty());
+
+  // Non-finite input is refused; a blown-up state is reported, not propagated silently.
+  std::vector<Vec3d> broken = m.positions_nm;
+  broken[3].x = std::nan("");
+  REQUIRE_THROWS_WITH(ctx->set_positions(broken), "positions: particle 3 has a non-finite coordinate");
+  std::vector<Vec3d> overlapping = m.positions_nm;
+  overlapping[21] = overlapping[0];  // two non-bonded atoms on top of each other: infinite forces
+  ctx->set_positions(overlapping);
+  REQUIRE_THROWS_WITH(ctx->step(1), "the simulation became unstable at step 1 (a position is not finite); a smaller "
+                                    "time step or an energy minimisation first may help");
 }

@@ -52,16 +52,24 @@ class CpuConstraints {
   static constexpr int kMaxIterations = 150;  // OpenMM's reference CCMA limit
   static constexpr double kMatrixElementCutoff = 0.02;  // drop smaller inverse-coupling elements (OpenMM)
 
- private:
+  // The solver's plan, read-only (what another platform needs to run the same algorithm).
   struct Settle {
     int o, h1, h2;
-    double oh, hh;
+    double oh, hh;  // nm
   };
   struct Ccma {
     int a, b;
-    double distance;
+    double distance;      // nm
     double reduced_mass;  // 1 / (w_a + w_b), w = inverse mass
   };
+  const std::vector<Settle>& settle_waters() const { return settle_; }
+  const std::vector<Ccma>& ccma_constraints() const { return ccma_; }
+  // Row c: (column, value) of the distance-scaled inverse coupling matrix; one CCMA iteration
+  // replaces the linearised multipliers delta by sum_col value * delta[col].
+  const std::vector<std::vector<std::pair<int, double>>>& inverse_coupling() const { return inverse_coupling_; }
+  const std::vector<double>& inverse_masses() const { return inverse_mass_; }
+
+ private:
   int num_constraints_ = 0;
   std::vector<std::pair<int, int>> all_pairs_;  // every constraint, for max_relative_deviation
   std::vector<double> all_distances_;

@@ -66,6 +66,7 @@ class CpuContext final : public Context {
 
   void set_positions(const std::vector<Vec3d>& positions) override {
     check_size(positions, "positions");
+    check_finite_input(positions, "positions");
     x_ = positions;
     positions_set_ = true;
     forces_valid_ = false;
@@ -73,12 +74,14 @@ class CpuContext final : public Context {
 
   void set_velocities(const std::vector<Vec3d>& velocities) override {
     check_size(velocities, "velocities");
+    check_finite_input(velocities, "velocities");
     v_ = velocities;
   }
 
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
     if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
       throw InputError("initial velocities: temperature must be zero or positive, got " + num(temperature_k) + " K");
+    if (!constraints_.empty()) require_positions("set_velocities_to_temperature");
     const std::uint64_t s = seed != 0 ? seed : seed_;
     const double kt = kBoltzmannKjPerMolK * temperature_k;
     for (std::size_t i = 0; i < v_.size(); ++i)
@@ -87,7 +90,6 @@ class CpuContext final : public Context {
                                      gaussian3(s, kStreamInitialVelocities, 0, static_cast<std::uint32_t>(i)))
                   : Vec3d(0, 0, 0);
     if (settings_.remove_cm_motion) remove_com_velocity();
-    require_positions("set_velocities_to_temperature");
     if (!constraints_.empty()) constraints_.apply_velocities(x_, v_, settings_.integrator.constraint_tolerance);
   }
 
@@ -124,6 +126,7 @@ class CpuContext final : public Context {
         langevin_middle_step();
       else
         verlet_step();
+      check_finite();
       ++step_;
       time_ps_ += settings_.integrator.timestep_ps;
       forces_valid_ = false;
@@ -180,8 +183,22 @@ class CpuContext final : public Context {
                        std::to_string(x_.size()) + " particles");
   }
 
+  static void check_finite_input(const std::vector<Vec3d>& v, const char* what) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z))
+        throw InputError(std::string(what) + ": particle " + std::to_string(i) + " has a non-finite coordinate");
+  }
+
   void require_positions(const char* what) const {
     if (!positions_set_) throw RuntimeError(std::string(what) + ": positions have not been set");
+  }
+
+  void check_finite() const {
+    for (const Vec3d& p : x_)
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+        throw RuntimeError("the simulation became unstable at step " + std::to_string(step_ + 1) +
+                           " (a position is not finite); a smaller time step or an energy minimisation first may "
+                           "help");
   }
 
   void ensure_forces() {
@@ -207,7 +224,11 @@ class CpuContext final : public Context {
     ensure_forces();
     Boxd box = box_;
     auto trial = [this](const std::vector<Vec3d>& positions, const Boxd& b) {
-      evaluator_.set_box(b);
+      try {
+        evaluator_.set_box(b);
+      } catch (const InputError& e) {  // e.g. the box fell below twice the cutoff
+        throw RuntimeError("barostat at step " + std::to_string(step_) + ": " + e.what());
+      }
       trial_energy_ = evaluator_.compute(positions, &trial_forces_);
       return trial_energy_.total;
     };

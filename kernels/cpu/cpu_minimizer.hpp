@@ -32,22 +32,23 @@ enum class ForceCriterion {
   RmsAtom,  // sqrt(Σ_i |f_i|^2 / N) < tolerance (OpenMM 7.7's LocalEnergyMinimizer)
 };
 
-// positions: in/out. tolerance: kJ/mol/nm. max_iterations: L-BFGS iterations, 0 = until converged
-// (or until no line search makes progress). constraint_tolerance: relative, as the integrators';
-// `converged` requires the constraints within it. `constraints` (system masses) puts the start
-// positions onto the constraint surface.
 // Energy (kJ/mol, returned) and forces (kJ/mol/nm, overwritten) at the given positions: whatever
 // platform computes them (the CUDA context passes its device evaluator).
 using EnergyAndForces = std::function<double(const std::vector<Vec3d>& positions, std::vector<Vec3d>& forces)>;
 
 // The minimiser itself, for any source of energies and forces (the L-BFGS vector algebra and the
 // constraint projections run here, on the host).
+// positions: in/out. tolerance: kJ/mol/nm. max_iterations: L-BFGS iterations, 0 = until converged
+// (or until no line search makes progress). constraint_tolerance: relative, as the integrators';
+// `converged` requires the constraints within it. `constraints` (system masses) puts the start
+// positions onto the constraint surface.
 MinimizationResult minimize_on_manifold(const EnergyAndForces& energy_and_forces, const System& system,
                                         CpuConstraints& constraints, std::vector<Vec3d>& positions,
                                         double tolerance_kj_per_mol_nm, int max_iterations,
                                         double constraint_tolerance,
                                         ForceCriterion criterion = ForceCriterion::MaxAtom);
 
+// The same with the CPU reference evaluator.
 MinimizationResult cpu_minimize(CpuForceEvaluator& evaluator, const System& system, CpuConstraints& constraints,
                                 std::vector<Vec3d>& positions, double tolerance_kj_per_mol_nm, int max_iterations,
                                 double constraint_tolerance, ForceCriterion criterion = ForceCriterion::MaxAtom);
