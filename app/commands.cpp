@@ -18,6 +18,8 @@
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"
+#include "kernels/cpu/cpu_context.hpp"
+#include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/physics/pme_params.hpp"
 
@@ -175,11 +177,47 @@ int command_run(const RunOptions& options) {
   return s.stopped_early ? 1 : 0;
 }
 
-int command_bench(const std::string& config_path) {
+namespace {
+
+// Full steps with the config's integrator, constraints and thermostat (reporters off): starts from
+// the config's positions, constrained, with velocities at the integrator's temperature; `warmup`
+// steps, then `steps` timed (wall clock, synchronised at both ends).
+struct StepTiming {
+  double us_per_step = 0, ns_per_day = 0;
+};
+StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg, int warmup, int steps) {
+  context.set_positions(model.positions_nm);
+  if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
+  context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+  StateRequest sync;  // downloading the velocities waits for the queued steps
+  sync.positions = false;
+  sync.velocities = true;
+  context.step(warmup);
+  context.state(sync);
+  const auto t0 = std::chrono::steady_clock::now();
+  context.step(steps);
+  context.state(sync);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  StepTiming t;
+  t.us_per_step = s * 1e6 / steps;
+  t.ns_per_day = cfg.integrator.timestep_ps * 1e-3 * steps * 86400.0 / s;
+  return t;
+}
+
+void print_step_table_header() {
+  fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches per step |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|\n");
+}
+
+}  // namespace
+
+int command_bench(const std::string& config_path, int steps) {
   const RunConfig cfg = load_config(config_path);
   const Model model = build_model(cfg);
   const PlatformChoice platform = pick_platform(cfg, "");
   const System& s = model.system;
+  const std::string constraints = fmt::format("{}{}", to_string(cfg.system.constraints),
+                                              cfg.system.rigid_water ? " + rigid water" : "");
   if (platform.kind == PlatformKind::Cpu) {
     CpuForceEvaluator eval(s);
     std::vector<Vec3d> f;
@@ -192,24 +230,45 @@ int command_bench(const std::string& config_path) {
     std::sort(ms.begin(), ms.end());
     fmt::print("| system | atoms | platform | ms per evaluation (energy + forces, median of 5) |\n|---|---|---|---|\n");
     fmt::print("| {} | {} | cpu (double) | {:.1f} |\n", cfg.system.pdb, s.num_particles(), ms[2]);
+    if (steps > 0) {
+      auto context = make_cpu_context(s, dynamics_settings(cfg));
+      const int cpu_steps = std::max(1, steps / 100);  // the CPU reference is ~1000x slower per step
+      const StepTiming t = time_steps(*context, model, cfg, 1, cpu_steps);
+      print_step_table_header();
+      fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - |\n", s.num_particles(),
+                 to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, cpu_steps,
+                 t.us_per_step, t.ns_per_day);
+    }
     return 0;
   }
   CudaOptions options;
   options.device = platform.device;
   options.double_precision = cfg.platform.precision == Precision::Double;
-  CudaForceEvaluator eval(s, options);
-  eval.set_positions(model.positions_nm);
-  const CudaTimings t = eval.benchmark(200);
-  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", eval.device_name(),
-             to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1], cfg.system.replicate[2],
-             eval.num_tiles());
-  fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
-             "device MiB | bytes/atom |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
-  const double mib = static_cast<double>(eval.device_memory_bytes()) / (1024.0 * 1024.0);
-  fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
-             s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us, t.pme_us,
-             t.bonded_us, mib, static_cast<double>(eval.device_memory_bytes()) / s.num_particles());
+  {
+    CudaForceEvaluator eval(s, options);
+    eval.set_positions(model.positions_nm);
+    const CudaTimings t = eval.benchmark(200);
+    fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", eval.device_name(),
+               to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1],
+               cfg.system.replicate[2], eval.num_tiles());
+    fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
+               "device MiB | bytes/atom |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
+    const double mib = static_cast<double>(eval.device_memory_bytes()) / (1024.0 * 1024.0);
+    fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
+               s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us,
+               t.pme_us, t.bonded_us, mib, static_cast<double>(eval.device_memory_bytes()) / s.num_particles());
+  }
+  if (steps > 0) {
+    auto context = make_cuda_context(s, dynamics_settings(cfg), options);
+    const StepTiming t = time_steps(*context, model, cfg, std::min(steps, 500), steps);
+    const CudaStepLaunches l = cuda_step_launches(*context);
+    print_step_table_header();
+    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graphs ({} kernels) + {} kernel{} |\n",
+               s.num_particles(), to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, steps,
+               t.us_per_step, t.ns_per_day, l.graphs, l.kernels, l.separate_kernels,
+               l.separate_kernels == 1 ? "" : "s");
+  }
   return 0;
 }
 

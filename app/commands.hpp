@@ -21,7 +21,10 @@ struct RunOptions {
 int command_run(const RunOptions& options);
 int command_energy(const EnergyOptions& options);
 int command_check(const std::string& config_path);
-int command_bench(const std::string& config_path);
+// Times force evaluations (CUDA: the per-part table) and then `steps` full steps with the config's
+// integrator (0: none; the CPU platform times steps/100), printing µs/step, ns/day and, on CUDA, the
+// launches per step.
+int command_bench(const std::string& config_path, int steps);
 int command_platforms();
 
 }  // namespace mdsim

@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
 
   auto* bench_cmd = app.add_subcommand("bench", "Time force evaluations and steps for the config's system");
   bench_cmd->add_option("CONFIG", config_path, "YAML config file")->required();
+  int bench_steps = 2000;
+  bench_cmd->add_option("--steps", bench_steps, "Full steps to time after the force evaluations (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 
   app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
 
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return mdsim::command_run(run);
     if (*energy_cmd) return mdsim::command_energy(energy);
     if (*check_cmd) return mdsim::command_check(config_path);
-    if (*bench_cmd) return mdsim::command_bench(config_path);
+    if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps);
     return mdsim::command_platforms();
   } catch (const mdsim::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -14,20 +14,23 @@ mkdir -p "$OUT"
 } > "$OUT/machine.txt" 2>&1
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
   > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
 ctest --test-dir build-device -R "test_energy_command|test_cpu_reference_systems" -j 16 > "$OUT/ctest_cpu.log" 2>&1
 cpu_rc=$?
 {
-  echo "## mdsim bench (forces-only evaluations, median of 200)"
+  echo "## mdsim bench (forces-only evaluations, median of 200; then full steps, reporters off)"
+  steps=(0 10000 2000 1000 500)
   for r in 1 2 3 4; do
     [ "${1:-}" = quick ] && [ $r -gt 1 ] && break
     sed "s/^platform:.*/platform: {name: cuda, precision: mixed}/" configs/dhfr_benchmark.yaml > /tmp/bench_$r.yaml
     sed -i "s|pdb: ../tests|pdb: $PWD/tests|; s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" /tmp/bench_$r.yaml
-    build-device/mdsim bench /tmp/bench_$r.yaml 2>&1
+    build-device/mdsim bench /tmp/bench_$r.yaml --steps ${steps[$r]} 2>&1
   done
+  echo "## amber14/TIP3P, PME 1.0 nm, HBonds, 2 fs"
+  build-device/mdsim bench configs/dhfr_amber14.yaml --steps 10000 2>&1
 } > "$OUT/bench.log" 2>&1
 if [ "${2:-}" = sanitize ]; then
   for tool in memcheck racecheck; do

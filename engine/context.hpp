@@ -18,17 +18,23 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
 
 #include "engine/run_config.hpp"
 #include "engine/system.hpp"
+#include "io/host_buffer.hpp"
 #include "kernels/cpu/cpu_forces.hpp"  // EnergyTerms
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 
 namespace mdsim {
+
+// See Context::mark_restart_point.
+inline constexpr int kRestartIntervalSteps = 100;
 
 struct DynamicsSettings {  // from RunConfig
   IntegratorConfig integrator;
@@ -84,6 +90,42 @@ class Context {
   // L-BFGS until the largest per-atom force (constraint components removed) is below the
   // tolerance, constraints held; max_iterations 0 = until converged.
   virtual MinimizationResult minimize(double tolerance_kj_per_mol_nm, int max_iterations) = 0;
+  // Trajectory frames without stopping the platform. Enqueues copies of the current positions (and
+  // velocities / forces where the pointer is not null) as float, 3 per atom in the System's order,
+  // into the given host arrays, and returns a function that waits until they are there (empty when
+  // they are there already). Host arrays from frame_allocator(), when it gives one (pinned memory
+  // for the CUDA platform's asynchronous copies). The arrays must stay alive until the wait returns.
+  // Default: a synchronous state() read.
+  struct FrameTarget {
+    float* positions_nm = nullptr;
+    float* velocities_nm_per_ps = nullptr;
+    float* forces_kj_per_mol_nm = nullptr;
+  };
+  virtual std::function<void()> capture_frame(const FrameTarget& target) {
+    StateRequest request;
+    request.positions = target.positions_nm != nullptr;
+    request.velocities = target.velocities_nm_per_ps != nullptr;
+    request.forces = target.forces_kj_per_mol_nm != nullptr;
+    const SimulationState s = state(request);
+    const auto put = [](const std::vector<Vec3d>& from, float* to) {
+      if (to == nullptr) return;
+      for (std::size_t i = 0; i < from.size(); ++i)
+        for (int d = 0; d < 3; ++d) to[3 * i + static_cast<std::size_t>(d)] = static_cast<float>(from[i][d]);
+    };
+    put(s.positions_nm, target.positions_nm);
+    put(s.velocities_nm_per_ps, target.velocities_nm_per_ps);
+    put(s.forces_kj_per_mol_nm, target.forces_kj_per_mol_nm);
+    return {};
+  }
+  virtual std::shared_ptr<HostBufferAllocator> frame_allocator() { return nullptr; }
+
+  // Restart points: steps at which what the platform computes next depends only on what a
+  // checkpoint holds (positions, velocities, box, step, seed, barostat state), so that a run resumed
+  // from a checkpoint written there continues bit for bit as the uninterrupted run. Every multiple
+  // of kRestartIntervalSteps is one; mark_restart_point() makes the current step one too (the run
+  // marks its checkpoint steps). The CPU platform's forces never depend on history: no-op there.
+  virtual void mark_restart_point() {}
+
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
   virtual void set_barostat_state(const std::vector<double>&) = 0;

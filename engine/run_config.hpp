@@ -67,6 +67,7 @@ struct TrajectoryOutput {
   bool velocities = false;
   bool forces = false;
   std::string atoms = "all";  // all | protein | not water | index list "0-21,30"
+  double flush_interval_s = 10.0;  // wall seconds at most between a frame's write and its flush to disk
 };
 
 struct StateOutput {

@@ -146,8 +146,11 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     options.append_after_step = append_after;
     const std::string path = output_path(cfg, out.trajectory.file);
     auto sink = std::make_unique<TrajectoryWriter>(path, model.topology, options);
+    FrameWriterOptions writer_options;
+    writer_options.flush_interval_s = out.trajectory.flush_interval_s;
     trajectory = std::make_unique<FrameWriter>(
-        std::move(sink), FrameLayout{system.num_particles(), out.trajectory.velocities, out.trajectory.forces});
+        std::move(sink), FrameLayout{system.num_particles(), out.trajectory.velocities, out.trajectory.forces},
+        writer_options, context->frame_allocator());
     summary.outputs.emplace_back("trajectory", path);
   }
   std::unique_ptr<StateLog> state_log;
@@ -165,12 +168,16 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   std::int64_t step = first_step;
   while (step < last_step) {
-    if (request.stop && request.stop->load()) {
+    // A stop request (SIGINT/SIGTERM) is honoured at the next restart point (a multiple of
+    // kRestartIntervalSteps or a checkpoint step), where the checkpoint written lets a resumed run
+    // continue bit for bit as an uninterrupted one.
+    if (request.stop && request.stop->load() &&
+        (step % kRestartIntervalSteps == 0 || due(step, out.checkpoint.interval_steps))) {
       summary.stopped_early = true;
       break;
     }
-    // Advance to the next reporting step (at most 100 steps, so a stop request is honoured soon).
-    std::int64_t target = std::min<std::int64_t>(last_step, step + 100);
+    // Advance to the next reporting step or restart point.
+    std::int64_t target = std::min<std::int64_t>(last_step, next_multiple(step, kRestartIntervalSteps));
     target = std::min(target, next_multiple(step, out.trajectory.interval_steps));
     target = std::min(target, next_multiple(step, out.state.interval_steps));
     target = std::min(target, next_multiple(step, out.checkpoint.interval_steps));
@@ -179,32 +186,44 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
 
     const bool frame = trajectory && due(step, out.trajectory.interval_steps);
     const bool line = state_log && due(step, out.state.interval_steps);
-    if (frame || line) {
-      StateRequest request_state;
-      request_state.positions = frame;
-      request_state.velocities = frame && out.trajectory.velocities;
-      request_state.forces = frame && out.trajectory.forces;
-      request_state.energy = line;
-      const SimulationState s = context->state(request_state);
-      const std::optional<Boxd> box = s.has_box ? std::optional<Boxd>(s.box) : std::nullopt;
-      if (frame)
-        trajectory->write(s.step, s.time_ps, box, s.positions_nm, request_state.velocities ? &s.velocities_nm_per_ps : nullptr,
-                          request_state.forces ? &s.forces_kj_per_mol_nm : nullptr);
-      if (line) {
-        StateSample sample;
-        sample.step = s.step;
-        sample.time_ps = s.time_ps;
-        sample.potential_kj_per_mol = s.potential.total;
-        sample.kinetic_kj_per_mol = s.kinetic_kj_per_mol;
-        sample.temperature_k = s.temperature_k;
-        if (box) sample.volume_nm3 = box->volume();
-        if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
-        state_log->write(sample);
-      }
+    if (frame) {
+      // The platform fills the pooled (on CUDA: pinned) buffer asynchronously; the writer thread
+      // waits for the copy, so neither the GPU nor this loop waits for the disk.
+      StateRequest header_only;
+      header_only.positions = false;
+      const SimulationState s = context->state(header_only);
+      FrameBuffer& buffer = trajectory->acquire();
+      buffer.step = s.step;
+      buffer.time_ps = s.time_ps;
+      buffer.box = s.has_box ? std::optional<Boxd>(s.box) : std::nullopt;
+      Context::FrameTarget destination;
+      destination.positions_nm = buffer.positions_nm().data();
+      if (out.trajectory.velocities) destination.velocities_nm_per_ps = buffer.velocities_nm_per_ps().data();
+      if (out.trajectory.forces) destination.forces_kj_per_mol_nm = buffer.forces_kj_per_mol_nm().data();
+      buffer.ready = context->capture_frame(destination);
+      trajectory->submit();
     }
-    if (!checkpoint_file.empty() && due(step, out.checkpoint.interval_steps)) {
-      if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
-      write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+    if (line) {
+      StateRequest request_state;
+      request_state.positions = false;
+      request_state.energy = true;
+      const SimulationState s = context->state(request_state);
+      StateSample sample;
+      sample.step = s.step;
+      sample.time_ps = s.time_ps;
+      sample.potential_kj_per_mol = s.potential.total;
+      sample.kinetic_kj_per_mol = s.kinetic_kj_per_mol;
+      sample.temperature_k = s.temperature_k;
+      if (s.has_box) sample.volume_nm3 = s.box.volume();
+      if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
+      state_log->write(sample);
+    }
+    if (due(step, out.checkpoint.interval_steps)) {
+      context->mark_restart_point();  // also without a checkpoint file: the same trajectory either way
+      if (!checkpoint_file.empty()) {
+        if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
+        write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+      }
     }
     if (progress) progress->update(step);
   }

@@ -246,6 +246,11 @@ void FrameWriter::run() {
       in_progress_ = frame;
       lock.unlock();
       try {
+        if (frame->ready) {  // the data may still be on its way from the device
+          const std::function<void()> wait = std::move(frame->ready);
+          frame->ready = nullptr;
+          wait();
+        }
         sink_->write_frame(frame->view());
       } catch (...) {
         failure = std::current_exception();

@@ -19,7 +19,7 @@
 // Errors thrown by the sink on the writer thread stop writing; the exception is re-thrown to the
 // producer by the next acquire/submit/write/flush/close call. Buffers can come from a caller-given
 // allocator (the CUDA platform passes pinned host memory so a device-to-host copy on its own stream
-// can fill them directly).
+// can fill them directly, and FrameBuffer::ready makes the writer thread wait for that copy).
 #pragma once
 
 #include <condition_variable>
@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/host_buffer.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 
@@ -59,14 +61,6 @@ class FrameSink {
   virtual void close() = 0;  // clean end of the run (TrajectoryWriter marks the file complete)
 };
 
-// Host memory for frame buffers. Default: operator new. Must be thread-safe to free from any thread.
-class HostBufferAllocator {
- public:
-  virtual ~HostBufferAllocator() = default;
-  virtual void* allocate(std::size_t bytes) = 0;
-  virtual void deallocate(void* pointer, std::size_t bytes) = 0;
-};
-
 struct FrameLayout {
   int num_atoms = 0;  // atoms of the whole system (selection happens in the sink)
   bool velocities = false;
@@ -85,6 +79,10 @@ class FrameBuffer {
   std::int64_t step = 0;
   double time_ps = 0.0;
   std::optional<Boxd> box;
+  // Set by a producer whose copy into this buffer is still in flight (the CUDA platform's
+  // device-to-host copy on its own stream): the writer thread calls it, and it returns once the
+  // arrays hold the frame, before the frame is written. Empty: the arrays are filled already.
+  std::function<void()> ready;
 
   std::span<float> positions_nm() { return {positions_, size_}; }
   std::span<float> velocities_nm_per_ps() { return {velocities_, velocities_ ? size_ : 0}; }

@@ -1,5 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace mdsim::cuda {
@@ -15,5 +17,19 @@ void throw_cuda_error(cudaError_t err, const char* call, const char* file, int l
 
 std::size_t transfer_count() { return g_transfers.load(); }
 void count_transfer() { g_transfers.fetch_add(1); }
+
+int count_kernel_nodes(cudaGraph_t graph) {
+  std::size_t count = 0;
+  MDSIM_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) MDSIM_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  int kernels = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    MDSIM_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    kernels += type == cudaGraphNodeTypeKernel;
+  }
+  return kernels;
+}
 
 }  // namespace mdsim::cuda

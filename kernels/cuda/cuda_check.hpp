@@ -31,6 +31,8 @@ namespace mdsim::cuda {
 // Number of host<->device copies issued through DeviceBuffer since the program started.
 std::size_t transfer_count();
 void count_transfer();
+// Kernel nodes in a captured graph (for the benchmark's "kernels per step").
+int count_kernel_nodes(cudaGraph_t graph);
 
 template <typename T>
 class DeviceBuffer {

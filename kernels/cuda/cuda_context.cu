@@ -9,6 +9,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -322,12 +323,35 @@ ConstraintPlan build_constraint_plan(const System& system, const std::vector<dou
   return plan;
 }
 
+// Pinned host memory for trajectory frame buffers (filled by asynchronous device-to-host copies).
+class PinnedHostAllocator final : public HostBufferAllocator {
+ public:
+  void* allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    MDSIM_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+    return p;
+  }
+  void deallocate(void* pointer, std::size_t) override { cudaFreeHost(pointer); }
+};
+
+// An event that lives as long as the last function waiting on it.
+std::shared_ptr<CUevent_st> make_shared_event() {
+  cudaEvent_t e = nullptr;
+  MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
+  return std::shared_ptr<CUevent_st>(e, [](cudaEvent_t ev) { cudaEventDestroy(ev); });
+}
+
+CudaOptions context_evaluator_options(CudaOptions options) {
+  options.reorder_interval = 0;  // the context re-sorts at restart points (Context::mark_restart_point)
+  return options;
+}
+
 class CudaContext final : public Context {
  public:
   CudaContext(const System& system, const DynamicsSettings& settings, const CudaOptions& options)
       : system_(system),
         settings_((check_settings(system, settings), settings)),
-        evaluator_(system_, options),
+        evaluator_(system_, context_evaluator_options(options)),
         host_constraints_(system_, system_.mass_amu),
         seed_(choose_seed(settings.integrator.seed)),
         dof_(degrees_of_freedom(system_, settings.remove_cm_motion)),
@@ -337,6 +361,8 @@ class CudaContext final : public Context {
     MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
     MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
     MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&com_done_, cudaEventDisableTiming));
+    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&frame_converted_, cudaEventDisableTiming));
 
     const std::size_t n = static_cast<std::size_t>(n_);
     host_inverse_mass_.resize(n);
@@ -418,7 +444,10 @@ class CudaContext final : public Context {
   ~CudaContext() override {
     cudaStreamSynchronize(stream_);
     cudaStreamSynchronize(aux_stream_);
+    cudaStreamSynchronize(copy_stream_);
     if (step_graph_) cudaGraphExecDestroy(step_graph_);
+    cudaEventDestroy(frame_converted_);
+    cudaStreamDestroy(copy_stream_);
     cudaEventDestroy(fork_);
     cudaEventDestroy(join_);
     cudaEventDestroy(com_done_);
@@ -520,7 +549,56 @@ class CudaContext final : public Context {
       ++step_;
       time_ps_ += settings_.integrator.timestep_ps;
       invalidate_forces();
+      if (step_ % kRestartIntervalSteps == 0) evaluator_.reset_neighbor_list();
     }
+  }
+
+  // The next evaluation re-sorts the atoms and rebuilds the tile list from the current positions,
+  // exactly as a context given these positions through set_positions (a resumed run) does.
+  void mark_restart_point() override {
+    evaluator_.reset_neighbor_list();
+    invalidate_forces();
+  }
+
+  std::shared_ptr<HostBufferAllocator> frame_allocator() override { return std::make_shared<PinnedHostAllocator>(); }
+
+  // The frame is converted to float on the main stream into a device staging buffer, then copied to
+  // the host arrays on the copy stream; the main stream goes on with the next steps at once (it waits,
+  // on the device, only for the previous frame's copy out of the staging buffer before overwriting
+  // it). The returned function waits for the copy. Host arrays should be pinned (frame_allocator()).
+  std::function<void()> capture_frame(const FrameTarget& target) override {
+    require_positions("capture_frame");
+    if (target.positions_nm == nullptr) throw RuntimeError("capture_frame: positions are required");
+    const bool want_v = target.velocities_nm_per_ps != nullptr, want_f = target.forces_kj_per_mol_nm != nullptr;
+    if (want_f) ensure_forces(false);
+    const std::size_t floats = 3 * static_cast<std::size_t>(n_);
+    const std::size_t arrays = 1 + (want_v ? 1 : 0) + (want_f ? 1 : 0);
+    if (frame_staging_.size() < arrays * floats) {
+      if (last_frame_copied_) MDSIM_CUDA_CHECK(cudaEventSynchronize(last_frame_copied_.get()));
+      frame_staging_.resize(3 * floats);
+    }
+    if (last_frame_copied_) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, last_frame_copied_.get(), 0));
+    float* staged_pos = frame_staging_.data();
+    float* staged_v = want_v ? staged_pos + floats : nullptr;
+    float* staged_f = want_f ? staged_pos + (want_v ? 2 : 1) * floats : nullptr;
+    cuda::frame_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(
+        n_, positions(), v_.data(), evaluator_.device_forces_fixed(), evaluator_.force_stride(), staged_pos, staged_v,
+        staged_f);
+    MDSIM_CUDA_CHECK_LAUNCH();
+    MDSIM_CUDA_CHECK(cudaEventRecord(frame_converted_, stream_));
+    MDSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, frame_converted_, 0));
+    const auto copy = [&](const float* from, float* to) {
+      if (to == nullptr) return;
+      cuda::count_transfer();
+      MDSIM_CUDA_CHECK(cudaMemcpyAsync(to, from, floats * sizeof(float), cudaMemcpyDeviceToHost, copy_stream_));
+    };
+    copy(staged_pos, target.positions_nm);
+    copy(staged_v, target.velocities_nm_per_ps);
+    copy(staged_f, target.forces_kj_per_mol_nm);
+    std::shared_ptr<CUevent_st> copied = make_shared_event();
+    MDSIM_CUDA_CHECK(cudaEventRecord(copied.get(), copy_stream_));
+    last_frame_copied_ = copied;
+    return [copied] { MDSIM_CUDA_CHECK(cudaEventSynchronize(copied.get())); };
   }
 
   SimulationState state(const StateRequest& request) override {
@@ -567,6 +645,15 @@ class CudaContext final : public Context {
   }
 
   std::uint64_t seed() const override { return seed_; }
+
+  // What one steady-state step launches (after a step has run): see cuda_step_launches.
+  CudaStepLaunches launches() const {
+    CudaStepLaunches l;
+    l.graphs = 2;
+    l.kernels = evaluator_.graph_kernel_count(false) + step_graph_kernels_;
+    l.separate_kernels = settings_.remove_cm_motion && has_mass_ ? 1 : 0;  // the COM velocity on the aux stream
+    return l;
+  }
 
   std::vector<double> barostat_state() const override {
     if (!settings_.barostat) return {};
@@ -754,6 +841,7 @@ class CudaContext final : public Context {
         throw;
       }
       MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+      step_graph_kernels_ = cuda::count_kernel_nodes(graph);
       const cudaError_t err = cudaGraphInstantiate(&step_graph_, graph, 0);
       cudaGraphDestroy(graph);
       MDSIM_CUDA_CHECK(err);
@@ -849,7 +937,12 @@ class CudaContext final : public Context {
   int n_;
   cudaStream_t stream_ = nullptr, aux_stream_ = nullptr;
   cudaEvent_t fork_ = nullptr, join_ = nullptr, com_done_ = nullptr;
+  cudaStream_t copy_stream_ = nullptr;  // trajectory frames device -> host
+  cudaEvent_t frame_converted_ = nullptr;
+  std::shared_ptr<CUevent_st> last_frame_copied_;
+  DeviceBuffer<float> frame_staging_;
   cudaGraphExec_t step_graph_ = nullptr;
+  int step_graph_kernels_ = 0;
   const void* graph_positions_ = nullptr;
   const void* graph_forces_ = nullptr;
 
@@ -890,6 +983,12 @@ class CudaContext final : public Context {
 std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,
                                            const CudaOptions& options) {
   return std::make_unique<CudaContext>(system, settings, options);
+}
+
+CudaStepLaunches cuda_step_launches(const Context& context) {
+  const auto* cuda_context = dynamic_cast<const CudaContext*>(&context);
+  if (cuda_context == nullptr) throw RuntimeError("cuda_step_launches: not a CUDA context");
+  return cuda_context->launches();
 }
 
 }  // namespace mdsim

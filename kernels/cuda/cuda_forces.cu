@@ -38,6 +38,7 @@ struct EvaluatorBase {
   virtual void set_positions(const std::vector<Vec3d>& x, bool resort) = 0;
   virtual std::vector<Vec3d> positions() const = 0;
   virtual void set_box(const Boxd& box) = 0;
+  virtual void reset_neighbor_list() = 0;
   virtual void compute(bool with_energy) = 0;
   virtual std::vector<Vec3d> forces() = 0;
   virtual EnergyTerms energies() = 0;
@@ -50,6 +51,7 @@ struct EvaluatorBase {
   virtual const unsigned long long* device_energies_fixed() const = 0;
   virtual double energy_constant() const = 0;
   virtual int num_list_builds() = 0;
+  virtual int graph_kernel_count(bool with_energy) const = 0;
   std::size_t memory_bytes = 0;
 };
 
@@ -250,11 +252,15 @@ class Evaluator final : public EvaluatorBase {
     invalidate_graphs();  // the box is baked into the captured kernels' arguments
   }
 
+  void reset_neighbor_list() override { need_reorder_ = true; }
+  int graph_kernel_count(bool with_energy) const override { return graph_kernels_[with_energy ? 1 : 0]; }
+
   // Decides (on the host, from counters only) whether this evaluation re-sorts the atoms or forces a
   // list rebuild; the common case — neither — replays a captured CUDA graph of the whole evaluation.
   void compute(bool with_energy) override {
     last_with_energy_ = with_energy;
-    const bool reorder_now = need_reorder_ || ++evaluations_since_sort_ >= opt_.reorder_interval;
+    const bool reorder_now =
+        need_reorder_ || (opt_.reorder_interval > 0 && ++evaluations_since_sort_ >= opt_.reorder_interval);
     if (!reorder_now && !force_rebuild_) {
       cudaGraphExec_t& exec = graph_exec_[with_energy ? 1 : 0];
       if (exec == nullptr) {
@@ -262,6 +268,7 @@ class Evaluator final : public EvaluatorBase {
         MDSIM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
         enqueue_evaluation(with_energy, false, false);
         MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+        graph_kernels_[with_energy ? 1 : 0] = cuda::count_kernel_nodes(graph);
         const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
         cudaGraphDestroy(graph);
         MDSIM_CUDA_CHECK(err);
@@ -438,8 +445,12 @@ class Evaluator final : public EvaluatorBase {
   }
 
   void reorder() {
+    // Non-periodic: Morton order over a fixed frame (0.25 nm cells over [-128, 128) nm), not over the
+    // positions' bounding box, so that the order depends on the current positions alone (a run
+    // resumed from a checkpoint sorts as the uninterrupted run did).
+    const double3 morton_lo = make_double3(-128.0, -128.0, -128.0), morton_extent = make_double3(256.0, 256.0, 256.0);
     cuda::spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos_.data(), periodic_, box_, ncx_, ncy_,
-                                                                         region_lo_, region_extent_, sort_keys_in_.data(),
+                                                                         morton_lo, morton_extent, sort_keys_in_.data(),
                                                                          sort_values_in_.data());
     std::size_t temp = sort_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
@@ -604,6 +615,7 @@ class Evaluator final : public EvaluatorBase {
   cudaStream_t stream_ = nullptr, pme_stream_ = nullptr, bonded_stream_ = nullptr;
   cudaEvent_t positions_ready_ = nullptr, pme_done_ = nullptr, bonded_done_ = nullptr;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
+  int graph_kernels_[2] = {0, 0};                        // kernel nodes in them (0 until captured)
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 
   DeviceBuffer<double4_16a> pos_, pos_at_build_;
@@ -660,6 +672,10 @@ void CudaForceEvaluator::update_positions(const std::vector<Vec3d>& positions_nm
 int CudaForceEvaluator::num_list_builds() const { return impl_->eval->num_list_builds(); }
 std::vector<Vec3d> CudaForceEvaluator::positions() const { return impl_->eval->positions(); }
 void CudaForceEvaluator::set_box(const Boxd& box) { impl_->eval->set_box(box); }
+void CudaForceEvaluator::reset_neighbor_list() { impl_->eval->reset_neighbor_list(); }
+int CudaForceEvaluator::graph_kernel_count(bool with_energy) const {
+  return impl_->eval->graph_kernel_count(with_energy);
+}
 void CudaForceEvaluator::compute(bool with_energy) { impl_->eval->compute(with_energy); }
 std::vector<Vec3d> CudaForceEvaluator::forces() const { return impl_->eval->forces(); }
 EnergyTerms CudaForceEvaluator::energies() const { return impl_->eval->energies(); }

@@ -28,7 +28,8 @@ struct CudaOptions {
   int device = 0;
   bool double_precision = false;     // false: "mixed" (float pair math, fixed-point sums)
   double neighbor_buffer_nm = 0.1;   // tile-list skin beyond the cutoff
-  int reorder_interval = 100;        // evaluations between spatial re-sorts of the atoms
+  int reorder_interval = 100;        // evaluations between spatial re-sorts of the atoms (0: only when
+                                     // set_positions or reset_neighbor_list asks for one)
 };
 
 // Wall time of each part of one evaluation (µs, medians), from CUDA events.
@@ -56,6 +57,11 @@ class CudaForceEvaluator {
   void update_positions(const std::vector<Vec3d>& positions_nm);
   std::vector<Vec3d> positions() const;
   void set_box(const Boxd& box);
+  // The next evaluation re-sorts the atoms and rebuilds the tile list from the current positions, as
+  // after set_positions. The float pair sums depend on which atoms share a tile, so the forces depend
+  // on the positions at the last re-sort and rebuilds: a context that resets at fixed steps (and a
+  // run resumed at one of them) reproduces them bit for bit.
+  void reset_neighbor_list();
 
   // Enqueues one evaluation of forces (and energies when with_energy). No host synchronisation.
   void compute(bool with_energy);
@@ -84,6 +90,7 @@ class CudaForceEvaluator {
   std::size_t device_memory_bytes() const;  // memory this evaluator allocated
   int num_tiles() const;                    // tiles in the current list (synchronises)
   int num_list_builds() const;              // tile-list builds so far (synchronises)
+  int graph_kernel_count(bool with_energy) const;  // kernels in the steady-state evaluation graph (0: not captured yet)
   std::string device_name() const;
 
  private:

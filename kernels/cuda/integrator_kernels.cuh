@@ -167,6 +167,23 @@ __global__ void copy_positions_kernel(int n, const double4_16a* __restrict__ pos
 
 __global__ void advance_step_kernel(long long* step) { *step += 1; }
 
+// A trajectory frame as float (3 per atom): positions (nm), and velocities (nm/ps) / forces
+// (kJ/mol/nm, from the fixed-point sums) where the output pointer is not null.
+__global__ void frame_kernel(int n, const double4_16a* __restrict__ pos, const Vec3d* __restrict__ v,
+                             const unsigned long long* __restrict__ force, int stride, float* __restrict__ out_pos,
+                             float* __restrict__ out_v, float* __restrict__ out_f) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Vec3d x = load_position(pos, i);
+  for (int d = 0; d < 3; ++d) out_pos[3 * i + d] = static_cast<float>(x[d]);
+  if (out_v != nullptr)
+    for (int d = 0; d < 3; ++d) out_v[3 * i + d] = static_cast<float>(v[i][d]);
+  if (out_f != nullptr) {
+    const Vec3d f = load_force(force, stride, i);
+    for (int d = 0; d < 3; ++d) out_f[3 * i + d] = static_cast<float>(f[d]);
+  }
+}
+
 // Barostat trial move: each molecule (atoms molecule_atoms[start[m] .. start[m+1])) moved rigidly so
 // that its geometric centre, wrapped into the primary cell of `box`, is scaled by `scale` (the
 // CPU's scale_molecule_centres, same order of operations). One thread per molecule.

@@ -10,7 +10,9 @@
 //    over many thread blocks), and 5 DHFR steps of 4 fs agree to 1e-8 nm;
 //  - constraints hold to the tolerance after steps, in both precisions;
 //  - NVE (Verlet 2 fs) drift and total-energy fluctuation consistent with the CPU's;
-//  - two runs from the same state and seed are bit-identical (also with a barostat);
+//  - a run resumed at a restart point (a marked step, a multiple of 100) is bit-identical to the
+//    uninterrupted run (also with a barostat);
+//  - capture_frame's asynchronous copy into pinned memory equals state();
 //  - step(100) makes no host<->device copy;
 //  - minimisation reaches the CPU's final energy within 1%;
 //  - DHFR speed (OpenMM's benchmark settings, and amber14 at 2 fs) printed as ns/day.
@@ -19,6 +21,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -352,48 +356,101 @@ TEST_CASE("constraints hold to the tolerance after CUDA steps") {
   }
 }
 
-TEST_CASE("two CUDA runs from the same state and seed are bit-identical") {
+TEST_CASE("a CUDA run resumed at a restart point continues bit for bit as the uninterrupted run") {
   const Model& m = water_model();
   const Start start = start_state(m, 41);
   for (const bool barostat : {false, true}) {
-    DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 77, 1e-6);
-    if (barostat) s.barostat = BarostatConfig{1.0, 300.0, 10};
-    // A run, a state taken after 30 steps, and its continuation (crossing the evaluator's re-sort
-    // after 100 evaluations).
-    auto a = make_cuda_context(m.system, s, precision(false));
-    load(*a, start);
-    a->step(30);
-    const SimulationState mid = a->state(StateRequest{true, true, false, false});
-    const std::vector<double> baro_mid = a->barostat_state();
-    a->step(120);
-    const SimulationState end_a = a->state(everything());
-    // Two restarts from that state.
-    auto restart = [&] {
-      auto c = make_cuda_context(m.system, s, precision(false));
-      c->set_box(mid.box);
-      c->set_positions(mid.positions_nm);
-      c->set_velocities(mid.velocities_nm_per_ps);
-      c->set_step(mid.step, mid.time_ps);
-      c->set_barostat_state(baro_mid);
-      c->step(120);
-      return std::make_pair(c->state(everything()), c->barostat_state());
-    };
-    const auto [end_b, baro_b] = restart();
-    const auto [end_c, baro_c] = restart();
-    std::printf("[figure] restart (%s): two restarts bit-identical: %s; restart vs the uninterrupted run after 120 "
-                "steps: max |dx| %.2e nm\n",
-                barostat ? "with barostat" : "no barostat",
-                bitwise_equal(end_b.positions_nm, end_c.positions_nm) ? "yes" : "NO",
-                max_difference(end_a.positions_nm, end_b.positions_nm));
-    INFO((barostat ? "with barostat" : "without barostat"));
-    CHECK(end_b.step == 150);
-    CHECK(bitwise_equal(end_b.positions_nm, end_c.positions_nm));
-    CHECK(bitwise_equal(end_b.velocities_nm_per_ps, end_c.velocities_nm_per_ps));
-    CHECK(bitwise_equal(end_b.forces_kj_per_mol_nm, end_c.forces_kj_per_mol_nm));
-    CHECK(end_b.potential.total == end_c.potential.total);
-    CHECK(std::memcmp(&end_b.box, &end_c.box, sizeof(Boxd)) == 0);
-    CHECK(baro_b == baro_c);
-    if (barostat) CHECK(baro_b[3] == 14.0);  // moves after 10, 20, ..., 140 completed steps
+    // Restart at step 30 (marked, as `mdsim run` marks checkpoint steps) and at step 100 (every
+    // multiple of kRestartIntervalSteps is a restart point); 120 steps after it, crossing the next
+    // automatic re-sort.
+    for (const int restart_at : {30, kRestartIntervalSteps}) {
+      DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 77, 1e-6);
+      if (barostat) s.barostat = BarostatConfig{1.0, 300.0, 10};
+      auto a = make_cuda_context(m.system, s, precision(false));
+      load(*a, start);
+      a->step(restart_at);
+      if (restart_at % kRestartIntervalSteps != 0) a->mark_restart_point();
+      const SimulationState mid = a->state(StateRequest{true, true, false, false});
+      const std::vector<double> baro_mid = a->barostat_state();
+      a->step(120);
+      const SimulationState end_a = a->state(everything());
+      const std::vector<double> baro_a = a->barostat_state();
+      // Two runs resumed from that state, as from a checkpoint.
+      auto restart = [&] {
+        auto c = make_cuda_context(m.system, s, precision(false));
+        c->set_box(mid.box);
+        c->set_positions(mid.positions_nm);
+        c->set_velocities(mid.velocities_nm_per_ps);
+        c->set_step(mid.step, mid.time_ps);
+        c->set_barostat_state(baro_mid);
+        c->step(120);
+        return std::make_pair(c->state(everything()), c->barostat_state());
+      };
+      const auto [end_b, baro_b] = restart();
+      const auto [end_c, baro_c] = restart();
+      std::printf("[figure] restart at step %d (%s): resumed vs uninterrupted after 120 more steps: max |dx| %.2e nm, "
+                  "bit-identical: %s\n",
+                  restart_at, barostat ? "with barostat" : "no barostat",
+                  max_difference(end_a.positions_nm, end_b.positions_nm),
+                  bitwise_equal(end_a.positions_nm, end_b.positions_nm) ? "yes" : "NO");
+      INFO((barostat ? "with barostat" : "without barostat") << ", restart at step " << restart_at);
+      CHECK(end_b.step == restart_at + 120);
+      CHECK(bitwise_equal(end_b.positions_nm, end_c.positions_nm));
+      CHECK(bitwise_equal(end_a.positions_nm, end_b.positions_nm));
+      CHECK(bitwise_equal(end_a.velocities_nm_per_ps, end_b.velocities_nm_per_ps));
+      CHECK(bitwise_equal(end_a.forces_kj_per_mol_nm, end_b.forces_kj_per_mol_nm));
+      CHECK(end_a.potential.total == end_b.potential.total);
+      CHECK(std::memcmp(&end_a.box, &end_b.box, sizeof(Boxd)) == 0);
+      CHECK(baro_a == baro_b);
+      CHECK(baro_b == baro_c);
+      if (barostat) CHECK(baro_b[3] == static_cast<double>((restart_at + 119) / 10));  // a move every 10 steps
+    }
+  }
+}
+
+TEST_CASE("capture_frame copies the frame asynchronously into pinned memory, exactly as state() reads it") {
+  const Model& m = water_model();
+  const Start start = start_state(m, 47);
+  for (const IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
+    auto gpu = make_cuda_context(m.system, dynamics(type, 5, 1e-6), precision(false));
+    load(*gpu, start);
+    gpu->step(7);
+    const std::shared_ptr<HostBufferAllocator> pinned = gpu->frame_allocator();
+    REQUIRE(pinned != nullptr);
+    const std::size_t floats = 3 * m.system.mass_amu.size();
+    float* host = static_cast<float*>(pinned->allocate(3 * floats * sizeof(float)));
+    Context::FrameTarget target;
+    target.positions_nm = host;
+    target.velocities_nm_per_ps = host + floats;
+    target.forces_kj_per_mol_nm = host + 2 * floats;
+    const std::size_t before = cuda::transfer_count();
+    const std::function<void()> wait = gpu->capture_frame(target);
+    REQUIRE(wait);
+    const SimulationState st = gpu->state(StateRequest{true, true, true, false});  // also synchronises
+    gpu->step(50);  // the capture must not be disturbed by later steps
+    wait();
+    CHECK(cuda::transfer_count() - before >= 3);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < st.positions_nm.size(); ++i)
+      for (int d = 0; d < 3; ++d) {
+        differing += host[3 * i + d] != static_cast<float>(st.positions_nm[i][d]);
+        differing += host[floats + 3 * i + d] != static_cast<float>(st.velocities_nm_per_ps[i][d]);
+        differing += host[2 * floats + 3 * i + d] != static_cast<float>(st.forces_kj_per_mol_nm[i][d]);
+      }
+    INFO(name_of(type));
+    CHECK(differing == 0);
+    // Positions only, while steps are queued behind it.
+    Context::FrameTarget positions_only;
+    positions_only.positions_nm = host;
+    const std::function<void()> wait2 = gpu->capture_frame(positions_only);
+    const SimulationState st2 = gpu->state(StateRequest{true, false, false, false});
+    gpu->step(10);
+    wait2();
+    differing = 0;
+    for (std::size_t i = 0; i < st2.positions_nm.size(); ++i)
+      for (int d = 0; d < 3; ++d) differing += host[3 * i + d] != static_cast<float>(st2.positions_nm[i][d]);
+    CHECK(differing == 0);
+    pinned->deallocate(host, 3 * floats * sizeof(float));
   }
 }
 
@@ -502,10 +559,10 @@ TEST_CASE("DHFR speed on the CUDA context (ns/day)") {
   std::vector<Bench> benches;
   benches.push_back({"DHFR OpenMM benchmark (amber99sb/tip3p, PME 0.9, HBonds, HMR 1.5, LangevinMiddle 4 fs)",
                      load_config(std::string(MDSIM_SOURCE_DIR) + "/configs/dhfr_benchmark.yaml")});
-  benches.push_back({"DHFR amber14/tip3p, PME 0.9, HBonds, rigid water, LangevinMiddle 2 fs",
+  benches.push_back({"DHFR amber14/tip3p, PME 1.0, HBonds, rigid water, LangevinMiddle 2 fs",
                      parse_config("system:\n  pdb: " + dir + "/systems/dhfr.pdb\n"
                                   "  forcefield: [amber14-all.xml, amber14/tip3p.xml]\n  nonbonded_method: pme\n"
-                                  "  cutoff: 0.9 nm\n  ewald_tolerance: 5.0e-4\n  constraints: hbonds\n"
+                                  "  cutoff: 1.0 nm\n  ewald_tolerance: 5.0e-4\n  constraints: hbonds\n"
                                   "  rigid_water: true\n"
                                   "integrator: {type: langevin_middle, temperature: 300 K, friction: 1/ps, "
                                   "timestep: 2 fs}\n",
