@@ -24,18 +24,13 @@
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
 #include "support/catch.hpp"
+#include "support/statistics.hpp"
 
 using namespace mdsim;
 
 namespace {
 
-double json_number(const std::string& text, const std::string& section, const std::string& key) {
-  const auto s = text.find("\"" + section + "\"");
-  REQUIRE(s != std::string::npos);
-  const auto k = text.find("\"" + key + "\"", s);
-  REQUIRE(k != std::string::npos);
-  return std::stod(text.substr(text.find(':', k) + 1));
-}
+using mdsim_test::json_number;
 
 }  // namespace
 

@@ -33,60 +33,15 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "support/catch.hpp"
+#include "support/statistics.hpp"
 
 using namespace mdsim;
 
 namespace {
 
-// The number after "key": in the given JSON section (flat objects only).
-double json_number(const std::string& text, const std::string& section, const std::string& key) {
-  const auto s = text.find("\"" + section + "\"");
-  REQUIRE(s != std::string::npos);
-  const auto k = text.find("\"" + key + "\"", s);
-  REQUIRE(k != std::string::npos);
-  const auto colon = text.find(':', k);
-  return std::stod(text.substr(colon + 1));
-}
-
-struct LinearFit {
-  double slope = 0, slope_error = 0;
-};
-
-// Least-squares slope of y(t) from block means (blocks long compared with the energy's correlation
-// time), with the standard error from the residuals of the block means.
-LinearFit block_fit(const std::vector<double>& t, const std::vector<double>& y, int blocks) {
-  const std::size_t per = t.size() / static_cast<std::size_t>(blocks);
-  std::vector<double> bt, by;
-  for (int b = 0; b < blocks; ++b) {
-    double st = 0, sy = 0;
-    for (std::size_t i = b * per; i < (b + 1) * per; ++i) {
-      st += t[i];
-      sy += y[i];
-    }
-    bt.push_back(st / per);
-    by.push_back(sy / per);
-  }
-  const double n = blocks;
-  double mt = 0, my = 0;
-  for (int i = 0; i < blocks; ++i) {
-    mt += bt[i] / n;
-    my += by[i] / n;
-  }
-  double stt = 0, sty = 0;
-  for (int i = 0; i < blocks; ++i) {
-    stt += (bt[i] - mt) * (bt[i] - mt);
-    sty += (bt[i] - mt) * (by[i] - my);
-  }
-  LinearFit f;
-  f.slope = sty / stt;
-  double rss = 0;
-  for (int i = 0; i < blocks; ++i) {
-    const double r = by[i] - (my + f.slope * (bt[i] - mt));
-    rss += r * r;
-  }
-  f.slope_error = std::sqrt(rss / (n - 2) / stt);
-  return f;
-}
+using mdsim_test::block_fit;
+using mdsim_test::json_number;
+using mdsim_test::LinearFit;
 
 }  // namespace
 
