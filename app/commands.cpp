@@ -165,11 +165,23 @@ int command_run(const RunOptions& options) {
   request.resume = options.resume;
   request.stop = &g_stop_requested;
   request.config_text = text.str();
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  const RunSummary s = run_simulation(cfg, request);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  // SIGINT/SIGTERM ask the run to stop at the next restart point; the default handlers come back
+  // however the run ends.
+  struct StopSignals {
+    StopSignals() {
+      std::signal(SIGINT, on_stop_signal);
+      std::signal(SIGTERM, on_stop_signal);
+    }
+    ~StopSignals() {
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+    }
+  };
+  RunSummary s;
+  {
+    const StopSignals signals;
+    s = run_simulation(cfg, request);
+  }
   fmt::print("{} steps {} to {} ({:.3f} ps) on {} in {:.1f} s: {:.2f} ns/day; seed {}\n",
              s.stopped_early ? "stopped after" : "ran", s.first_step, s.last_step, s.simulated_ps, s.platform, s.wall_s,
              s.ns_per_day, s.seed);
@@ -241,9 +253,7 @@ int command_bench(const std::string& config_path, int steps) {
     }
     return 0;
   }
-  CudaOptions options;
-  options.device = platform.device;
-  options.double_precision = cfg.platform.precision == Precision::Double;
+  const CudaOptions options = cuda_options(cfg.platform, platform.device);
   {
     CudaForceEvaluator eval(s, options);
     eval.set_positions(model.positions_nm);

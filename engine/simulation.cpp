@@ -13,6 +13,7 @@
 
 #include "engine/context.hpp"
 #include "engine/errors.hpp"
+#include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
 #include "io/atom_selection.hpp"
@@ -81,11 +82,9 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   // Platform: the CPU reference context, or the CUDA context (whole step on the GPU).
   PlatformChoice platform = choose_platform(cfg.platform.name, cfg.platform.device);
   if (!platform.notice.empty()) std::fprintf(stderr, "%s\n", platform.notice.c_str());
-  CudaOptions cuda_options;
-  cuda_options.device = platform.device;
-  cuda_options.double_precision = cfg.platform.precision == Precision::Double;
+  const CudaOptions cuda = cuda_options(cfg.platform, platform.device);
   summary.platform = platform.kind == PlatformKind::Cuda
-                         ? std::string(cuda_options.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
+                         ? std::string(cuda.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
                          : std::string("cpu (double precision)");
 
   DynamicsSettings settings = dynamics_settings(cfg);
@@ -99,7 +98,7 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     settings.integrator.seed = restart->seed;
   }
   std::unique_ptr<Context> context = platform.kind == PlatformKind::Cuda
-                                         ? make_cuda_context(system, settings, cuda_options)
+                                         ? make_cuda_context(system, settings, cuda)
                                          : make_cpu_context(system, settings);
   summary.seed = context->seed();
 
@@ -230,9 +229,13 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) progress->finish(step);
 
-  // Final outputs: checkpoint, final structure, then close the trajectory (marks it complete).
+  // Final outputs: the checkpoint (after the trajectory reached its step), the trajectory closed
+  // (marked complete) and the state log, and last the final structure: a final PDB means the
+  // run finished and every output before it is whole.
   if (trajectory) trajectory->flush();
   if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+  if (trajectory) trajectory->close();
+  if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {
     StateRequest positions_only;
     const SimulationState s = context->state(positions_only);
@@ -240,8 +243,6 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     write_pdb(path, model.topology, s.positions_nm, s.has_box ? std::optional<Boxd>(s.box) : std::nullopt);
     summary.outputs.emplace_back("final structure", path);
   }
-  if (trajectory) trajectory->close();
-  if (state_log) state_log->close();
 
   summary.first_step = first_step;
   summary.last_step = step;

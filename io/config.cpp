@@ -143,6 +143,31 @@ class Reader {
     return v;
   }
 
+  // A wall-clock duration in seconds (> 0): a bare number of seconds or a string with a unit
+  // (`s`, `ms`, `min`). Not Dimension::Time, whose bare number means ps of simulated time.
+  double wall_seconds(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar()) {
+      const std::string text = n.Scalar();
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() && std::isfinite(v)) {
+        std::string unit(end);
+        unit.erase(std::remove_if(unit.begin(), unit.end(), [](unsigned char c) { return std::isspace(c); }), unit.end());
+        double scale = 0.0;
+        if (unit.empty() || unit == "s" || unit == "sec" || unit == "seconds") scale = 1.0;
+        else if (unit == "ms") scale = 1e-3;
+        else if (unit == "min") scale = 60.0;
+        if (scale > 0.0) {
+          if (!(v > 0.0)) fail(n, fmt::format("'{}' must be greater than zero, got {} s", key, v * scale));
+          return v * scale;
+        }
+      }
+    }
+    fail(n, fmt::format("'{}' must be a wall-clock time in seconds (a number, or a string with a unit: \"2 s\", "
+                        "\"500 ms\", \"1 min\"), got '{}'",
+                        key, n.IsScalar() ? n.Scalar() : std::string("a non-scalar value")));
+  }
+
   template <typename E>
   E choice(const YAML::Node& n, const std::string& key, const std::vector<std::pair<std::string, E>>& options) const {
     const std::string v = str(n, key);
@@ -251,12 +276,18 @@ void parse_platform(const Reader& r, const YAML::Node& n, PlatformConfig& p) {
     p.name = r.choice<std::string>(n, "platform", {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}});
     return;
   }
-  r.check_keys(n, {"name", "precision", "device", "deterministic"}, "platform");
+  r.check_keys(n, {"name", "precision", "device", "deterministic", "neighbor_buffer"}, "platform");
   if (const auto v = n["name"]) p.name = r.choice<std::string>(v, "name", {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}});
   if (const auto v = n["precision"])
     p.precision = r.choice<Precision>(v, "precision", {{"mixed", Precision::Mixed}, {"double", Precision::Double}});
   if (const auto v = n["device"]) p.device = static_cast<int>(r.integer(v, "device", 0));
   if (const auto v = n["deterministic"]) p.deterministic = r.boolean(v, "deterministic");
+  if (const auto v = n["neighbor_buffer"]) {
+    p.neighbor_buffer_nm = r.positive(v, Dimension::Length, "neighbor_buffer");
+    if (p.neighbor_buffer_nm > 0.5)
+      r.fail(v, fmt::format("'neighbor_buffer' must be at most 0.5 nm (typical: 0.1 to 0.2 nm), got {:g} nm",
+                            p.neighbor_buffer_nm));
+  }
 }
 
 void parse_minimize(const Reader& r, const YAML::Node& n, MinimizeConfig& m) {
@@ -339,9 +370,10 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
       o.trajectory.interval_steps = 0;
       o.trajectory.file.clear();
     } else {
-      r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms"}, "output.trajectory");
+      r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms", "flush_interval"}, "output.trajectory");
       if (const auto v = t["file"]) o.trajectory.file = r.str(v, "file");
       if (const auto v = t["interval"]) o.trajectory.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
+      if (const auto v = t["flush_interval"]) o.trajectory.flush_interval_s = r.wall_seconds(v, "flush_interval");
       if (const auto v = t["velocities"]) o.trajectory.velocities = r.boolean(v, "velocities");
       if (const auto v = t["forces"]) o.trajectory.forces = r.boolean(v, "forces");
       if (const auto v = t["atoms"]) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -276,6 +277,7 @@ TrajectoryWriter::TrajectoryWriter(const std::string& path, const Topology& topo
   if (options_.gzip_level < 0 || options_.gzip_level > 9)
     throw InputError(fmt::format("{}: gzip level must be 0..9 (got {})", path_, options_.gzip_level));
   check_folder_writable(path_);
+  const std::optional<std::uint64_t> fault_bytes = fault_injection_bytes_from_environment();
 
   std::lock_guard<std::mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -283,10 +285,27 @@ TrajectoryWriter::TrajectoryWriter(const std::string& path, const Topology& topo
     bool appended = false;
     if (options_.append_after_step && std::filesystem::exists(path_)) appended = open_for_append(topology, *options_.append_after_step);
     if (!appended) create(topology);
+    if (fault_bytes) {
+      hsize_t size = 0;
+      if (H5Fget_filesize(file_id_, &size) < 0) throw RuntimeError(fmt::format("{}: cannot read the file size", path_));
+      fault_limit_bytes_ = size + *fault_bytes;
+    }
   } catch (...) {
     close_handles();
     throw;
   }
+}
+
+std::optional<std::uint64_t> TrajectoryWriter::fault_injection_bytes_from_environment() {
+  const char* text = std::getenv(kFaultInjectionVariable);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  const std::string value(text);
+  if (!std::all_of(value.begin(), value.end(), [](unsigned char c) { return std::isdigit(c) != 0; }) ||
+      value.size() > 18)
+    throw InputError(fmt::format("{}: expected a whole number of bytes (a testing hook: the trajectory fails as on a "
+                                 "full disk once it would grow by more than that), got '{}'",
+                                 kFaultInjectionVariable, value));
+  return std::stoull(value);
 }
 
 void TrajectoryWriter::create(const Topology& topology) {

@@ -101,11 +101,18 @@ class TrajectoryWriter final : public FrameSink {
   // Test hook for the disk-full path: writing fails (as if the disk were full) once the file on
   // disk would grow beyond this many bytes. 0 = off.
   void set_fault_injection_byte_limit(std::uint64_t bytes) { fault_limit_bytes_ = bytes; }
+  // The same hook for whole processes (end-to-end tests of `mdsim run`): when the environment
+  // variable MDSIM_FAULT_TRAJECTORY_BYTES=<n> is set, the constructor sets the byte limit to the
+  // file's size once it is set up (or reopened for appending) plus n, so the run fails as on a full
+  // disk once its frames would add more than n bytes. A value that is not a whole number is an
+  // InputError naming the variable (thrown before any file is touched); empty or unset = off.
+  static constexpr const char* kFaultInjectionVariable = "MDSIM_FAULT_TRAJECTORY_BYTES";
   // Test hook: behave as on a file system without fallocate (no space reserved ahead; a failed
   // write is then caught where HDF5 reports it).
   void disable_space_reservation() { reserve_supported_ = false; }
 
  private:
+  static std::optional<std::uint64_t> fault_injection_bytes_from_environment();
   void create(const Topology& topology);
   bool open_for_append(const Topology& topology, std::int64_t after_step);
   [[noreturn]] void fail(const std::string& what);

@@ -47,6 +47,7 @@ TEST_CASE("defaults apply when only system.pdb is given") {
   CHECK(c.platform.precision == Precision::Mixed);
   CHECK(c.platform.device == 0);
   CHECK(c.platform.deterministic);
+  CHECK(c.platform.neighbor_buffer_nm == 0.1);
   CHECK_FALSE(c.minimize.has_value());
   CHECK(c.integrator.type == IntegratorType::LangevinMiddle);
   CHECK(c.integrator.temperature_k == 300.0);
@@ -86,7 +87,7 @@ system:
   hydrogen_mass: 4 amu
   remove_cm_motion: false
   replicate: [2, 3, 4]
-platform: {name: cpu, precision: double, device: 1, deterministic: false}
+platform: {name: cpu, precision: double, device: 1, deterministic: false, neighbor_buffer: 1.5 Å}
 minimize: {tolerance: 1 kcal/mol/Å, max_iterations: 500}
 integrator:
   type: verlet
@@ -121,6 +122,7 @@ output:
   CHECK(c.platform.precision == Precision::Double);
   CHECK(c.platform.device == 1);
   CHECK_FALSE(c.platform.deterministic);
+  CHECK(c.platform.neighbor_buffer_nm == Approx(0.15));
   REQUIRE(c.minimize.has_value());
   CHECK(c.minimize->tolerance_kj_per_mol_nm == Approx(41.84));
   CHECK(c.minimize->max_iterations == 500);
@@ -180,6 +182,10 @@ TEST_CASE("atom selections: keywords, index lists and YAML lists") {
   CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: protein}}\n").output.trajectory.atoms == "protein");
   CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: not water}}\n").output.trajectory.atoms == "not water");
   CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: [1, 2, 5]}}\n").output.trajectory.atoms == "1,2,5");
+  CHECK(error_of("system: {pdb: a.pdb}\nplatform: {neighbor_buffer: 1 nm}\n") ==
+        "test.yaml:2:29: 'neighbor_buffer' must be at most 0.5 nm (typical: 0.1 to 0.2 nm), got 1 nm");
+  CHECK(error_of("system: {pdb: a.pdb}\nplatform: {neighbor_buffer: -0.1 nm}\n").find("neighbor_buffer") !=
+        std::string::npos);
   CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: proteen}}\n")
             .find("test.yaml:2:30: 'atoms' must be all | protein") == 0);
   CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"5-2\"}}\n").find("'atoms' must be") != std::string::npos);
@@ -220,7 +226,7 @@ TEST_CASE("an unknown key names file, line, column and the closest valid key") {
         "test.yaml:3:16: unknown key 'intervall' in 'output.trajectory' (did you mean 'interval'?)");
   // Nothing close: the valid keys are listed instead.
   CHECK(error_of("system: {pdb: a.pdb}\nplatform: {zzzzzz: 1}\n") ==
-        "test.yaml:2:12: unknown key 'zzzzzz' in 'platform' (valid keys: name, precision, device, deterministic)");
+        "test.yaml:2:12: unknown key 'zzzzzz' in 'platform' (valid keys: name, precision, device, deterministic, neighbor_buffer)");
 }
 
 TEST_CASE("wrong types are one-line errors with a location") {
@@ -295,4 +301,30 @@ TEST_CASE("closest_match") {
   CHECK(closest_match("temprature", {"temperature", "timestep"}) == "temperature");
   CHECK(closest_match("tmiestep", {"temperature", "timestep"}) == "timestep");
   CHECK(closest_match("qqqq", {"temperature", "timestep"}).empty());
+}
+
+TEST_CASE("output.trajectory.flush_interval: wall seconds, default 10, must be > 0") {
+  CHECK(parse("system: {pdb: a.pdb}\n").output.trajectory.flush_interval_s == 10.0);
+  CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: 2 s}}\n").output.trajectory.flush_interval_s ==
+        Approx(2.0));
+  CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: 0.2}}\n").output.trajectory.flush_interval_s ==
+        Approx(0.2));
+  CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: 250 ms}}\n").output.trajectory.flush_interval_s ==
+        Approx(0.25));
+  CHECK(parse("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: 1 min}}\n").output.trajectory.flush_interval_s ==
+        Approx(60.0));
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: 0}}\n") ==
+        "test.yaml:2:39: 'flush_interval' must be greater than zero, got 0 s");
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: -2 s}}\n") ==
+        "test.yaml:2:39: 'flush_interval' must be greater than zero, got -2 s");
+  // Simulated time units (ps) are not wall-clock time.
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {flush_interval: 2 ps}}\n") ==
+        "test.yaml:2:39: 'flush_interval' must be a wall-clock time in seconds (a number, or a string with a unit: "
+        "\"2 s\", \"500 ms\", \"1 min\"), got '2 ps'");
+  CHECK(error_of("system: {pdb: a.pdb}\noutput:\n  trajectory: {flush_intervall: 2}\n") ==
+        "test.yaml:3:16: unknown key 'flush_intervall' in 'output.trajectory' (did you mean 'flush_interval'?)");
+  // The value reaches the config's location table, as other keys do.
+  const RunConfig c = parse("system: {pdb: a.pdb}\noutput:\n  trajectory:\n    flush_interval: 5 s\n");
+  REQUIRE(c.locations.count("output.trajectory.flush_interval") == 1);
+  CHECK(c.locations.at("output.trajectory.flush_interval").line == 4);
 }
