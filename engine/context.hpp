@@ -131,6 +131,12 @@ class Context {
   virtual void set_barostat_state(const std::vector<double>&) = 0;
 };
 
+// The settings every platform's context refuses, as one InputError each (non-positive time step,
+// constraint tolerance outside (0, 1), non-positive Langevin temperature, negative friction, a
+// barostat without a periodic box or with a non-positive interval or temperature); RuntimeError for
+// a non-finite or negative particle mass.
+void check_dynamics_settings(const System& system, const DynamicsSettings& settings);
+
 // Degrees of freedom as OpenMM's StateDataReporter counts them: 3 per particle with mass, minus one
 // per constraint (rigid waters' three included in System::constraints), minus 3 when the
 // centre-of-mass motion is removed.

@@ -93,34 +93,27 @@ CpuMonteCarloBarostat::CpuMonteCarloBarostat(const System& system, const Barosta
   volume_scale_ = 0.01 * system.box->volume();
 }
 
-bool CpuMonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, double current_energy,
-                                    std::uint64_t seed, std::int64_t step, const TrialEnergy& trial_energy) {
+CpuMonteCarloBarostat::Proposal CpuMonteCarloBarostat::propose(const Boxd& box, std::uint64_t seed,
+                                                               std::int64_t step) const {
   const Philox4x32 r = philox_draw(seed, kStreamBarostat, static_cast<std::uint64_t>(step), 0u);
+  Proposal p;
   const double u_volume = static_cast<double>(r.v[0]) * 2.3283064365386962890625e-10;  // [0, 1)
-  const double u_accept = static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10;
+  p.u_accept = static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10;
+  p.volume = box.volume();
+  p.delta_volume = volume_scale_ * 2.0 * (u_volume - 0.5);
+  p.new_volume = p.volume + p.delta_volume;
+  p.length_scale = std::cbrt(p.new_volume / p.volume);
+  return p;
+}
 
-  const double volume = box.volume();
-  const double delta_volume = volume_scale_ * 2.0 * (u_volume - 0.5);
-  const double new_volume = volume + delta_volume;
-  const double length_scale = std::cbrt(new_volume / volume);
-  trial_ = positions;
-  scale_molecule_centres(trial_, molecules_, box, length_scale);
-  Boxd trial_box = box;
-  trial_box.a *= length_scale;
-  trial_box.b *= length_scale;
-  trial_box.c *= length_scale;
-  const double trial = trial_energy(trial_, trial_box);
-
+bool CpuMonteCarloBarostat::decide(const Proposal& p, double current_energy, double trial_energy) {
   const double kt = kBoltzmannKjPerMolK * config_.temperature_k;
   const double pressure = config_.pressure_bar * kKjPerMolNm3PerBar;
-  const double w = trial - current_energy + pressure * delta_volume -
-                   static_cast<double>(molecules_.size()) * kt * std::log(new_volume / volume);
-  const bool accept = std::isfinite(trial) && !(w > 0.0 && u_accept > std::exp(-w / kt));
-  double volume_now = volume;
+  const double w = trial_energy - current_energy + pressure * p.delta_volume -
+                   static_cast<double>(molecules_.size()) * kt * std::log(p.new_volume / p.volume);
+  const bool accept = std::isfinite(trial_energy) && !(w > 0.0 && p.u_accept > std::exp(-w / kt));
+  const double volume_now = accept ? p.new_volume : p.volume;
   if (accept) {
-    positions.swap(trial_);
-    box = trial_box;
-    volume_now = new_volume;
     ++accepted_;
     ++total_accepted_;
   }
@@ -134,6 +127,23 @@ bool CpuMonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, do
       volume_scale_ = std::min(volume_scale_ * 1.1, volume_now * 0.3);
       attempted_ = accepted_ = 0;
     }
+  }
+  return accept;
+}
+
+bool CpuMonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, double current_energy,
+                                    std::uint64_t seed, std::int64_t step, const TrialEnergy& trial_energy) {
+  const Proposal p = propose(box, seed, step);
+  trial_ = positions;
+  scale_molecule_centres(trial_, molecules_, box, p.length_scale);
+  Boxd trial_box = box;
+  trial_box.a *= p.length_scale;
+  trial_box.b *= p.length_scale;
+  trial_box.c *= p.length_scale;
+  const bool accept = decide(p, current_energy, trial_energy(trial_, trial_box));
+  if (accept) {
+    positions.swap(trial_);
+    box = trial_box;
   }
   return accept;
 }

@@ -54,6 +54,17 @@ class CpuMonteCarloBarostat {
   bool attempt(std::vector<Vec3d>& positions, Boxd& box, double current_energy, std::uint64_t seed,
                std::int64_t step, const TrialEnergy& trial_energy);
 
+  // The two halves of attempt(), for platforms that scale the positions themselves (the CUDA
+  // context): propose() draws the trial volume for this step; decide() applies the acceptance rule
+  // to the trial's energy, counts the attempt and adapts the move size. Returns whether accepted.
+  struct Proposal {
+    double volume = 0, delta_volume = 0, new_volume = 0;  // nm^3
+    double length_scale = 1;                              // box and molecule centres scale by this
+    double u_accept = 0;                                  // uniform [0, 1) for the acceptance test
+  };
+  Proposal propose(const Boxd& box, std::uint64_t seed, std::int64_t step) const;
+  bool decide(const Proposal& proposal, double current_energy, double trial_energy);
+
   // {volume move size (nm^3), attempts since the last adaptation, acceptances since then,
   //  total attempts, total acceptances}
   std::vector<double> state() const;

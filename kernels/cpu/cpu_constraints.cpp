@@ -146,6 +146,7 @@ CpuConstraints::CpuConstraints(const System& system, const std::vector<double>& 
   for (int c = 0; c < nc; ++c) components[find_root(parent, c)].push_back(c);
   for (const auto& [root, members] : components) {
     (void)root;
+    coupled_groups_.push_back(members);
     const int m = static_cast<int>(members.size());
     if (m == 1) {
       inverse_coupling_[static_cast<std::size_t>(members[0])].emplace_back(members[0], 1.0);
@@ -169,6 +170,8 @@ CpuConstraints::CpuConstraints(const System& system, const std::vector<double>& 
       }
     }
   }
+  std::sort(coupled_groups_.begin(), coupled_groups_.end(),
+            [](const std::vector<int>& x, const std::vector<int>& y) { return x.front() < y.front(); });
 }
 
 void CpuConstraints::apply_positions(const std::vector<Vec3d>& reference, std::vector<Vec3d>& positions,

@@ -68,6 +68,9 @@ class CpuConstraints {
   // replaces the linearised multipliers delta by sum_col value * delta[col].
   const std::vector<std::vector<std::pair<int, double>>>& inverse_coupling() const { return inverse_coupling_; }
   const std::vector<double>& inverse_masses() const { return inverse_mass_; }
+  // The CCMA constraints in coupled groups (connected by shared atoms), each ascending, ordered by
+  // their first constraint: the blocks of the (block-diagonal) coupling matrix.
+  const std::vector<std::vector<int>>& coupled_groups() const { return coupled_groups_; }
 
  private:
   int num_constraints_ = 0;
@@ -78,6 +81,7 @@ class CpuConstraints {
   std::vector<Ccma> ccma_;
   // Sparse rows of the (distance-scaled) inverse coupling matrix: row c = (column, value) pairs.
   std::vector<std::vector<std::pair<int, double>>> inverse_coupling_;
+  std::vector<std::vector<int>> coupled_groups_;
   // Work arrays.
   std::vector<Vec3d> r_ref_;
   std::vector<double> r_ref2_, delta_, delta_tmp_;

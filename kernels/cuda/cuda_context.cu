@@ -41,79 +41,11 @@ std::string num(double v) {
 
 int blocks_for(int n, int threads = cuda::kAtomThreads) { return std::max(1, (n + threads - 1) / threads); }
 
-// The CPU context's input checks (cpu_context.cpp, check_settings), same messages.
-void check_settings(const System& system, const DynamicsSettings& s) {
-  const IntegratorConfig& in = s.integrator;
-  if (!(in.timestep_ps > 0.0) || !std::isfinite(in.timestep_ps))
-    throw InputError("integrator: timestep must be positive, got " + num(in.timestep_ps) + " ps");
-  if (!(in.constraint_tolerance > 0.0) || !(in.constraint_tolerance < 1.0))
-    throw InputError("integrator: constraint_tolerance must lie in (0, 1), got " + num(in.constraint_tolerance));
-  if (in.type == IntegratorType::LangevinMiddle) {
-    if (!(in.temperature_k > 0.0) || !std::isfinite(in.temperature_k))
-      throw InputError("integrator: temperature must be positive, got " + num(in.temperature_k) + " K");
-    if (!(in.friction_per_ps >= 0.0) || !std::isfinite(in.friction_per_ps))
-      throw InputError("integrator: friction must be zero or positive, got " + num(in.friction_per_ps) + " 1/ps");
-  }
-  if (s.barostat && !system.box)
-    throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
-                     "nonbonded method)");
-  if (s.barostat && s.barostat->interval_steps <= 0)
-    throw InputError("barostat: interval must be a positive number of steps, got " +
-                     std::to_string(s.barostat->interval_steps));
-  if (s.barostat && !(s.barostat->temperature_k > 0.0))
-    throw InputError("barostat: temperature must be positive, got " + std::to_string(s.barostat->temperature_k) + " K");
-  for (std::size_t i = 0; i < system.mass_amu.size(); ++i)
-    if (!(system.mass_amu[i] >= 0.0) || !std::isfinite(system.mass_amu[i]))
-      throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + num(system.mass_amu[i]));
-}
 
 // ---------------------------------------------------------------------------------------------
-// Constraint data, built as CpuConstraints' constructor builds it (same SETTLE selection, same CCMA
-// constraint order, same coupling matrix, same element cutoff), so that both platforms run the same
-// iteration. Validation of the constraints is left to CpuConstraints, which the context also builds.
-
-std::pair<int, int> ordered(int a, int b) { return a < b ? std::make_pair(a, b) : std::make_pair(b, a); }
-
-int find_root(std::vector<int>& parent, int i) {
-  while (parent[static_cast<std::size_t>(i)] != i) {
-    parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
-    i = parent[static_cast<std::size_t>(i)];
-  }
-  return i;
-}
-
-// Inverse of a dense m x m matrix (row-major) by Gauss-Jordan elimination with partial pivoting.
-std::vector<double> invert(std::vector<double> a, int m) {
-  std::vector<double> inv(static_cast<std::size_t>(m) * m, 0.0);
-  auto at = [m](std::vector<double>& x, int r, int c) -> double& { return x[static_cast<std::size_t>(r) * m + c]; };
-  for (int i = 0; i < m; ++i) at(inv, i, i) = 1.0;
-  for (int col = 0; col < m; ++col) {
-    int pivot = col;
-    for (int r = col + 1; r < m; ++r)
-      if (std::fabs(at(a, r, col)) > std::fabs(at(a, pivot, col))) pivot = r;
-    if (at(a, pivot, col) == 0.0) throw RuntimeError("constraints: singular CCMA coupling matrix");
-    if (pivot != col)
-      for (int c = 0; c < m; ++c) {
-        std::swap(at(a, pivot, c), at(a, col, c));
-        std::swap(at(inv, pivot, c), at(inv, col, c));
-      }
-    const double scale = 1.0 / at(a, col, col);
-    for (int c = 0; c < m; ++c) {
-      at(a, col, c) *= scale;
-      at(inv, col, c) *= scale;
-    }
-    for (int r = 0; r < m; ++r) {
-      if (r == col) continue;
-      const double factor = at(a, r, col);
-      if (factor == 0.0) continue;
-      for (int c = 0; c < m; ++c) {
-        at(a, r, c) -= factor * at(a, col, c);
-        at(inv, r, c) -= factor * at(inv, col, c);
-      }
-    }
-  }
-  return inv;
-}
+// Constraint data: CpuConstraints' plan (its SETTLE selection, CCMA constraint order, inverse
+// coupling matrix with the element cutoff, coupled groups) laid out for the device, so that both
+// platforms run the same iteration. The context keeps the CpuConstraints for validation too.
 
 // CCMA constraints are packed into thread blocks of whole coupled groups, about this many each.
 constexpr int kCcmaBlockConstraints = 64;
@@ -134,138 +66,30 @@ struct ConstraintPlan {
   int num_blocks() const { return static_cast<int>(block_constraint_start.size()) - 1; }
 };
 
-ConstraintPlan build_constraint_plan(const System& system, const std::vector<double>& inverse_mass) {
+ConstraintPlan build_constraint_plan(const CpuConstraints& host) {
   ConstraintPlan plan;
-  const int n = system.num_particles();
-  std::map<std::pair<int, int>, double> constraint_length;
-  for (const auto& dc : system.constraints) constraint_length[ordered(dc.i, dc.j)] = dc.distance_nm;
-
-  std::vector<int> constraint_count(static_cast<std::size_t>(n), 0);
-  for (const auto& dc : system.constraints) {
-    ++constraint_count[static_cast<std::size_t>(dc.i)];
-    ++constraint_count[static_cast<std::size_t>(dc.j)];
-  }
-  std::map<std::pair<int, int>, char> settled_pair;
-  for (const auto& w : system.rigid_waters) {
-    const int atoms[3] = {w.oxygen, w.hydrogen1, w.hydrogen2};
-    bool ok = true;
-    for (int a : atoms) ok = ok && a >= 0 && a < n && constraint_count[static_cast<std::size_t>(a)] == 2;
-    if (!ok) continue;
-    const auto oh1 = constraint_length.find(ordered(w.oxygen, w.hydrogen1));
-    const auto oh2 = constraint_length.find(ordered(w.oxygen, w.hydrogen2));
-    const auto hh = constraint_length.find(ordered(w.hydrogen1, w.hydrogen2));
-    if (oh1 == constraint_length.end() || oh2 == constraint_length.end() || hh == constraint_length.end()) continue;
-    if (oh1->second != oh2->second) continue;
-    if (system.mass_amu[static_cast<std::size_t>(w.hydrogen1)] != system.mass_amu[static_cast<std::size_t>(w.hydrogen2)])
-      continue;
+  const std::vector<double>& inverse_mass = host.inverse_masses();
+  for (const CpuConstraints::Settle& w : host.settle_waters()) {
     cuda::SettleWater s;
-    s.o = w.oxygen;
-    s.h1 = w.hydrogen1;
-    s.h2 = w.hydrogen2;
-    s.inv_o = inverse_mass[static_cast<std::size_t>(w.oxygen)];
-    s.inv_h1 = inverse_mass[static_cast<std::size_t>(w.hydrogen1)];
-    s.inv_h2 = inverse_mass[static_cast<std::size_t>(w.hydrogen2)];
-    s.mass_o = 1.0 / s.inv_o;   // as CpuConstraints::apply_positions computes them
+    s.o = w.o;
+    s.h1 = w.h1;
+    s.h2 = w.h2;
+    s.inv_o = inverse_mass[static_cast<std::size_t>(w.o)];
+    s.inv_h1 = inverse_mass[static_cast<std::size_t>(w.h1)];
+    s.inv_h2 = inverse_mass[static_cast<std::size_t>(w.h2)];
+    s.mass_o = 1.0 / s.inv_o;  // as CpuConstraints::apply_positions computes them
     s.mass_h = 1.0 / s.inv_h1;
-    s.oh = oh1->second;
-    s.hh = hh->second;
+    s.oh = w.oh;
+    s.hh = w.hh;
     plan.settle.push_back(s);
-    settled_pair[ordered(w.oxygen, w.hydrogen1)] = 1;
-    settled_pair[ordered(w.oxygen, w.hydrogen2)] = 1;
-    settled_pair[ordered(w.hydrogen1, w.hydrogen2)] = 1;
   }
-
-  struct Ccma {
-    int a, b;
-    double distance, reduced_mass;
-  };
-  std::vector<Ccma> ccma;
-  for (const auto& dc : system.constraints) {
-    if (settled_pair.count(ordered(dc.i, dc.j))) continue;
-    const double w = inverse_mass[static_cast<std::size_t>(dc.i)] + inverse_mass[static_cast<std::size_t>(dc.j)];
-    ccma.push_back({dc.i, dc.j, dc.distance_nm, 1.0 / w});
-  }
+  const std::vector<CpuConstraints::Ccma>& ccma = host.ccma_constraints();
+  const auto& inverse_coupling = host.inverse_coupling();
   const int nc = static_cast<int>(ccma.size());
-  std::vector<std::vector<std::pair<int, double>>> inverse_coupling(static_cast<std::size_t>(nc));
-  std::vector<std::vector<int>> groups;  // coupled constraints (ascending), by first constraint
-  if (nc > 0) {
-    std::vector<std::vector<int>> atom_constraints(static_cast<std::size_t>(n));
-    for (int c = 0; c < nc; ++c) {
-      atom_constraints[static_cast<std::size_t>(ccma[static_cast<std::size_t>(c)].a)].push_back(c);
-      atom_constraints[static_cast<std::size_t>(ccma[static_cast<std::size_t>(c)].b)].push_back(c);
-    }
-    std::map<std::pair<int, std::pair<int, int>>, double> angle_at;
-    for (const auto& ang : system.angles) angle_at[{ang.j, ordered(ang.i, ang.k)}] = ang.angle_rad;
-    std::map<std::pair<int, int>, int> ccma_index;
-    for (int c = 0; c < nc; ++c)
-      ccma_index[ordered(ccma[static_cast<std::size_t>(c)].a, ccma[static_cast<std::size_t>(c)].b)] = c;
-
-    std::vector<std::vector<std::pair<int, double>>> coupling(static_cast<std::size_t>(nc));
-    std::vector<int> parent(static_cast<std::size_t>(nc));
-    std::iota(parent.begin(), parent.end(), 0);
-    for (int j = 0; j < nc; ++j) {
-      const Ccma& cj = ccma[static_cast<std::size_t>(j)];
-      for (int shared : {cj.a, cj.b}) {
-        const int end_j = shared == cj.a ? cj.b : cj.a;
-        for (int k : atom_constraints[static_cast<std::size_t>(shared)]) {
-          if (k == j) continue;
-          const Ccma& ck = ccma[static_cast<std::size_t>(k)];
-          const int end_k = shared == ck.a ? ck.b : ck.a;
-          parent[static_cast<std::size_t>(find_root(parent, j))] = find_root(parent, k);
-          double cosine = 0.0;
-          bool found = false;
-          auto third = ccma_index.find(ordered(end_j, end_k));
-          if (third != ccma_index.end()) {
-            const double d1 = cj.distance, d2 = ck.distance, d3 = ccma[static_cast<std::size_t>(third->second)].distance;
-            cosine = (d1 * d1 + d2 * d2 - d3 * d3) / (2.0 * d1 * d2);
-            found = true;
-          } else {
-            auto ang = angle_at.find({shared, ordered(end_j, end_k)});
-            if (ang != angle_at.end()) {
-              cosine = std::cos(ang->second);
-              found = true;
-            }
-          }
-          if (!found) continue;
-          const double scale = inverse_mass[static_cast<std::size_t>(shared)] * cj.reduced_mass;
-          coupling[static_cast<std::size_t>(j)].emplace_back(k, scale * cosine);
-        }
-      }
-    }
-    std::map<int, std::vector<int>> components;
-    for (int c = 0; c < nc; ++c) components[find_root(parent, c)].push_back(c);
-    for (const auto& [root, members] : components) {
-      (void)root;
-      groups.push_back(members);
-      const int m = static_cast<int>(members.size());
-      if (m == 1) {
-        inverse_coupling[static_cast<std::size_t>(members[0])].emplace_back(members[0], 1.0);
-        continue;
-      }
-      std::map<int, int> local;
-      for (int i = 0; i < m; ++i) local[members[static_cast<std::size_t>(i)]] = i;
-      std::vector<double> k_matrix(static_cast<std::size_t>(m) * m, 0.0);
-      for (int i = 0; i < m; ++i) k_matrix[static_cast<std::size_t>(i) * m + i] = 1.0;
-      for (int i = 0; i < m; ++i)
-        for (const auto& [col, value] : coupling[static_cast<std::size_t>(members[static_cast<std::size_t>(i)])])
-          k_matrix[static_cast<std::size_t>(i) * m + local.at(col)] += value;
-      const std::vector<double> inverse = invert(std::move(k_matrix), m);
-      for (int i = 0; i < m; ++i) {
-        const int gi = members[static_cast<std::size_t>(i)];
-        for (int j = 0; j < m; ++j) {
-          const int gj = members[static_cast<std::size_t>(j)];
-          const double value = inverse[static_cast<std::size_t>(i) * m + j] * ccma[static_cast<std::size_t>(gj)].distance /
-                               ccma[static_cast<std::size_t>(gi)].distance;
-          if (i == j || std::fabs(value) > CpuConstraints::kMatrixElementCutoff)
-            inverse_coupling[static_cast<std::size_t>(gi)].emplace_back(gj, value);
-        }
-      }
-    }
-  }
+  const std::vector<std::vector<int>>& groups = host.coupled_groups();
 
   // Whole groups into blocks of about kCcmaBlockConstraints constraints; within a block the
   // constraints keep their CPU order, so each atom still sums its updates in the CPU's order.
-  std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.front() < y.front(); });
   std::vector<std::vector<int>> blocks;
   for (const auto& g : groups) {
     if (blocks.empty() || blocks.back().size() + g.size() > static_cast<std::size_t>(kCcmaBlockConstraints))
@@ -293,7 +117,7 @@ ConstraintPlan build_constraint_plan(const System& system, const std::vector<dou
     for (std::size_t q = 0; q < atoms.size(); ++q) slot[atoms[q]] = static_cast<int>(q);
     std::map<int, std::vector<int>> entries;  // atom -> 2 k + side, ascending k
     for (int c : b) {
-      const Ccma& k = ccma[static_cast<std::size_t>(c)];
+      const CpuConstraints::Ccma& k = ccma[static_cast<std::size_t>(c)];
       const int local_k = new_index[static_cast<std::size_t>(c)] - c_begin;
       plan.ccma_atoms.push_back(make_int2(k.a, k.b));
       plan.ccma_local.push_back(make_int2(slot.at(k.a), slot.at(k.b)));
@@ -350,7 +174,7 @@ class CudaContext final : public Context {
  public:
   CudaContext(const System& system, const DynamicsSettings& settings, const CudaOptions& options)
       : system_(system),
-        settings_((check_settings(system, settings), settings)),
+        settings_((check_dynamics_settings(system, settings), settings)),
         evaluator_(system_, context_evaluator_options(options)),
         host_constraints_(system_, system_.mass_amu),
         seed_(choose_seed(settings.integrator.seed)),
@@ -383,7 +207,7 @@ class CudaContext final : public Context {
     scalar_.resize(1);
     device_step_.upload(std::vector<long long>{0}, stream_);
 
-    const ConstraintPlan plan = build_constraint_plan(system_, host_inverse_mass_);
+    const ConstraintPlan plan = build_constraint_plan(host_constraints_);
     num_settle_ = static_cast<int>(plan.settle.size());
     num_ccma_ = plan.num_ccma();
     ccma_blocks_ = plan.num_blocks();
@@ -427,7 +251,8 @@ class CudaContext final : public Context {
 
     if (system_.box) box_ = *system_.box;
     if (settings_.barostat) {
-      const std::vector<std::vector<int>> molecules = find_molecules(system_);
+      barostat_.emplace(system_, *settings_.barostat);
+      const std::vector<std::vector<int>>& molecules = barostat_->molecules();
       num_molecules_ = static_cast<int>(molecules.size());
       std::vector<int> start{0}, atoms;
       for (const auto& m : molecules) {
@@ -437,7 +262,6 @@ class CudaContext final : public Context {
       molecule_start_.upload(start, stream_);
       molecule_atoms_.upload(atoms, stream_);
       position_backup_.resize(n);
-      volume_scale_ = 0.01 * system_.box->volume();
     }
   }
 
@@ -655,27 +479,16 @@ class CudaContext final : public Context {
     return l;
   }
 
-  std::vector<double> barostat_state() const override {
-    if (!settings_.barostat) return {};
-    return {volume_scale_, static_cast<double>(attempted_), static_cast<double>(accepted_),
-            static_cast<double>(total_attempted_), static_cast<double>(total_accepted_)};
-  }
+  std::vector<double> barostat_state() const override { return barostat_ ? barostat_->state() : std::vector<double>{}; }
 
   void set_barostat_state(const std::vector<double>& state) override {
-    if (!settings_.barostat) {
+    if (!barostat_) {
       if (state.empty()) return;
       throw InputError("barostat state given, but the run has no barostat");
     }
-    if (state.size() != 5 || !(state[0] > 0.0) || state[1] < 0 || state[2] < 0 || state[2] > state[1] ||
-        state[3] < 0 || state[4] < 0)
-      throw InputError("barostat state: expected 5 values (move size > 0, attempts, acceptances, total attempts, "
-                       "total acceptances), got " + std::to_string(state.size()) + " values");
-    volume_scale_ = state[0];
-    attempted_ = static_cast<int>(state[1]);
-    accepted_ = static_cast<int>(state[2]);
-    total_attempted_ = static_cast<std::int64_t>(state[3]);
-    total_accepted_ = static_cast<std::int64_t>(state[4]);
+    barostat_->set_state(state);
   }
+
 
  private:
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
@@ -868,63 +681,34 @@ class CudaContext final : public Context {
     return 0.5 * scalar_.download(stream_)[0];
   }
 
-  // CpuMonteCarloBarostat::attempt with the positions on the device: the same random numbers,
-  // trial volume, molecule-centre scaling, acceptance rule and move-size adaptation.
+  // CpuMonteCarloBarostat::attempt with the positions on the device: the barostat's proposal
+  // (random numbers, trial volume), the molecule centres scaled on the device, its acceptance rule and
+  // move-size adaptation.
   void barostat_move() {
-    const BarostatConfig& config = *settings_.barostat;
     ensure_forces(true);
     const double current_energy = evaluator_.energies().total;
-
-    const Philox4x32 r = philox_draw(seed_, kStreamBarostat, static_cast<std::uint64_t>(step_), 0u);
-    const double u_volume = static_cast<double>(r.v[0]) * 2.3283064365386962890625e-10;
-    const double u_accept = static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10;
-    const double volume = box_.volume();
-    const double delta_volume = volume_scale_ * 2.0 * (u_volume - 0.5);
-    const double new_volume = volume + delta_volume;
-    const double length_scale = std::cbrt(new_volume / volume);
+    const CpuMonteCarloBarostat::Proposal proposal = barostat_->propose(box_, seed_, step_);
 
     double4_16a* pos = positions();
     MDSIM_CUDA_CHECK(cudaMemcpyAsync(position_backup_.data(), pos, static_cast<std::size_t>(n_) * sizeof(double4_16a),
                                      cudaMemcpyDeviceToDevice, stream_));
     cuda::scale_molecule_centres_kernel<<<blocks_for(num_molecules_), cuda::kAtomThreads, 0, stream_>>>(
-        num_molecules_, molecule_start_.data(), molecule_atoms_.data(), pos, box_, length_scale);
+        num_molecules_, molecule_start_.data(), molecule_atoms_.data(), pos, box_, proposal.length_scale);
     MDSIM_CUDA_CHECK_LAUNCH();
     Boxd trial_box = box_;
-    trial_box.a *= length_scale;
-    trial_box.b *= length_scale;
-    trial_box.c *= length_scale;
+    trial_box.a *= proposal.length_scale;
+    trial_box.b *= proposal.length_scale;
+    trial_box.c *= proposal.length_scale;
     evaluator_.set_box(trial_box);
     evaluator_.compute(true);
-    const double trial = evaluator_.energies().total;
-
-    const double kt = kBoltzmannKjPerMolK * config.temperature_k;
-    const double pressure = config.pressure_bar * kKjPerMolNm3PerBar;
-    const double w = trial - current_energy + pressure * delta_volume -
-                     static_cast<double>(num_molecules_) * kt * std::log(new_volume / volume);
-    const bool accept = std::isfinite(trial) && !(w > 0.0 && u_accept > std::exp(-w / kt));
-    double volume_now = volume;
-    if (accept) {
+    if (barostat_->decide(proposal, current_energy, evaluator_.energies().total)) {
       box_ = trial_box;
-      volume_now = new_volume;
       forces_valid_ = energy_valid_ = true;  // the trial evaluation is of the new state
-      ++accepted_;
-      ++total_accepted_;
     } else {
       MDSIM_CUDA_CHECK(cudaMemcpyAsync(pos, position_backup_.data(), static_cast<std::size_t>(n_) * sizeof(double4_16a),
                                        cudaMemcpyDeviceToDevice, stream_));
       evaluator_.set_box(box_);
       invalidate_forces();
-    }
-    ++attempted_;
-    ++total_attempted_;
-    if (attempted_ >= 10) {
-      if (accepted_ < 0.25 * attempted_) {
-        volume_scale_ /= 1.1;
-        attempted_ = accepted_ = 0;
-      } else if (accepted_ > 0.75 * attempted_) {
-        volume_scale_ = std::min(volume_scale_ * 1.1, volume_now * 0.3);
-        attempted_ = accepted_ = 0;
-      }
     }
   }
 
@@ -968,9 +752,7 @@ class CudaContext final : public Context {
   int num_molecules_ = 0;
   DeviceBuffer<int> molecule_start_, molecule_atoms_;
   DeviceBuffer<double4_16a> position_backup_;
-  double volume_scale_ = 0.0;
-  int attempted_ = 0, accepted_ = 0;
-  std::int64_t total_attempted_ = 0, total_accepted_ = 0;
+  std::optional<CpuMonteCarloBarostat> barostat_;  // proposals, acceptance, adaptation, state
 
   bool forces_valid_ = false, energy_valid_ = false, positions_set_ = false;
   Boxd box_{};
