@@ -35,13 +35,18 @@ class CudaEvaluator final : public ForceEvaluator {
 
 }  // namespace
 
+CudaOptions cuda_options(const PlatformConfig& settings, int device) {
+  CudaOptions options;
+  options.device = device;
+  options.double_precision = settings.precision == Precision::Double;
+  options.neighbor_buffer_nm = settings.neighbor_buffer_nm;
+  return options;
+}
+
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
                                                const PlatformConfig& settings) {
   if (platform.kind == PlatformKind::Cpu) return std::make_unique<CpuEvaluator>(system);
-  CudaOptions options;
-  options.device = platform.device;
-  options.double_precision = settings.precision == Precision::Double;
-  return std::make_unique<CudaEvaluator>(system, options);
+  return std::make_unique<CudaEvaluator>(system, cuda_options(settings, platform.device));
 }
 
 }  // namespace mdsim

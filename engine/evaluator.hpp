@@ -10,6 +10,7 @@
 #include "engine/run_config.hpp"
 #include "engine/system.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
 
 namespace mdsim {
 
@@ -20,6 +21,9 @@ class ForceEvaluator {
   virtual EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) = 0;
   virtual std::string description() const = 0;  // "cpu (double)", "cuda:0 NVIDIA H100 (mixed)"
 };
+
+// The CUDA platform's options from the config's `platform` section, for the given device.
+CudaOptions cuda_options(const PlatformConfig& settings, int device);
 
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
                                                const PlatformConfig& settings);

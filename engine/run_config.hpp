@@ -34,6 +34,7 @@ struct PlatformConfig {
   Precision precision = Precision::Mixed;
   int device = 0;
   bool deterministic = true;
+  double neighbor_buffer_nm = 0.1;  // CUDA: pair-list skin beyond the cutoff (list rebuilt when an atom moves half of it)
 };
 
 struct MinimizeConfig {

@@ -497,19 +497,23 @@ class Evaluator final : public EvaluatorBase {
           perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
       cuda::tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
           nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-          rebuild_flag(),
-          perm_.data(), exclusion_view(), list_view());
+          rebuild_flag(), perm_.data(), list_view());
     } else {
       cuda::block_bounds_kernel<real, false><<<warps_blocks, kThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
       cuda::tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
           nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-          rebuild_flag(),
-          perm_.data(), exclusion_view(), list_view());
+          rebuild_flag(), perm_.data(), list_view());
     }
+    cuda::tile_masks_kernel<<<mask_blocks(), 256, 0, stream_>>>(rebuild_flag(), perm_.data(), exclusion_view(),
+                                                               list_view());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
+
+  // Enough warps for every tile of a large list in a few passes; few enough that the launch is cheap
+  // when the list is not rebuilt (the kernel returns at once).
+  int mask_blocks() const { return std::max(1, std::min(num_sms_ * 4, (capacity_ + 7) / 8)); }
 
   // 8 blocks of 256 per SM (more than fit at once: measured faster on the H100 than one resident wave,
   // 69 vs 74 µs for DHFR's tiles).

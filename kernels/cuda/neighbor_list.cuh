@@ -225,10 +225,9 @@ struct TileListView {
   unsigned int* tile_masks;  // 32 masks per tile: bit k of mask l = pair (I*32+l, slot k) is skipped
 };
 
-// Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty), with its
-// exclusion masks. Called by a whole warp. `diagonal`: the slots are block I itself (pairs j <= i skipped).
-__device__ __forceinline__ void emit_tile(int I, int slot, bool diagonal, const int* __restrict__ perm,
-                                          const ExclusionView& excl, const TileListView& list) {
+// Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty); its
+// exclusion masks are written by tile_masks_kernel. Called by a whole warp.
+__device__ __forceinline__ void emit_tile(int I, int slot, const TileListView& list) {
   const int lane = threadIdx.x & 31;
   int t = 0;
   if (lane == 0) t = atomicAdd(list.tile_count, 1);
@@ -237,19 +236,37 @@ __device__ __forceinline__ void emit_tile(int I, int slot, bool diagonal, const 
     if (lane == 0) atomicExch(list.overflow, 1);
     return;
   }
-  const int i = I * kTileSize + lane;
-  const int a = perm[i];                         // original index of this lane's i-atom (-1: padding)
-  const int slot_orig = slot >= 0 ? perm[slot] : -1;
-  unsigned int mask = 0;
-  for (int k = 0; k < kTileSize; ++k) {
-    const int b = __shfl_sync(0xffffffffu, slot_orig, k);
-    bool skip = a < 0 || b < 0 || (diagonal && k <= lane);
-    if (!skip) skip = excluded_pair(a, b, excl.window, excl.start, excl.partner, excl.range);
-    if (skip) mask |= 1u << k;
-  }
   if (lane == 0) list.tile_row[t] = I;
   list.tile_atoms[t * kTileSize + lane] = slot;
-  list.tile_masks[t * kTileSize + lane] = mask;
+}
+
+// One warp per tile (grid-stride), after tile_build_kernel: the tile's 32 exclusion masks. Bit k of
+// lane l's mask skips the pair (atom I*32+l, slot k): padding, excluded pairs, and in the diagonal
+// tile (slots = block I itself) the pairs with slot <= i. Separate from the build so that this work,
+// most of a rebuild, is spread over every SM instead of the few warps that scan the busiest rows.
+__global__ void __launch_bounds__(256) tile_masks_kernel(const int* __restrict__ rebuild_flag,
+                                                          const int* __restrict__ perm, ExclusionView excl,
+                                                          TileListView list) {
+  if (*rebuild_flag == 0) return;
+  const int lane = threadIdx.x & 31;
+  const int tiles = min(*list.tile_count, list.capacity);
+  const int warps = gridDim.x * blockDim.x / 32;
+  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < tiles; t += warps) {
+    const int I = list.tile_row[t];
+    const int i = I * kTileSize + lane;
+    const int a = perm[i];  // original index of this lane's i-atom (-1: padding)
+    const int slot = list.tile_atoms[t * kTileSize + lane];
+    const int slot_orig = slot >= 0 ? perm[slot] : -1;
+    const bool diagonal = __any_sync(0xffffffffu, slot >= 0 && slot / kTileSize == I);  // slots = block I
+    unsigned int mask = 0;
+    for (int k = 0; k < kTileSize; ++k) {
+      const int b = __shfl_sync(0xffffffffu, slot_orig, k);
+      bool skip = a < 0 || b < 0 || (diagonal && k <= lane);
+      if (!skip) skip = excluded_pair(a, b, excl.window, excl.start, excl.partner, excl.range);
+      if (skip) mask |= 1u << k;
+    }
+    list.tile_masks[t * kTileSize + lane] = mask;
+  }
 }
 
 // Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
@@ -264,7 +281,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
-    const int* __restrict__ perm, ExclusionView excl, TileListView list) {
+    const int* __restrict__ perm, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][2 * kTileSize];
   const int lane = threadIdx.x & 31;
@@ -281,7 +298,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     const int last = min(nblocks, first + kBuildSegment);
     if (segment == 0) {
       const int own = I * kTileSize + lane;
-      emit_tile(I, perm[own] >= 0 ? own : -1, true, perm, excl, list);
+      emit_tile(I, perm[own] >= 0 ? own : -1, list);
     }
     if (first >= last) continue;
     const real4_t<real> ci = block_center[I];
@@ -310,7 +327,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
         fill += __popc(m);
         __syncwarp();
         if (fill >= kTileSize) {
-          emit_tile(I, buf[lane], false, perm, excl, list);
+          emit_tile(I, buf[lane], list);
           __syncwarp();
           const int rest = fill - kTileSize;
           if (lane < rest) buf[lane] = buf[kTileSize + lane];
@@ -319,7 +336,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
         }
       }
     }
-    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, false, perm, excl, list);
+    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, list);
     __syncwarp();
   }
 }
