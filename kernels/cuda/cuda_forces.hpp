@@ -10,7 +10,8 @@
 // evaluations). Each tile pairs a block with 32 packed atoms within cutoff + `neighbor_buffer_nm` of
 // its bounding box; the list is rebuilt on the device only when some atom has moved more than half the
 // buffer since the last build — the check and the conditional rebuild happen in kernels, with no host
-// synchronisation. Exclusions are 32×32 bit masks per tile. See docs/ARCHITECTURE.md.
+// synchronisation. Exclusions are 32×32 bit masks per tile. The buffer is the config's
+// platform.neighbor_buffer. See docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstddef>
