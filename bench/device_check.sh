@@ -2,7 +2,8 @@
 # The whole GPU check in one command (for the device machine): build (Release, sm_90, Ninja), run the
 # CUDA-labelled tests and the CPU tests, then the benchmarks. Logs go to $OUT (or ./device_out).
 #   bench/device_check.sh [quick|full] [sanitize]   quick: only DHFR in the benchmark table;
-#   sanitize: also compute-sanitizer memcheck and racecheck on the neighbour-list test (ala2_water)
+#   sanitize: also compute-sanitizer memcheck and racecheck on the neighbour-list tests (ala2_water;
+#   the column search on ala2_water, villin_water and DHFR); bench/sanitize_medium.sh does more
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device_out}
@@ -14,7 +15,7 @@ mkdir -p "$OUT"
 } > "$OUT/machine.txt" 2>&1
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
   > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
@@ -37,6 +38,9 @@ if [ "${2:-}" = sanitize ]; then
     compute-sanitizer --tool $tool --error-exitcode 9 build-device/tests/test_cuda_forces "the tile list*" \
       > "$OUT/sanitize_$tool.log" 2>&1
     echo "compute-sanitizer $tool (ala2_water, neighbour-list test): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
+    compute-sanitizer --tool $tool --error-exitcode 9 build-device/tests/test_cuda_forces "the column search*" \
+      > "$OUT/sanitize_columns_$tool.log" 2>&1
+    echo "compute-sanitizer $tool (column search on ala2_water, villin_water, DHFR): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_columns_$tool.log" | tail -1)"
   done
 fi
 echo "=== CUDA tests (rc=$cuda_rc)"; grep -E "rel RMS|rel |passed|Passed|Failed|FAILED|SKIPPED|error|ns/day|max |drift|restart|step\(100\)|minimi" "$OUT/ctest_cuda.log" | tail -70

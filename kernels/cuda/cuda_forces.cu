@@ -28,6 +28,8 @@ enum EnergySlot { kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotPairs, kSlotExce
 constexpr int kThreads = 256;
 constexpr double kPi = 3.14159265358979323846;
 
+bool is_rectangular(const Boxd& b) { return b.b.x == 0.0 && b.c.x == 0.0 && b.c.y == 0.0; }
+
 int blocks_for(long long n, int threads = kThreads) { return static_cast<int>(std::max<long long>(1, (n + threads - 1) / threads)); }
 
 bool is_periodic(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
@@ -96,7 +98,10 @@ class Evaluator final : public EvaluatorBase {
       if (pme_) pme_params_ = reference.pme_parameters();
       dispersion_coefficient_ = reference.dispersion_coefficient();
     }
-    if (periodic_) box_ = *system.box;
+    if (periodic_) {
+      box_ = *system.box;
+      rectangular_ = is_rectangular(box_);
+    }
     self_energy_ = 0.0;
     if (pme_)
       for (double q : system.charge_e) self_energy_ += ewald_self_energy(q, pme_params_.alpha_per_nm);
@@ -118,7 +123,7 @@ class Evaluator final : public EvaluatorBase {
     perm_.resize(npad_);
     force_.resize(3 * static_cast<std::size_t>(npad_));
     energy_.resize(kNumSlots);
-    flags_.resize(4);  // rebuild, tile count, overflow, number of builds
+    flags_.resize(cuda::kNumFlags);  // rebuild, tile count, overflow, number of builds, column excess x, y
     flags_.zero(stream_);
     block_center_.resize(nblocks_);
     block_half_.resize(nblocks_);
@@ -127,6 +132,8 @@ class Evaluator final : public EvaluatorBase {
     column_counts_.resize(ncolumns);
     column_raw_start_.resize(ncolumns);
     column_padded_start_.resize(ncolumns);
+    column_block_start_.resize(ncolumns + 1);
+    block_column_.resize(nblocks_);
     blocks_used_.resize(1);
     sort_values_in_.resize(n_);
     sort_values_out_.resize(n_);
@@ -248,6 +255,7 @@ class Evaluator final : public EvaluatorBase {
   void set_box(const Boxd& box) override {
     if (!periodic_) throw RuntimeError("CUDA platform: set_box on a non-periodic system");
     box_ = box;
+    rectangular_ = is_rectangular(box);
     force_rebuild_ = true;
     invalidate_graphs();  // the box is baked into the captured kernels' arguments
   }
@@ -402,6 +410,10 @@ class Evaluator final : public EvaluatorBase {
   int* tile_count() { return flags_.data() + 1; }
   int* overflow_flag() { return flags_.data() + 2; }
   int* build_count() { return flags_.data() + 3; }
+  int* column_excess() { return flags_.data() + cuda::kColumnExcessFlag; }
+  // The column search (O(N)) for large periodic systems in a rectangular box, the all-pairs block scan
+  // otherwise (cheaper for small systems: more warps share the work).
+  bool column_search() const { return periodic_ && rectangular_ && nblocks_ >= opt_.column_search_min_blocks; }
 
   std::size_t estimate_tiles() const {
     const std::size_t all_pairs = static_cast<std::size_t>(nblocks_) * (nblocks_ + 1) / 2;
@@ -465,6 +477,8 @@ class Evaluator final : public EvaluatorBase {
     cuda::scatter_sorted_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
         n_, sort_keys_out_.data(), sort_values_out_.data(), column_raw_start_.data(), column_padded_start_.data(),
         perm_.data());
+    cuda::column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
+        ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data());
     cuda::sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(npad_, perm_.data(), params_.data(),
                                                                                   sorted_params_.data(), rebuild_flag());
     MDSIM_CUDA_CHECK_LAUNCH();
@@ -494,14 +508,23 @@ class Evaluator final : public EvaluatorBase {
     if (periodic_) {
       cuda::block_bounds_kernel<real, true><<<warps_blocks, kThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
-      cuda::tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
-          nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-          rebuild_flag(), perm_.data(), list_view());
+          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count(),
+          rectangular_ ? block_column_.data() : nullptr, ncx_, ncy_, column_excess());
+      if (column_search()) {
+        cuda::tile_build_columns_kernel<real><<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
+            blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+            rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_, column_excess(),
+            list_view());
+      } else {
+        cuda::tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
+            nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+            rebuild_flag(), perm_.data(), list_view());
+      }
     } else {
       cuda::block_bounds_kernel<real, false><<<warps_blocks, kThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count());
+          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count(), nullptr, 1, 1,
+          column_excess());
       cuda::tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
           nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
           rebuild_flag(), perm_.data(), list_view());
@@ -608,6 +631,7 @@ class Evaluator final : public EvaluatorBase {
   CudaOptions opt_;
   int n_ = 0, npad_ = 0, nblocks_ = 0, capacity_ = 0, num_sms_ = 1;
   int ncx_ = 1, ncy_ = 1;  // sort columns (periodic systems)
+  bool rectangular_ = false;  // periodic box with orthogonal vectors (the column search's geometry)
   bool periodic_ = false, pme_ = false, switching_ = false;
   bool need_reorder_ = true, force_rebuild_ = true, last_with_energy_ = false;
   int evaluations_since_sort_ = 0;
@@ -633,6 +657,7 @@ class Evaluator final : public EvaluatorBase {
   DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;
   DeviceBuffer<unsigned int> masks_;
   DeviceBuffer<int> column_counts_, column_raw_start_, column_padded_start_, blocks_used_;
+  DeviceBuffer<int> column_block_start_, block_column_;  // blocks of each column; column of each block
   DeviceBuffer<unsigned char> sort_temp_;
   DeviceBuffer<unsigned long long> force_, energy_;
   DeviceBuffer<cuda::ExceptionData<real>> exceptions_;

@@ -29,6 +29,8 @@ struct CudaOptions {
   int device = 0;
   bool double_precision = false;     // false: "mixed" (float pair math, fixed-point sums)
   double neighbor_buffer_nm = 0.1;   // tile-list skin beyond the cutoff
+  int column_search_min_blocks = 2048;  // periodic rectangular systems with at least this many blocks of 32
+                                       // search the tile list by columns (O(N)), smaller ones scan all block pairs
   int reorder_interval = 100;        // evaluations between spatial re-sorts of the atoms (0: only when
                                      // set_positions or reset_neighbor_list asks for one)
 };

@@ -99,12 +99,35 @@ __global__ void scatter_sorted_kernel(int n, const unsigned long long* __restric
   perm[padded_start[c] + (u - raw_start[c])] = sorted_values[u];
 }
 
+// Layout of the evaluator's int flags: [0] rebuild, [1] tile count, [2] overflow, [3] builds so far,
+// [4], [5]: the farthest any block's atoms reach outside their column in x and y since the last sort
+// (nm, float bits; non-negative floats order as their bit patterns).
+constexpr int kColumnExcessFlag = 4;
+constexpr int kNumFlags = 6;
+
+// Block range of every column after a sort: blocks [start[c], start[c + 1]) hold column c; and the
+// column of every block in use.
+__global__ void column_blocks_kernel(int ncolumns, const int* __restrict__ padded_start, const int* __restrict__ nblocks_used,
+                                     int* __restrict__ column_block_start, int* __restrict__ block_column) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c > ncolumns) return;
+  const int begin = c < ncolumns ? padded_start[c] / kTileSize : *nblocks_used;
+  column_block_start[c] = begin;
+  if (c == ncolumns) return;
+  const int end = c + 1 < ncolumns ? padded_start[c + 1] / kTileSize : *nblocks_used;
+  for (int b = begin; b < end; ++b) block_column[b] = c;
+}
+
 // Per-atom parameters in sorted order (zero for padding); asks for a list rebuild.
 template <typename real>
 __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, const real2_t<real>* __restrict__ params,
                                      real2_t<real>* __restrict__ sorted_params, int* __restrict__ rebuild_flag) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s == 0) *rebuild_flag = 1;
+  if (s == 0) {
+    *rebuild_flag = 1;
+    rebuild_flag[kColumnExcessFlag] = 0;  // new columns: no block reaches out of its column yet
+    rebuild_flag[kColumnExcessFlag + 1] = 0;
+  }
   if (s >= npad) return;
   const int orig = perm[s];
   sorted_params[s] = orig >= 0 ? params[orig] : VecTypes<real>::make2(real(0), real(0));
@@ -147,7 +170,9 @@ __global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const 
                                     real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
                                     const int* __restrict__ perm, const double4_16a* __restrict__ pos,
                                     double4_16a* __restrict__ pos_at_build, int* __restrict__ tile_count,
-                                    int* __restrict__ overflow, int* __restrict__ build_count) {
+                                    int* __restrict__ overflow, int* __restrict__ build_count,
+                                    const int* __restrict__ block_column, int ncx, int ncy,
+                                    int* __restrict__ column_excess) {
   if (*rebuild_flag == 0) return;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
@@ -171,6 +196,26 @@ __global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const 
     hi.x = max(hi.x, __shfl_xor_sync(0xffffffffu, hi.x, off));
     hi.y = max(hi.y, __shfl_xor_sync(0xffffffffu, hi.y, off));
     hi.z = max(hi.z, __shfl_xor_sync(0xffffffffu, hi.z, off));
+  }
+  if (PERIODIC && block_column != nullptr) {
+    // How far this block's atoms lie outside its column (rectangular box; column (cx, cy) covers
+    // [cx wx, (cx + 1) wx) x [cy wy, (cy + 1) wy), periodically): tile_build_columns_kernel widens its
+    // window of columns by the largest such distance since the last sort.
+    const int column = block_column[warp];
+    const real wx = box.a.x / real(ncx), wy = box.b.y / real(ncy);
+    const real center_x = (real(column % ncx) + real(0.5)) * wx, center_y = (real(column / ncx) + real(0.5)) * wy;
+    real dx = x.x - center_x, dy = x.y - center_y;
+    dx -= box.a.x * round(dx / box.a.x);
+    dy -= box.b.y * round(dy / box.b.y);
+    real ex = max(real(0), abs(dx) - real(0.5) * wx), ey = max(real(0), abs(dy) - real(0.5) * wy);
+    for (int off = 16; off > 0; off >>= 1) {
+      ex = max(ex, __shfl_xor_sync(0xffffffffu, ex, off));
+      ey = max(ey, __shfl_xor_sync(0xffffffffu, ey, off));
+    }
+    if (lane == 0) {
+      atomicMax(&column_excess[0], __float_as_int(static_cast<float>(ex) * 1.0001f + 1e-6f));
+      atomicMax(&column_excess[1], __float_as_int(static_cast<float>(ey) * 1.0001f + 1e-6f));
+    }
   }
   if (lane == 0) {
     block_center[warp] = VecTypes<real>::make4(real(0.5) * (lo.x + hi.x), real(0.5) * (lo.y + hi.y),
@@ -269,13 +314,59 @@ __global__ void __launch_bounds__(256) tile_masks_kernel(const int* __restrict__
   }
 }
 
+// Packs the atoms of blocks J in [first, last), J > I, that lie within range of block I's box into
+// tiles of row I (32 at a time; `fill` atoms wait in the warp's `buf`, 2 x 32 ints). Whole warp.
+template <typename real, bool PERIODIC>
+__device__ __forceinline__ void pack_blocks(int I, int first, int last, const real4_t<real>& ci, const real4_t<real>& hi,
+                                            const real4_t<real>* __restrict__ sorted_posq,
+                                            const real4_t<real>* __restrict__ block_center,
+                                            const real4_t<real>* __restrict__ block_half, const BoxVectors<real>& box,
+                                            real range2, const int* __restrict__ perm, int* buf, int& fill,
+                                            const TileListView& list) {
+  const int lane = threadIdx.x & 31;
+  first = max(first, I + 1);
+  for (int base = first; base < last; base += 32) {
+    const int Jl = base + lane;
+    const bool hit = Jl < last && blocks_in_range<real, PERIODIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
+    unsigned int hits = __ballot_sync(0xffffffffu, hit);
+    while (hits) {
+      const int J = base + __ffs(hits) - 1;
+      hits &= hits - 1;
+      const int j = J * kTileSize + lane;
+      bool near = false;
+      if (perm[j] >= 0) {
+        const real4_t<real> p = sorted_posq[j];
+        Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
+        if (PERIODIC) d = box.minimum_image(d);
+        const real dx = max(real(0), abs(d.x) - hi.x);
+        const real dy = max(real(0), abs(d.y) - hi.y);
+        const real dz = max(real(0), abs(d.z) - hi.z);
+        near = dx * dx + dy * dy + dz * dz < range2;
+      }
+      const unsigned int m = __ballot_sync(0xffffffffu, near);
+      if (near) buf[fill + __popc(m & ((1u << lane) - 1u))] = j;
+      fill += __popc(m);
+      __syncwarp();
+      if (fill >= kTileSize) {
+        emit_tile(I, buf[lane], list);
+        __syncwarp();
+        const int rest = fill - kTileSize;
+        if (lane < rest) buf[lane] = buf[kTileSize + lane];
+        fill = rest;
+        __syncwarp();
+      }
+    }
+  }
+}
+
 // Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
 constexpr int kBuildSegment = 128;
 
 // One warp per (block row I, segment of blocks J > I): segment 0 writes the diagonal tile; every
 // segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters them
 // atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting atoms).
-// Tile order in memory varies run to run; tile contents do not.
+// Tile order in memory varies run to run; tile contents do not. Scans every block pair: for small
+// systems (tile_build_columns_kernel below is the large systems' search).
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(128) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
@@ -301,39 +392,63 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
       emit_tile(I, perm[own] >= 0 ? own : -1, list);
     }
     if (first >= last) continue;
-    const real4_t<real> ci = block_center[I];
-    const real4_t<real> hi = block_half[I];
     int fill = 0;  // atoms waiting in buf (warp-uniform)
-    for (int base = first; base < last; base += 32) {
-      const int Jl = base + lane;
-      const bool hit = Jl < last && blocks_in_range<real, PERIODIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
-      unsigned int hits = __ballot_sync(0xffffffffu, hit);
-      while (hits) {
-        const int J = base + __ffs(hits) - 1;
-        hits &= hits - 1;
-        const int j = J * kTileSize + lane;
-        bool near = false;
-        if (perm[j] >= 0) {
-          const real4_t<real> p = sorted_posq[j];
-          Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
-          if (PERIODIC) d = box.minimum_image(d);
-          const real dx = max(real(0), abs(d.x) - hi.x);
-          const real dy = max(real(0), abs(d.y) - hi.y);
-          const real dz = max(real(0), abs(d.z) - hi.z);
-          near = dx * dx + dy * dy + dz * dz < range2;
-        }
-        const unsigned int m = __ballot_sync(0xffffffffu, near);
-        if (near) buf[fill + __popc(m & ((1u << lane) - 1u))] = j;
-        fill += __popc(m);
-        __syncwarp();
-        if (fill >= kTileSize) {
-          emit_tile(I, buf[lane], list);
-          __syncwarp();
-          const int rest = fill - kTileSize;
-          if (lane < rest) buf[lane] = buf[kTileSize + lane];
-          fill = rest;
-          __syncwarp();
-        }
+    pack_blocks<real, PERIODIC>(I, first, last, block_center[I], block_half[I], sorted_posq, block_center, block_half,
+                                box, range2, perm, buf, fill, list);
+    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, list);
+    __syncwarp();
+  }
+}
+
+// Large periodic systems in a rectangular box: one warp per block row I scans only the columns whose
+// xy cells come within range (cutoff + buffer, widened by how far blocks reach out of their columns
+// since the last sort) of I's column: for each row of columns (y) one or two contiguous runs of
+// columns (x), hence contiguous runs of blocks. O(N) work instead of O(N^2). Every atom of the row's
+// tiles is packed across the runs, so the row has one partly filled tile at most besides the diagonal.
+template <typename real>
+__global__ void __launch_bounds__(128) tile_build_columns_kernel(
+    const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
+    const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half, BoxVectors<real> box,
+    real range2, const int* __restrict__ rebuild_flag, const int* __restrict__ perm,
+    const int* __restrict__ block_column, const int* __restrict__ column_block_start, int ncx, int ncy,
+    const int* __restrict__ column_excess, TileListView list) {
+  if (*rebuild_flag == 0) return;
+  __shared__ int buffer[4][2 * kTileSize];
+  const int lane = threadIdx.x & 31;
+  int* buf = buffer[threadIdx.x / 32];
+  const int nblocks = *nblocks_used;
+  const real range = sqrt(range2);
+  const real wx = box.a.x / real(ncx), wy = box.b.y / real(ncy);
+  const int nx = static_cast<int>(floor((range + real(2) * __int_as_float(column_excess[0])) / wx)) + 1;
+  const int ny = static_cast<int>(floor((range + real(2) * __int_as_float(column_excess[1])) / wy)) + 1;
+  const bool all_x = 2 * nx + 1 >= ncx, all_y = 2 * ny + 1 >= ncy;
+  const int warps = gridDim.x * blockDim.x / 32;
+  for (int I = (blockIdx.x * blockDim.x + threadIdx.x) / 32; I < nblocks; I += warps) {
+    const int own = I * kTileSize + lane;
+    emit_tile(I, perm[own] >= 0 ? own : -1, list);
+    const real4_t<real> ci = block_center[I], hi = block_half[I];
+    const int column = block_column[I];
+    const int cx = column % ncx, cy = column / ncx;
+    int fill = 0;
+    const int y_count = all_y ? ncy : 2 * ny + 1;
+    for (int k = 0; k < y_count; ++k) {
+      const int y = all_y ? k : ((cy - ny + k) % ncy + ncy) % ncy;
+      const int row_start = y * ncx;
+      if (all_x) {
+        pack_blocks<real, true>(I, column_block_start[row_start], column_block_start[row_start + ncx], ci, hi,
+                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
+        continue;
+      }
+      const int x0 = cx - nx, x1 = cx + nx;  // inclusive, may wrap
+      if (x0 >= 0 && x1 < ncx) {
+        pack_blocks<real, true>(I, column_block_start[row_start + x0], column_block_start[row_start + x1 + 1], ci, hi,
+                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
+      } else {
+        const int a0 = (x0 % ncx + ncx) % ncx, a1 = (x1 % ncx + ncx) % ncx;  // two runs: [0, a1] and [a0, ncx)
+        pack_blocks<real, true>(I, column_block_start[row_start], column_block_start[row_start + a1 + 1], ci, hi,
+                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
+        pack_blocks<real, true>(I, column_block_start[row_start + a0], column_block_start[row_start + ncx], ci, hi,
+                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
       }
     }
     if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, list);

@@ -152,3 +152,52 @@ TEST_CASE("the tile list is rebuilt on the device exactly when atoms move past h
               err.worst_atom, gpu.num_tiles());
   CHECK(err.relative_rms < 1e-5);
 }
+
+TEST_CASE("the column search of large systems finds every interaction, also after atoms drift from their columns") {
+  for (const std::string& name : {std::string("ala2_water"), std::string("villin_water"), std::string("dhfr")}) {
+    const Reference& ref = reference(name);
+    CudaOptions all_pairs, columns;
+    columns.column_search_min_blocks = 0;  // the column search even for these small systems
+    columns.reorder_interval = 1000000;   // no re-sort: the atoms drift out of their columns below
+    CudaForceEvaluator a(ref.model.system, all_pairs), b(ref.model.system, columns);
+    std::vector<Vec3d> fa, fb;
+    a.compute(ref.model.positions_nm, &fa);
+    const EnergyTerms eb = b.compute(ref.model.positions_nm, &fb);
+    const ForceError err = compare_forces(fb, ref.forces);
+    std::printf("%-12s column search: %d tiles (all-pairs scan %d), energy rel %.2e, forces rel RMS %.2e, worst atom "
+                "%.2e of RMS\n",
+                name.c_str(), b.num_tiles(), a.num_tiles(), rel(eb.total, ref.energy.total), err.relative_rms,
+                err.worst_atom);
+    INFO(name);
+    CHECK(rel(eb.total, ref.energy.total) < 1e-5);
+    CHECK(err.relative_rms < 1e-5);
+    CHECK(err.worst_atom < 1e-3);
+    // Three moves of every atom by up to 0.29 nm: a translation plus a shear (0.1 nm amplitude, one
+    // wave per box length, a new phase each time, so blocks drift out of their columns by different
+    // amounts while no two atoms come close). Each forces a rebuild from positions far from the
+    // columns of the last sort.
+    const Boxd box = *ref.model.system.box;
+    std::vector<Vec3d> x = ref.model.positions_nm;
+    for (int walk = 0; walk < 3; ++walk) {
+      const double phase = 1.7 * walk;
+      for (Vec3d& p : x) {
+        const Vec3d shear(std::sin(2.0 * M_PI * p.y / box.b.y + phase), std::sin(2.0 * M_PI * p.z / box.c.z + phase),
+                          std::sin(2.0 * M_PI * p.x / box.a.x + phase));
+        p += Vec3d(0.15, 0.1, 0.05) + shear * 0.1;
+      }
+      b.update_positions(x);
+      b.compute(false);
+      std::vector<Vec3d> f = b.forces(), f_ref;
+      cpu_compute(ref.model.system, x, &f_ref);
+      const ForceError e = compare_forces(f, f_ref);
+      INFO("move " << walk);
+      CHECK(e.relative_rms < 1e-5);
+      CHECK(e.worst_atom < 1e-3);
+      if (walk == 2)
+        std::printf("%-12s column search after three moves: forces rel RMS %.2e, worst atom %.2e of RMS, %d list "
+                    "builds\n",
+                    name.c_str(), e.relative_rms, e.worst_atom, b.num_list_builds());
+    }
+    CHECK(b.num_list_builds() == 4);
+  }
+}
