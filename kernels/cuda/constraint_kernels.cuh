@@ -173,8 +173,9 @@ __device__ __forceinline__ void ccma_finish_block(const CcmaView& c, bool finish
   if (!finish && threadIdx.x == 0) c.block_iterations[blockIdx.x] = iteration;
 }
 
-// Positions onto the constraint surface along the constraint vectors of `reference`; launched twice
-// (finish = false, then true) over c.blocks blocks.
+// Positions onto the constraint surface along the constraint vectors of `reference`; launched over
+// c.blocks blocks with finish = false, then (double precision: the CPU's global iteration count) again
+// with finish = true.
 __global__ void __launch_bounds__(1024)
     ccma_positions_kernel(CcmaView c, const Vec3d* __restrict__ reference, double4_16a* __restrict__ pos,
                           double tolerance, int max_iterations, bool finish) {
@@ -211,8 +212,8 @@ __global__ void __launch_bounds__(1024)
   ccma_finish_block(c, finish, iteration);
 }
 
-// Velocities: removes the components along the constraints of the geometry `pos`; launched twice
-// like ccma_positions_kernel.
+// Velocities: removes the components along the constraints of the geometry `pos`; launched like
+// ccma_positions_kernel.
 __global__ void __launch_bounds__(1024)
     ccma_velocities_kernel(CcmaView c, const double4_16a* __restrict__ pos, Vec3d* __restrict__ v, double tolerance,
                            int max_iterations, bool finish) {

@@ -179,7 +179,8 @@ class CudaContext final : public Context {
         host_constraints_(system_, system_.mass_amu),
         seed_(choose_seed(settings.integrator.seed)),
         dof_(degrees_of_freedom(system_, settings.remove_cm_motion)),
-        n_(system_.num_particles()) {
+        n_(system_.num_particles()),
+        ccma_passes_(options.double_precision ? 2 : 1) {
     stream_ = static_cast<cudaStream_t>(evaluator_.device_stream());
     MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&aux_stream_, cudaStreamNonBlocking));
     MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
@@ -571,9 +572,9 @@ class CudaContext final : public Context {
           cuda::settle_positions_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, reference, pos);
         },
         [&](cudaStream_t s) {
-          for (const bool finish : {false, true})
+          for (int pass = 0; pass < ccma_passes_; ++pass)
             cuda::ccma_positions_kernel<<<blocks, threads, shared, s>>>(view, reference, pos, tolerance,
-                                                                        CpuConstraints::kMaxIterations, finish);
+                                                                        CpuConstraints::kMaxIterations, pass == 1);
         });
   }
 
@@ -590,9 +591,9 @@ class CudaContext final : public Context {
           cuda::settle_velocities_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, pos, v);
         },
         [&](cudaStream_t s) {
-          for (const bool finish : {false, true})
+          for (int pass = 0; pass < ccma_passes_; ++pass)
             cuda::ccma_velocities_kernel<<<blocks, threads, shared, s>>>(view, pos, v, tolerance,
-                                                                         CpuConstraints::kMaxIterations, finish);
+                                                                         CpuConstraints::kMaxIterations, pass == 1);
         });
   }
 
@@ -747,6 +748,10 @@ class CudaContext final : public Context {
       ccma_iterations_;
   DeviceBuffer<Vec3d> ccma_x_scratch_, ccma_r_ref_;
   bool ccma_use_shared_ = false;
+  // CCMA passes: every block iterates until its own coupled groups converge to the tolerance; in double
+  // precision a second pass continues every block to the largest block's iteration count, which is the
+  // CPU's global count, so that the platforms agree to round-off. Mixed precision stops after the first.
+  int ccma_passes_ = 2;
   std::size_t ccma_shared_bytes_ = 0;
 
   int num_molecules_ = 0;

@@ -14,8 +14,9 @@
 // (kernels/physics/integrator_steps.hpp, forces read as 64-bit fixed point), SETTLE (one thread per
 // water, kernels/physics/settle.hpp) concurrently with CCMA (the CPU's algorithm and preconditioner:
 // a Newton iteration on the multipliers with the same sparse inverse coupling matrix; thread blocks
-// own whole coupled groups, and a second pass makes every group run exactly the CPU's global
-// number of iterations — see constraint_kernels.cuh), the velocity correction after the position
+// own whole coupled groups and iterate until their constraints converge; in double precision a
+// second pass makes every group run exactly the CPU's global number of iterations — see
+// constraint_kernels.cuh), the velocity correction after the position
 // constraints. Random normals: Philox gaussian3 keyed by (seed, kStreamLangevin, step, atom) as on
 // the CPU; the step number lives on the device and is advanced by the graph.
 //

@@ -239,21 +239,6 @@ __device__ __forceinline__ bool blocks_in_range(const real4_t<real>& ci, const r
   return dx * dx + dy * dy + dz * dz < range2;
 }
 
-// Is (original-order) atom b excluded from atom a's pair sum? Partners within [a-32, a+31] (nearly
-// all: bonded neighbours sit close in the file) are bits of a 64-bit window mask; the rest are in a
-// short sorted CSR list, bounded by [lo, hi] so most pairs never read it.
-__device__ __forceinline__ bool excluded_pair(int a, int b, const unsigned long long* __restrict__ excl_window,
-                                              const int* __restrict__ excl_start, const int* __restrict__ excl_partner,
-                                              const int2* __restrict__ excl_range) {
-  const int offset = b - a + 32;
-  if (offset >= 0 && offset < 64) return (excl_window[a] >> offset) & 1ull;
-  const int2 r = excl_range[a];
-  if (b < r.x || b > r.y) return false;
-  for (int k = excl_start[a]; k < excl_start[a + 1]; ++k)
-    if (excl_partner[k] == b) return true;
-  return false;
-}
-
 struct ExclusionView {
   const unsigned long long* window;  // per atom: bit (b - a + 32) set when b is excluded
   const int* start;                  // CSR of partners outside the window
@@ -303,11 +288,24 @@ __global__ void __launch_bounds__(256) tile_masks_kernel(const int* __restrict__
     const int slot = list.tile_atoms[t * kTileSize + lane];
     const int slot_orig = slot >= 0 ? perm[slot] : -1;
     const bool diagonal = __any_sync(0xffffffffu, slot >= 0 && slot / kTileSize == I);  // slots = block I
+    // Is (original-order) atom b excluded from atom a's pair sum? Partners within [a-32, a+31] (nearly
+    // all: bonded neighbours sit close in the file) are bits of a 64-bit window mask; the rest are in a
+    // short sorted CSR list, bounded by [lo, hi] so most pairs never read it. This lane's window and
+    // bounds are loaded once for the tile.
+    const unsigned long long window = a >= 0 ? excl.window[a] : 0ull;
+    const int2 outside = a >= 0 ? excl.range[a] : make_int2(1, 0);
     unsigned int mask = 0;
     for (int k = 0; k < kTileSize; ++k) {
       const int b = __shfl_sync(0xffffffffu, slot_orig, k);
       bool skip = a < 0 || b < 0 || (diagonal && k <= lane);
-      if (!skip) skip = excluded_pair(a, b, excl.window, excl.start, excl.partner, excl.range);
+      if (!skip) {
+        const int offset = b - a + 32;
+        if (offset >= 0 && offset < 64) {
+          skip = (window >> offset) & 1ull;
+        } else if (b >= outside.x && b <= outside.y) {
+          for (int q = excl.start[a]; q < excl.start[a + 1] && !skip; ++q) skip = excl.partner[q] == b;
+        }
+      }
       if (skip) mask |= 1u << k;
     }
     list.tile_masks[t * kTileSize + lane] = mask;
