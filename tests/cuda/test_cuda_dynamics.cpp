@@ -36,6 +36,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "support/catch.hpp"
+#include "support/energy_series.hpp"
 #include "support/statistics.hpp"
 
 using namespace mdsim;
@@ -137,9 +138,6 @@ const Minimised& cpu_minimised() {
   }();
   return m;
 }
-
-using mdsim_test::block_fit;
-using mdsim_test::LinearFit;
 
 }  // namespace
 
@@ -482,20 +480,8 @@ TEST_CASE("NVE energy conservation on the CUDA context versus the CPU (Verlet 2 
   };
   auto run = [&](Context& ctx) {
     load(ctx, start);
-    std::vector<double> t, e;
-    double temperature = 0;
-    for (int i = 0; i < steps / every; ++i) {
-      ctx.step(every);
-      const SimulationState st = ctx.state(StateRequest{false, false, false, true});
-      t.push_back(st.time_ps);
-      e.push_back(st.potential.total + st.kinetic_kj_per_mol);
-      temperature += st.temperature_k;
-    }
-    double mean = 0, var = 0;
-    for (double x : e) mean += x / e.size();
-    for (double x : e) var += (x - mean) * (x - mean) / e.size();
-    const LinearFit fit = block_fit(t, e, 10);
-    return Run{fit.slope * 1000.0, fit.slope_error * 1000.0, std::sqrt(var), temperature / t.size()};
+    const mdsim_test::EnergySeries r = mdsim_test::sample_total_energy(ctx, steps, every, 10);
+    return Run{r.drift_kj_per_mol_ns, r.drift_error, r.std_total_kj_per_mol, r.mean_temperature_k};
   };
   const DynamicsSettings s = dynamics(IntegratorType::Verlet, 1, 1e-6);
   auto cpu_ctx = make_cpu_context(m.system, s);

@@ -22,6 +22,7 @@
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "support/catch.hpp"
+#include "support/energy_series.hpp"
 #include "support/statistics.hpp"
 
 using namespace mdsim;
@@ -62,31 +63,19 @@ TEST_CASE("CUDA NVE drift of ala2_water over 100 ps is no larger than OpenMM's")
   nve.integrator.constraint_tolerance = 1e-6;
   nve.remove_cm_motion = false;
   auto ctx = equilibrated_context(nve);
-  const int steps = 50000, every = 25;  // 100 ps
-  std::vector<double> t, e;
-  double temperature_sum = 0;
-  int dof = 0;
-  for (int i = 0; i < steps / every; ++i) {
-    ctx->step(every);
-    const SimulationState st = ctx->state(StateRequest{false, false, false, true});
-    t.push_back(st.time_ps);
-    e.push_back(st.potential.total + st.kinetic_kj_per_mol);
-    temperature_sum += st.temperature_k;
-    dof = st.degrees_of_freedom;
-  }
-  const mdsim_test::BlockMean total = mdsim_test::block_mean(e, 20);
-  const mdsim_test::LinearFit fit = mdsim_test::block_fit(t, e, 20);
-  const double drift = fit.slope * 1000.0, drift_error = fit.slope_error * 1000.0;  // kJ/mol/ns
+  const mdsim_test::EnergySeries run = mdsim_test::sample_total_energy(*ctx, 50000, 25, 20);  // 100 ps
+  const double drift = run.drift_kj_per_mol_ns, drift_error = run.drift_error;
+  const int dof = run.degrees_of_freedom;
   const double kt_dof = kBoltzmannKjPerMolK * 300.0 * dof;
   std::printf("[figure] CUDA mixed NVE ala2_water Verlet 2 fs, 100 ps: drift %.1f +- %.1f kJ/mol/ns (%.5f +- %.5f "
               "kT/ns/dof), total-energy std %.3f kJ/mol, mean T %.1f K; OpenMM CPU 20 ps: %.1f kJ/mol/ns (%.5f "
               "kT/ns/dof), std %.3f\n",
-              drift, drift_error, drift / kt_dof, drift_error / kt_dof, total.std_dev, temperature_sum / t.size(),
+              drift, drift_error, drift / kt_dof, drift_error / kt_dof, run.std_total_kj_per_mol, run.mean_temperature_k,
               openmm_drift, openmm_drift / kt_dof, openmm_std);
   CHECK(dof == 4548);
   CHECK(std::fabs(drift) <= std::fabs(openmm_drift) + 3.0 * drift_error);
-  CHECK(total.std_dev < 2.0 * openmm_std);
-  CHECK(total.std_dev > 0.5 * openmm_std);
+  CHECK(run.std_total_kj_per_mol < 2.0 * openmm_std);
+  CHECK(run.std_total_kj_per_mol > 0.5 * openmm_std);
 }
 
 TEST_CASE("CUDA LangevinMiddle mean potential energy of ala2_water matches OpenMM's") {

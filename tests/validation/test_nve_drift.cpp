@@ -33,15 +33,14 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "support/catch.hpp"
+#include "support/energy_series.hpp"
 #include "support/statistics.hpp"
 
 using namespace mdsim;
 
 namespace {
 
-using mdsim_test::block_fit;
 using mdsim_test::json_number;
-using mdsim_test::LinearFit;
 
 }  // namespace
 
@@ -76,31 +75,16 @@ TEST_CASE("NVE drift of ala2_water (Verlet 2 fs, HBonds, rigid water, PME) versu
   ctx->set_velocities(velocities);
   ctx->apply_constraints(1e-10);  // the file holds float32 values
 
-  const int steps = 2500, every = 5;  // 5 ps
-  std::vector<double> t, e;
-  double temperature_sum = 0;
-  int dof = 0;
-  for (int i = 0; i < steps / every; ++i) {
-    ctx->step(every);
-    const SimulationState st = ctx->state(StateRequest{false, false, false, true});
-    t.push_back(st.time_ps);
-    e.push_back(st.potential.total + st.kinetic_kj_per_mol);
-    temperature_sum += st.temperature_k;
-    dof = st.degrees_of_freedom;
-  }
-  double mean = 0, var = 0;
-  for (double x : e) mean += x / e.size();
-  for (double x : e) var += (x - mean) * (x - mean) / e.size();
-  const double std_total = std::sqrt(var);
-  const LinearFit fit = block_fit(t, e, 10);
+  const mdsim_test::EnergySeries run = mdsim_test::sample_total_energy(*ctx, 2500, 5, 10);  // 5 ps
+  const int dof = run.degrees_of_freedom;
+  const double std_total = run.std_total_kj_per_mol;
   const double kt = kBoltzmannKjPerMolK * 300.0;
-  const double drift = fit.slope * 1000.0;  // kJ/mol/ns
-  const double drift_error = fit.slope_error * 1000.0;
+  const double drift = run.drift_kj_per_mol_ns, drift_error = run.drift_error;
   std::printf("[figure] NVE ala2_water Verlet 2 fs, 5 ps: drift %.1f +- %.1f kJ/mol/ns (%.5f +- %.5f kT/ns/dof, "
               "dof %d); OpenMM 20 ps: %.1f kJ/mol/ns (%.5f kT/ns/dof)\n",
               drift, drift_error, drift / (kt * dof), drift_error / (kt * dof), dof, openmm_drift, openmm_drift_kt);
   std::printf("[figure] NVE ala2_water total-energy std %.3f kJ/mol (OpenMM %.3f), mean T %.1f K\n", std_total,
-              openmm_std, temperature_sum / t.size());
+              openmm_std, run.mean_temperature_k);
   CHECK(dof == 4548);
   CHECK(std::fabs(drift - openmm_drift) <= 3.0 * drift_error);
   CHECK(std_total < 2.0 * openmm_std);
