@@ -1,32 +1,23 @@
 #include "engine/context.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "engine/errors.hpp"
 
 namespace mdsim {
 
-namespace {
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-}  // namespace
-
 void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
   const IntegratorConfig& in = s.integrator;
   if (!(in.timestep_ps > 0.0) || !std::isfinite(in.timestep_ps))
-    throw InputError("integrator: timestep must be positive, got " + num(in.timestep_ps) + " ps");
+    throw InputError("integrator: timestep must be positive, got " + quoted_number(in.timestep_ps) + " ps");
   if (!(in.constraint_tolerance > 0.0) || !(in.constraint_tolerance < 1.0))
-    throw InputError("integrator: constraint_tolerance must lie in (0, 1), got " + num(in.constraint_tolerance));
+    throw InputError("integrator: constraint_tolerance must lie in (0, 1), got " + quoted_number(in.constraint_tolerance));
   if (in.type == IntegratorType::LangevinMiddle) {
     if (!(in.temperature_k > 0.0) || !std::isfinite(in.temperature_k))
-      throw InputError("integrator: temperature must be positive, got " + num(in.temperature_k) + " K");
+      throw InputError("integrator: temperature must be positive, got " + quoted_number(in.temperature_k) + " K");
     if (!(in.friction_per_ps >= 0.0) || !std::isfinite(in.friction_per_ps))
-      throw InputError("integrator: friction must be zero or positive, got " + num(in.friction_per_ps) + " 1/ps");
+      throw InputError("integrator: friction must be zero or positive, got " + quoted_number(in.friction_per_ps) + " 1/ps");
   }
   if (s.barostat && !system.box)
     throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
@@ -35,10 +26,10 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
     throw InputError("barostat: interval must be a positive number of steps, got " +
                      std::to_string(s.barostat->interval_steps));
   if (s.barostat && !(s.barostat->temperature_k > 0.0))
-    throw InputError("barostat: temperature must be positive, got " + num(s.barostat->temperature_k) + " K");
+    throw InputError("barostat: temperature must be positive, got " + quoted_number(s.barostat->temperature_k) + " K");
   for (std::size_t i = 0; i < system.mass_amu.size(); ++i)
     if (!(system.mass_amu[i] >= 0.0) || !std::isfinite(system.mass_amu[i]))
-      throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + num(system.mass_amu[i]));
+      throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + quoted_number(system.mass_amu[i]));
 }
 
 }  // namespace mdsim

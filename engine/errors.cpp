@@ -1,5 +1,7 @@
 #include "engine/errors.hpp"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 namespace mdsim {
@@ -9,6 +11,12 @@ std::string located(const std::string& file, int line, int column, const std::st
   if (line > 0) return fmt::format("{}:{}: {}", file, line, message);
   if (!file.empty()) return fmt::format("{}: {}", file, message);
   return message;
+}
+
+std::string quoted_number(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", value);
+  return buf;
 }
 
 }  // namespace mdsim

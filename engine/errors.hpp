@@ -21,4 +21,7 @@ class RuntimeError : public std::runtime_error {
 // "file:line:column: message" (line/column 1-based; 0 leaves them out).
 std::string located(const std::string& file, int line, int column, const std::string& message);
 
+// A number as messages quote it: shortest "%g" form ("0.002", "1e-06", "300").
+std::string quoted_number(double value);
+
 }  // namespace mdsim

@@ -18,13 +18,6 @@ namespace mdsim {
 
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-
 class CpuContext final : public Context {
  public:
   CpuContext(const System& system, const DynamicsSettings& settings)
@@ -61,7 +54,7 @@ class CpuContext final : public Context {
 
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
     if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
-      throw InputError("initial velocities: temperature must be zero or positive, got " + num(temperature_k) + " K");
+      throw InputError("initial velocities: temperature must be zero or positive, got " + quoted_number(temperature_k) + " K");
     if (!constraints_.empty()) require_positions("set_velocities_to_temperature");
     const std::uint64_t s = seed != 0 ? seed : seed_;
     const double kt = kBoltzmannKjPerMolK * temperature_k;
@@ -76,7 +69,7 @@ class CpuContext final : public Context {
 
   void apply_constraints(double tolerance) override {
     require_positions("apply_constraints");
-    if (!(tolerance > 0.0)) throw InputError("apply_constraints: tolerance must be positive, got " + num(tolerance));
+    if (!(tolerance > 0.0)) throw InputError("apply_constraints: tolerance must be positive, got " + quoted_number(tolerance));
     if (constraints_.empty()) return;
     const std::vector<Vec3d> reference = x_;
     constraints_.apply_positions(reference, x_, tolerance);

@@ -33,14 +33,7 @@ namespace {
 using cuda::DeviceBuffer;
 using Coords = std::vector<Vec3d>;
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 int blocks_for(int n, int threads = cuda::kAtomThreads) { return std::max(1, (n + threads - 1) / threads); }
-
 
 // ---------------------------------------------------------------------------------------------
 // Constraint data: CpuConstraints' plan (its SETTLE selection, CCMA constraint order, inverse
@@ -298,7 +291,7 @@ class CudaContext final : public Context {
   // velocity constraints on the device.
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
     if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
-      throw InputError("initial velocities: temperature must be zero or positive, got " + num(temperature_k) + " K");
+      throw InputError("initial velocities: temperature must be zero or positive, got " + quoted_number(temperature_k) + " K");
     const std::uint64_t s = seed != 0 ? seed : seed_;
     const double kt = kBoltzmannKjPerMolK * temperature_k;
     Coords v(static_cast<std::size_t>(n_));
@@ -328,7 +321,7 @@ class CudaContext final : public Context {
 
   void apply_constraints(double tolerance) override {
     require_positions("apply_constraints");
-    if (!(tolerance > 0.0)) throw InputError("apply_constraints: tolerance must be positive, got " + num(tolerance));
+    if (!(tolerance > 0.0)) throw InputError("apply_constraints: tolerance must be positive, got " + quoted_number(tolerance));
     if (system_.constraints.empty()) return;
     cuda::copy_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, positions(), x_old_.data());
     MDSIM_CUDA_CHECK_LAUNCH();
