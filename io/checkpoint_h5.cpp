@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "engine/errors.hpp"
+#include "io/h5_util.hpp"
 #include "io/trajectory_h5.hpp"  // hdf5_mutex()
 #include "mdsim_version.hpp"
 
@@ -23,18 +24,6 @@ namespace {
 
 constexpr const char* kFormat = "mdsim-checkpoint";
 constexpr int kFormatVersion = 1;
-
-struct H5Id {
-  hid_t id = -1;
-  herr_t (*closer)(hid_t) = nullptr;
-  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), closer(c) {}
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  ~H5Id() {
-    if (id >= 0 && closer) closer(id);
-  }
-  bool ok() const { return id >= 0; }
-};
 
 class Fnv1a {
  public:
@@ -56,16 +45,6 @@ class Fnv1a {
   std::uint64_t h_ = 0xcbf29ce484222325ULL;
 };
 
-void write_string_attr(hid_t obj, const char* name, const std::string& value) {
-  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.id, H5T_VARIABLE);
-  H5Tset_cset(type.id, H5T_CSET_UTF8);
-  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
-  H5Id attr(H5Acreate2(obj, name, type.id, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  const char* p = value.c_str();
-  if (!attr.ok() || H5Awrite(attr.id, type.id, &p) < 0) throw RuntimeError(fmt::format("cannot write attribute {}", name));
-}
-
 template <typename T>
 void write_scalar_attr(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, T value) {
   H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -81,7 +60,7 @@ void write_matrix(hid_t file, const char* name, const std::vector<double>& flat,
   if (!set.ok()) throw RuntimeError(fmt::format("cannot create dataset {}", name));
   if (!flat.empty() && H5Dwrite(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()) < 0)
     throw RuntimeError(fmt::format("cannot write dataset {}", name));
-  if (unit) write_string_attr(set.id, "unit", unit);
+  if (unit) set_vlen_string_attr(set.id, "unit", unit);
 }
 
 std::vector<double> flatten(const std::vector<Vec3d>& v) {
@@ -228,16 +207,16 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
     bool ok = true;
     std::string what;
     try {
-      write_string_attr(file, "format", kFormat);
+      set_vlen_string_attr(file, "format", kFormat);
       write_scalar_attr(file, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT, kFormatVersion);
-      write_string_attr(file, "mdsim_version", MDSIM_VERSION_STRING);
+      set_vlen_string_attr(file, "mdsim_version", MDSIM_VERSION_STRING);
       write_scalar_attr(file, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, c.step);
       write_scalar_attr(file, "time_ps", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c.time_ps);
       write_scalar_attr(file, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, c.seed);
       write_scalar_attr(file, "rng_counter", H5T_STD_U64LE, H5T_NATIVE_UINT64, c.rng_counter);
-      write_string_attr(file, "config_hash", c.config_hash);
+      set_vlen_string_attr(file, "config_hash", c.config_hash);
       write_scalar_attr(file, "num_atoms", H5T_STD_I64LE, H5T_NATIVE_INT64, static_cast<std::int64_t>(n));
-      write_string_attr(file, "system_hash", fmt::format("{:016x}", c.fingerprint.hash));
+      set_vlen_string_attr(file, "system_hash", fmt::format("{:016x}", c.fingerprint.hash));
       write_matrix(file, "positions_nm", flatten(c.positions_nm), n, 3, 2, "nm");
       write_matrix(file, "velocities_nm_per_ps", flatten(c.velocities_nm_per_ps), n, 3, 2, "nm/ps");
       if (c.box) {

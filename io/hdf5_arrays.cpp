@@ -8,24 +8,16 @@
 #include <fmt/format.h>
 
 #include "engine/errors.hpp"
+#include "io/h5_util.hpp"
 
 namespace mdsim {
 
 namespace {
 
-// Closes an HDF5 handle on scope exit.
-struct H5Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~H5Handle() {
-    if (id >= 0) close(id);
-  }
-};
-
 void write_vec3(hid_t file, const char* name, const std::vector<Vec3d>& v, const char* unit, const std::string& path) {
   const hsize_t dims[2] = {v.size(), 3};
-  H5Handle space{H5Screate_simple(2, dims, nullptr), H5Sclose};
-  H5Handle set{H5Dcreate2(file, name, H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+  H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
+  H5Id set{H5Dcreate2(file, name, H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
   if (set.id < 0) throw RuntimeError(fmt::format("{}: cannot create dataset {}", path, name));
   std::vector<double> flat;
   flat.reserve(v.size() * 3);
@@ -36,10 +28,10 @@ void write_vec3(hid_t file, const char* name, const std::vector<Vec3d>& v, const
   }
   if (H5Dwrite(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()) < 0)
     throw RuntimeError(fmt::format("{}: cannot write dataset {}", path, name));
-  H5Handle str{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Id str{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(str.id, std::char_traits<char>::length(unit));
-  H5Handle aspace{H5Screate(H5S_SCALAR), H5Sclose};
-  H5Handle attr{H5Acreate2(set.id, "unit", str.id, aspace.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  H5Id aspace{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id attr{H5Acreate2(set.id, "unit", str.id, aspace.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
   if (attr.id < 0 || H5Awrite(attr.id, str.id, unit) < 0)
     throw RuntimeError(fmt::format("{}: cannot write the unit of {}", path, name));
 }
@@ -51,7 +43,7 @@ void write_forces_h5(const std::string& path, const std::vector<Vec3d>& position
   const std::string tmp = path + ".partial";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not HDF5's stack dump
   {
-    H5Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+    H5Id file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
     if (file.id < 0) throw InputError(fmt::format("{}: cannot create the HDF5 file", path));
     try {
       write_vec3(file.id, "positions", positions_nm, "nm", path);
@@ -71,11 +63,11 @@ void write_forces_h5(const std::string& path, const std::vector<Vec3d>& position
 
 std::vector<Vec3d> read_vec3_dataset_h5(const std::string& path, const std::string& dataset) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  H5Id file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw InputError(fmt::format("{}: cannot open as HDF5", path));
-  H5Handle set{H5Dopen2(file.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
+  H5Id set{H5Dopen2(file.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
   if (set.id < 0) throw InputError(fmt::format("{}: no dataset {}", path, dataset));
-  H5Handle space{H5Dget_space(set.id), H5Sclose};
+  H5Id space{H5Dget_space(set.id), H5Sclose};
   hsize_t dims[2] = {0, 0};
   if (H5Sget_simple_extent_ndims(space.id) != 2 || H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0 || dims[1] != 3)
     throw InputError(fmt::format("{}: dataset {} is not N×3", path, dataset));

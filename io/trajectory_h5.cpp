@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "engine/errors.hpp"
+#include "io/h5_util.hpp"
 #include "mdsim_version.hpp"
 
 static_assert(std::is_same_v<hid_t, std::int64_t>, "TrajectoryWriter stores hid_t as int64_t");
@@ -35,19 +36,6 @@ namespace {
 constexpr double kPi = 3.141592653589793;
 
 enum DatasetSlot { kPos, kVel, kFrc, kStep, kTime, kEdges, kCellLengths, kCellAngles, kNumSlots };
-
-// Closes an HDF5 handle on scope exit.
-struct H5Id {
-  hid_t id = -1;
-  herr_t (*closer)(hid_t) = nullptr;
-  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), closer(c) {}
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  ~H5Id() {
-    if (id >= 0 && closer) closer(id);
-  }
-  bool ok() const { return id >= 0; }
-};
 
 // The innermost reason on HDF5's error stack, e.g. "No space left on device" (from the system
 // error HDF5 reports), else the innermost description.
@@ -71,18 +59,6 @@ std::string h5_error_reason() {
   }
   if (!descriptions.empty()) return descriptions.back();
   return "unknown HDF5 error";
-}
-
-void set_vlen_string_attr(hid_t obj, const char* name, const std::string& value) {
-  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.id, H5T_VARIABLE);
-  H5Tset_cset(type.id, H5T_CSET_UTF8);
-  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
-  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  H5Id attr(H5Acreate2(obj, name, type.id, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  const char* p = value.c_str();
-  if (!attr.ok() || H5Awrite(attr.id, type.id, &p) < 0)
-    throw RuntimeError(fmt::format("cannot write attribute {}", name));
 }
 
 void set_vlen_string_array_attr(hid_t obj, const char* name, const std::vector<std::string>& values) {
