@@ -174,16 +174,8 @@ CpuConstraints::CpuConstraints(const System& system, const std::vector<double>& 
             [](const std::vector<int>& x, const std::vector<int>& y) { return x.front() < y.front(); });
 }
 
-void CpuConstraints::apply_positions(const std::vector<Vec3d>& reference, std::vector<Vec3d>& positions,
-                                     double tolerance) {
-  for (const Settle& s : settle_) {
-    const double mo = 1.0 / inverse_mass_[static_cast<std::size_t>(s.o)];
-    const double mh = 1.0 / inverse_mass_[static_cast<std::size_t>(s.h1)];
-    settle_positions(reference[static_cast<std::size_t>(s.o)], reference[static_cast<std::size_t>(s.h1)],
-                     reference[static_cast<std::size_t>(s.h2)], positions[static_cast<std::size_t>(s.o)],
-                     positions[static_cast<std::size_t>(s.h1)], positions[static_cast<std::size_t>(s.h2)], mo, mh, s.oh,
-                     s.hh);
-  }
+template <typename Linearise>
+void CpuConstraints::run_ccma(const std::vector<Vec3d>& reference, std::vector<Vec3d>& x, Linearise&& linearise) {
   last_iterations_ = 0;
   last_converged_ = true;
   const std::size_t nc = ccma_.size();
@@ -192,21 +184,11 @@ void CpuConstraints::apply_positions(const std::vector<Vec3d>& reference, std::v
     r_ref_[c] = reference[static_cast<std::size_t>(ccma_[c].a)] - reference[static_cast<std::size_t>(ccma_[c].b)];
     r_ref2_[c] = dot(r_ref_[c], r_ref_[c]);
   }
-  const double lower = (1.0 - tolerance) * (1.0 - tolerance);
-  const double upper = (1.0 + tolerance) * (1.0 + tolerance);
   last_converged_ = false;
   for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
     std::size_t converged = 0;
-    for (std::size_t c = 0; c < nc; ++c) {
-      const Ccma& k = ccma_[c];
-      const Vec3d rp = positions[static_cast<std::size_t>(k.a)] - positions[static_cast<std::size_t>(k.b)];
-      const double rp2 = dot(rp, rp);
-      const double d2 = k.distance * k.distance;
-      // Linearised multiplier: the displacement lambda r_ref (w_a, -w_b) changes |rp|^2 by
-      // 2 lambda (rp . r_ref)(w_a + w_b) to first order.
-      delta_[c] = 0.5 * k.reduced_mass * (d2 - rp2) / dot(rp, r_ref_[c]);
-      if (rp2 >= lower * d2 && rp2 <= upper * d2) ++converged;
-    }
+    for (std::size_t c = 0; c < nc; ++c)
+      if (linearise(c)) ++converged;
     if (converged == nc) {
       last_converged_ = true;
       break;
@@ -219,11 +201,35 @@ void CpuConstraints::apply_positions(const std::vector<Vec3d>& reference, std::v
     }
     for (std::size_t c = 0; c < nc; ++c) {
       const Ccma& k = ccma_[c];
-      const Vec3d dr = r_ref_[c] * delta_tmp_[c];
-      positions[static_cast<std::size_t>(k.a)] += dr * inverse_mass_[static_cast<std::size_t>(k.a)];
-      positions[static_cast<std::size_t>(k.b)] -= dr * inverse_mass_[static_cast<std::size_t>(k.b)];
+      const Vec3d dx = r_ref_[c] * delta_tmp_[c];
+      x[static_cast<std::size_t>(k.a)] += dx * inverse_mass_[static_cast<std::size_t>(k.a)];
+      x[static_cast<std::size_t>(k.b)] -= dx * inverse_mass_[static_cast<std::size_t>(k.b)];
     }
   }
+}
+
+void CpuConstraints::apply_positions(const std::vector<Vec3d>& reference, std::vector<Vec3d>& positions,
+                                     double tolerance) {
+  for (const Settle& s : settle_) {
+    const double mo = 1.0 / inverse_mass_[static_cast<std::size_t>(s.o)];
+    const double mh = 1.0 / inverse_mass_[static_cast<std::size_t>(s.h1)];
+    settle_positions(reference[static_cast<std::size_t>(s.o)], reference[static_cast<std::size_t>(s.h1)],
+                     reference[static_cast<std::size_t>(s.h2)], positions[static_cast<std::size_t>(s.o)],
+                     positions[static_cast<std::size_t>(s.h1)], positions[static_cast<std::size_t>(s.h2)], mo, mh, s.oh,
+                     s.hh);
+  }
+  const double lower = (1.0 - tolerance) * (1.0 - tolerance);
+  const double upper = (1.0 + tolerance) * (1.0 + tolerance);
+  run_ccma(reference, positions, [&](std::size_t c) {
+    const Ccma& k = ccma_[c];
+    const Vec3d rp = positions[static_cast<std::size_t>(k.a)] - positions[static_cast<std::size_t>(k.b)];
+    const double rp2 = dot(rp, rp);
+    const double d2 = k.distance * k.distance;
+    // Linearised multiplier: the displacement lambda r_ref (w_a, -w_b) changes |rp|^2 by
+    // 2 lambda (rp . r_ref)(w_a + w_b) to first order.
+    delta_[c] = 0.5 * k.reduced_mass * (d2 - rp2) / dot(rp, r_ref_[c]);
+    return rp2 >= lower * d2 && rp2 <= upper * d2;
+  });
 }
 
 void CpuConstraints::apply_velocities(const std::vector<Vec3d>& positions, std::vector<Vec3d>& velocities,
@@ -235,41 +241,13 @@ void CpuConstraints::apply_velocities(const std::vector<Vec3d>& positions, std::
                       inverse_mass_[static_cast<std::size_t>(s.o)], inverse_mass_[static_cast<std::size_t>(s.h1)],
                       inverse_mass_[static_cast<std::size_t>(s.h2)]);
   }
-  last_iterations_ = 0;
-  last_converged_ = true;
-  const std::size_t nc = ccma_.size();
-  if (nc == 0) return;
-  for (std::size_t c = 0; c < nc; ++c) {
-    r_ref_[c] = positions[static_cast<std::size_t>(ccma_[c].a)] - positions[static_cast<std::size_t>(ccma_[c].b)];
-    r_ref2_[c] = dot(r_ref_[c], r_ref_[c]);
-  }
-  last_converged_ = false;
-  for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
-    std::size_t converged = 0;
-    for (std::size_t c = 0; c < nc; ++c) {
-      const Ccma& k = ccma_[c];
-      const Vec3d vr = velocities[static_cast<std::size_t>(k.a)] - velocities[static_cast<std::size_t>(k.b)];
-      const double rate = dot(vr, r_ref_[c]) / r_ref2_[c];  // relative rate of length change, 1/ps
-      delta_[c] = -k.reduced_mass * rate;
-      if (std::fabs(rate) <= tolerance) ++converged;
-    }
-    if (converged == nc) {
-      last_converged_ = true;
-      break;
-    }
-    ++last_iterations_;
-    for (std::size_t c = 0; c < nc; ++c) {
-      double sum = 0.0;
-      for (const auto& [col, value] : inverse_coupling_[c]) sum += value * delta_[static_cast<std::size_t>(col)];
-      delta_tmp_[c] = sum;
-    }
-    for (std::size_t c = 0; c < nc; ++c) {
-      const Ccma& k = ccma_[c];
-      const Vec3d dv = r_ref_[c] * delta_tmp_[c];
-      velocities[static_cast<std::size_t>(k.a)] += dv * inverse_mass_[static_cast<std::size_t>(k.a)];
-      velocities[static_cast<std::size_t>(k.b)] -= dv * inverse_mass_[static_cast<std::size_t>(k.b)];
-    }
-  }
+  run_ccma(positions, velocities, [&](std::size_t c) {
+    const Ccma& k = ccma_[c];
+    const Vec3d vr = velocities[static_cast<std::size_t>(k.a)] - velocities[static_cast<std::size_t>(k.b)];
+    const double rate = dot(vr, r_ref_[c]) / r_ref2_[c];  // relative rate of length change, 1/ps
+    delta_[c] = -k.reduced_mass * rate;
+    return std::fabs(rate) <= tolerance;
+  });
 }
 
 double CpuConstraints::max_relative_deviation(const std::vector<Vec3d>& positions) const {

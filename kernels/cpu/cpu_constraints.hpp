@@ -73,6 +73,12 @@ class CpuConstraints {
   const std::vector<std::vector<int>>& coupled_groups() const { return coupled_groups_; }
 
  private:
+  // CCMA on x (positions or velocities) along the constraint vectors of `reference`: every iteration
+  // linearise(c) sets delta_[c] and says whether constraint c is converged; until all are, the
+  // multipliers are preconditioned by the inverse coupling matrix and x moved along the constraints.
+  template <typename Linearise>
+  void run_ccma(const std::vector<Vec3d>& reference, std::vector<Vec3d>& x, Linearise&& linearise);
+
   int num_constraints_ = 0;
   std::vector<std::pair<int, int>> all_pairs_;  // every constraint, for max_relative_deviation
   std::vector<double> all_distances_;
