@@ -32,4 +32,10 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
       throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + quoted_number(system.mass_amu[i]));
 }
 
+void check_particle_count(std::size_t given, std::size_t particles, const char* what) {
+  if (given != particles)
+    throw InputError(std::string(what) + ": " + std::to_string(given) + " given, but the system has " +
+                     std::to_string(particles) + " particles");
+}
+
 }  // namespace mdsim

@@ -137,6 +137,9 @@ class Context {
 // a non-finite or negative particle mass.
 void check_dynamics_settings(const System& system, const DynamicsSettings& settings);
 
+// InputError unless an array of per-particle values (`what`: "positions", ...) has one per particle.
+void check_particle_count(std::size_t given, std::size_t particles, const char* what);
+
 // Degrees of freedom as OpenMM's StateDataReporter counts them: 3 per particle with mass, minus one
 // per constraint (rigid waters' three included in System::constraints), minus 3 when the
 // centre-of-mass motion is removed.

@@ -165,4 +165,16 @@ void CpuMonteCarloBarostat::set_state(const std::vector<double>& state) {
   total_accepted_ = static_cast<std::int64_t>(state[4]);
 }
 
+std::vector<double> barostat_state_of(const std::optional<CpuMonteCarloBarostat>& barostat) {
+  return barostat ? barostat->state() : std::vector<double>{};
+}
+
+void restore_barostat_state(std::optional<CpuMonteCarloBarostat>& barostat, const std::vector<double>& state) {
+  if (!barostat) {
+    if (state.empty()) return;
+    throw InputError("barostat state given, but the run has no barostat");
+  }
+  barostat->set_state(state);
+}
+
 }  // namespace mdsim

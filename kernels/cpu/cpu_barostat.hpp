@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "engine/run_config.hpp"
@@ -82,5 +83,10 @@ class CpuMonteCarloBarostat {
   std::int64_t total_attempted_ = 0, total_accepted_ = 0;
   std::vector<Vec3d> trial_;
 };
+
+// Context::barostat_state / set_barostat_state for a context that may have no barostat: an empty
+// state for none; restoring a non-empty state without a barostat is an InputError.
+std::vector<double> barostat_state_of(const std::optional<CpuMonteCarloBarostat>& barostat);
+void restore_barostat_state(std::optional<CpuMonteCarloBarostat>& barostat, const std::vector<double>& state);
 
 }  // namespace mdsim

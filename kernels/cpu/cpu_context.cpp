@@ -138,24 +138,11 @@ class CpuContext final : public Context {
 
   std::uint64_t seed() const override { return seed_; }
 
-  std::vector<double> barostat_state() const override {
-    return barostat_ ? barostat_->state() : std::vector<double>{};
-  }
-
-  void set_barostat_state(const std::vector<double>& state) override {
-    if (!barostat_) {
-      if (state.empty()) return;
-      throw InputError("barostat state given, but the run has no barostat");
-    }
-    barostat_->set_state(state);
-  }
+  std::vector<double> barostat_state() const override { return barostat_state_of(barostat_); }
+  void set_barostat_state(const std::vector<double>& state) override { restore_barostat_state(barostat_, state); }
 
  private:
-  void check_size(const std::vector<Vec3d>& v, const char* what) const {
-    if (v.size() != x_.size())
-      throw InputError(std::string(what) + ": " + std::to_string(v.size()) + " given, but the system has " +
-                       std::to_string(x_.size()) + " particles");
-  }
+  void check_size(const std::vector<Vec3d>& v, const char* what) const { check_particle_count(v.size(), x_.size(), what); }
 
   static void check_finite_input(const std::vector<Vec3d>& v, const char* what) {
     for (std::size_t i = 0; i < v.size(); ++i)

@@ -473,24 +473,14 @@ class CudaContext final : public Context {
     return l;
   }
 
-  std::vector<double> barostat_state() const override { return barostat_ ? barostat_->state() : std::vector<double>{}; }
-
-  void set_barostat_state(const std::vector<double>& state) override {
-    if (!barostat_) {
-      if (state.empty()) return;
-      throw InputError("barostat state given, but the run has no barostat");
-    }
-    barostat_->set_state(state);
-  }
-
+  std::vector<double> barostat_state() const override { return barostat_state_of(barostat_); }
+  void set_barostat_state(const std::vector<double>& state) override { restore_barostat_state(barostat_, state); }
 
  private:
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
 
   void check_size(const std::vector<Vec3d>& v, const char* what) const {
-    if (v.size() != static_cast<std::size_t>(n_))
-      throw InputError(std::string(what) + ": " + std::to_string(v.size()) + " given, but the system has " +
-                       std::to_string(n_) + " particles");
+    check_particle_count(v.size(), static_cast<std::size_t>(n_), what);
   }
 
   void require_positions(const char* what) const {
