@@ -240,7 +240,6 @@ class Evaluator final : public EvaluatorBase {
       }
     }
     pos_.upload(p, stream_);
-    region_lo_ = make_double3(lo.x, lo.y, lo.z);
     region_extent_ = make_double3(std::max(hi.x - lo.x, 1e-3), std::max(hi.y - lo.y, 1e-3), std::max(hi.z - lo.z, 1e-3));
     if (resort) need_reorder_ = true;
   }
@@ -457,13 +456,8 @@ class Evaluator final : public EvaluatorBase {
   }
 
   void reorder() {
-    // Non-periodic: Morton order over a fixed frame (0.25 nm cells over [-128, 128) nm), not over the
-    // positions' bounding box, so that the order depends on the current positions alone (a run
-    // resumed from a checkpoint sorts as the uninterrupted run did).
-    const double3 morton_lo = make_double3(-128.0, -128.0, -128.0), morton_extent = make_double3(256.0, 256.0, 256.0);
     cuda::spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos_.data(), periodic_, box_, ncx_, ncy_,
-                                                                         morton_lo, morton_extent, sort_keys_in_.data(),
-                                                                         sort_values_in_.data());
+                                                                         sort_keys_in_.data(), sort_values_in_.data());
     std::size_t temp = sort_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
                                                      sort_keys_out_.data(), sort_values_in_.data(),
@@ -638,7 +632,7 @@ class Evaluator final : public EvaluatorBase {
   double range_ = 0.0, dispersion_coefficient_ = 0.0, self_energy_ = 0.0;
   PmeParameters pme_params_;
   Boxd box_{};
-  double3 region_lo_{0, 0, 0}, region_extent_{1, 1, 1};
+  double3 region_extent_{1, 1, 1};  // bounding box of the positions given last (tile-capacity estimate)
   cuda::PairParams<real> pair_{};
   cudaStream_t stream_ = nullptr, pme_stream_ = nullptr, bonded_stream_ = nullptr;
   cudaEvent_t positions_ready_ = nullptr, pme_done_ = nullptr, bonded_done_ = nullptr;

@@ -40,10 +40,11 @@ __device__ __forceinline__ unsigned int morton_code(double fx, double fy, double
 // first two axes and ordered by their fractional height within the column (the column index in the
 // high word), so that after padding each column to a multiple of 32 every block is a compact slab of
 // one column, as GROMACS lays out its clusters. Non-periodic (small systems): one column, Morton order
-// over the region [lo, lo + extent].
+// over a fixed frame (0.25 nm cells over [-128, 128) nm; atoms outside share the edge cells), not over
+// the positions' bounding box, so that the order depends on the current positions alone (a run
+// resumed from a checkpoint sorts as the uninterrupted run did).
 __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, bool periodic, BoxVectors<double> box,
-                                    int ncx, int ncy, double3 lo, double3 extent,
-                                    unsigned long long* __restrict__ keys, int* __restrict__ values) {
+                                    int ncx, int ncy, unsigned long long* __restrict__ keys, int* __restrict__ values) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double4_16a p = pos[i];
@@ -61,7 +62,8 @@ __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, 
     const double zq = min(z * 4294967296.0, 4294967295.0);
     key = (static_cast<unsigned long long>(cy * ncx + cx) << 32) | static_cast<unsigned long long>(zq);
   } else {
-    key = morton_code((p.x - lo.x) / extent.x, (p.y - lo.y) / extent.y, (p.z - lo.z) / extent.z);
+    constexpr double kFrameLow = -128.0, kFrameSize = 256.0;  // nm
+    key = morton_code((p.x - kFrameLow) / kFrameSize, (p.y - kFrameLow) / kFrameSize, (p.z - kFrameLow) / kFrameSize);
   }
   keys[i] = key;
   values[i] = i;
