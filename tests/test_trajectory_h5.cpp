@@ -295,6 +295,28 @@ std::pair<long, std::string> write_until_file_size_limit(const Topology& top, co
   return {std::stol(report.substr(0, bar)), report.substr(bar + 1)};
 }
 
+// The readers see an incomplete file holding the first `frames` frames that a writer fed with
+// `f`'s four frames over and over had flushed.
+void check_incomplete_with_readers(const Topology& top, const Frames& f, const std::string& name,
+                                   const std::string& path, long frames) {
+  Expectation e;
+  e.name = name;
+  e.trajectory = path;
+  e.pdb = kShared + "/systems/ala2_water.pdb";
+  e.atoms = all_atoms(top);
+  e.frames = static_cast<std::size_t>(frames);
+  e.complete = 0;
+  Frames repeated;
+  for (long k = 0; k < frames; ++k) {
+    const std::size_t j = static_cast<std::size_t>(k % 4);
+    repeated.pos.push_back(f.pos[j]);
+    repeated.steps.push_back(f.steps[j]);
+    repeated.times.push_back(f.times[j]);
+    repeated.boxes.push_back(f.boxes[j]);
+  }
+  check_with_readers(top, repeated, e);
+}
+
 }  // namespace
 
 TEST_CASE("trajectory of ala2_water with velocities and forces opens in h5py, MDTraj and MDAnalysis") {
@@ -534,22 +556,7 @@ TEST_CASE("disk full: a clear RuntimeError and the file stays marked incomplete"
     const auto [complete, frames] = read_complete_and_frames(path);
     CHECK(complete == 0);
     CHECK(frames == written);
-    Expectation e;
-    e.name = "fault_injection";
-    e.trajectory = path;
-    e.pdb = kShared + "/systems/ala2_water.pdb";
-    e.atoms = all_atoms(top);
-    e.frames = static_cast<std::size_t>(written);
-    e.complete = 0;
-    Frames repeated;
-    for (long k = 0; k < written; ++k) {
-      const std::size_t j = static_cast<std::size_t>(k % 4);
-      repeated.pos.push_back(f.pos[j]);
-      repeated.steps.push_back(f.steps[j]);
-      repeated.times.push_back(f.times[j]);
-      repeated.boxes.push_back(f.boxes[j]);
-    }
-    check_with_readers(top, repeated, e);
+    check_incomplete_with_readers(top, f, "fault_injection", path, written);
   }
 
   SECTION("a real write failure: file size limit (RLIMIT_FSIZE, EFBIG) in a child process") {
@@ -564,22 +571,7 @@ TEST_CASE("disk full: a clear RuntimeError and the file stays marked incomplete"
     // last flush, and every reader opens it.
     REQUIRE(flushed >= 2);
     CHECK(read_complete_and_frames(path) == std::make_pair(0, flushed));
-    Expectation e;
-    e.name = "rlimit";
-    e.trajectory = path;
-    e.pdb = kShared + "/systems/ala2_water.pdb";
-    e.atoms = all_atoms(top);
-    e.frames = static_cast<std::size_t>(flushed);
-    e.complete = 0;
-    Frames repeated;
-    for (long k = 0; k < flushed; ++k) {
-      const std::size_t j = static_cast<std::size_t>(k % 4);
-      repeated.pos.push_back(f.pos[j]);
-      repeated.steps.push_back(f.steps[j]);
-      repeated.times.push_back(f.times[j]);
-      repeated.boxes.push_back(f.boxes[j]);
-    }
-    check_with_readers(top, repeated, e);
+    check_incomplete_with_readers(top, f, "rlimit", path, flushed);
   }
 
   SECTION("the same without space reservation (file systems without fallocate)") {
