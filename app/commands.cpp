@@ -1,6 +1,7 @@
 #include "app/commands.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <csignal>
 #include <fstream>
@@ -196,8 +197,10 @@ namespace {
 // steps, then `steps` timed (wall clock, synchronised at both ends).
 struct StepTiming {
   double us_per_step = 0, ns_per_day = 0;
+  int list_builds = -1;  // tile-list builds during the timed steps (CUDA; -1: not counted)
 };
-StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg, int warmup, int steps) {
+StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg, int warmup, int steps,
+                      const std::function<int(Context&)>& count_builds = {}) {
   context.set_positions(model.positions_nm);
   if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
   context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
@@ -206,19 +209,22 @@ StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg
   sync.velocities = true;
   context.step(warmup);
   context.state(sync);
+  const int builds_before = count_builds ? count_builds(context) : 0;
   const auto t0 = std::chrono::steady_clock::now();
   context.step(steps);
   context.state(sync);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   StepTiming t;
+  if (count_builds) t.list_builds = count_builds(context) - builds_before;
   t.us_per_step = s * 1e6 / steps;
   t.ns_per_day = cfg.integrator.timestep_ps * 1e-3 * steps * 86400.0 / s;
   return t;
 }
 
 void print_step_table_header() {
-  fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches per step |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches per step | "
+             "list builds |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|\n");
 }
 
 }  // namespace
@@ -247,7 +253,7 @@ int command_bench(const std::string& config_path, int steps) {
       const int cpu_steps = std::max(1, steps / 100);  // the CPU reference is ~1000x slower per step
       const StepTiming t = time_steps(*context, model, cfg, 1, cpu_steps);
       print_step_table_header();
-      fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - |\n", s.num_particles(),
+      fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - | - |\n", s.num_particles(),
                  to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, cpu_steps,
                  t.us_per_step, t.ns_per_day);
     }
@@ -271,13 +277,15 @@ int command_bench(const std::string& config_path, int steps) {
   }
   if (steps > 0) {
     auto context = make_cuda_context(s, dynamics_settings(cfg), options);
-    const StepTiming t = time_steps(*context, model, cfg, std::min(steps, 500), steps);
+    const StepTiming t = time_steps(*context, model, cfg, std::min(steps, 500), steps, cuda_list_builds);
     const CudaStepLaunches l = cuda_step_launches(*context);
     print_step_table_header();
-    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graphs ({} kernels) + {} kernel{} |\n",
+    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graphs ({} kernels) + {} kernel{} | {} ({:.1f} steps "
+               "apart) |\n",
                s.num_particles(), to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, steps,
                t.us_per_step, t.ns_per_day, l.graphs, l.kernels, l.separate_kernels,
-               l.separate_kernels == 1 ? "" : "s");
+               l.separate_kernels == 1 ? "" : "s", t.list_builds,
+               static_cast<double>(steps) / std::max(1, t.list_builds));
   }
   return 0;
 }

@@ -473,6 +473,8 @@ class CudaContext final : public Context {
     return l;
   }
 
+  int list_builds() { return evaluator_.num_list_builds(); }
+
   std::vector<double> barostat_state() const override { return barostat_state_of(barostat_); }
   void set_barostat_state(const std::vector<double>& state) override { restore_barostat_state(barostat_, state); }
 
@@ -759,6 +761,12 @@ CudaStepLaunches cuda_step_launches(const Context& context) {
   const auto* cuda_context = dynamic_cast<const CudaContext*>(&context);
   if (cuda_context == nullptr) throw RuntimeError("cuda_step_launches: not a CUDA context");
   return cuda_context->launches();
+}
+
+int cuda_list_builds(Context& context) {
+  auto* cuda_context = dynamic_cast<CudaContext*>(&context);
+  if (cuda_context == nullptr) throw RuntimeError("cuda_list_builds: not a CUDA context");
+  return cuda_context->list_builds();
 }
 
 }  // namespace mdsim

@@ -47,4 +47,7 @@ struct CudaStepLaunches {
 };
 CudaStepLaunches cuda_step_launches(const Context& context);
 
+// Tile-list builds of the context's force evaluator so far (synchronises).
+int cuda_list_builds(Context& context);
+
 }  // namespace mdsim
