@@ -36,8 +36,9 @@ void print_config_summary(const RunConfig& c) {
   for (const auto& f : s.forcefield) ff += (ff.empty() ? "" : ", ") + f;
   fmt::print("  force field:    {}\n", ff);
   fmt::print("  nonbonded:      {}, cutoff {} nm{}\n", to_string(s.nonbonded.method), s.nonbonded.cutoff_nm,
-             s.nonbonded.method == NonbondedMethod::PME ? fmt::format(", ewald tolerance {}", s.nonbonded.ewald_tolerance)
-                                                          : std::string());
+             s.nonbonded.method == NonbondedMethod::PME
+                 ? fmt::format(", ewald tolerance {}, pme grid {}", s.nonbonded.ewald_tolerance, to_string(s.nonbonded.pme_grid))
+                 : std::string());
   fmt::print("  constraints:    {}, rigid water {}\n", to_string(s.constraints), s.rigid_water ? "yes" : "no");
   fmt::print("  integrator:     {}, {} K, {} fs, friction {} /ps\n", to_string(c.integrator.type),
              c.integrator.temperature_k, c.integrator.timestep_ps * 1000.0, c.integrator.friction_per_ps);
@@ -96,6 +97,11 @@ int command_check(const std::string& config_path) {
              s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size());
   fmt::print("  net charge:     {:.6f} e\n", net_charge(s));
   if (s.box) fmt::print("  box:            {:.4f} x {:.4f} x {:.4f} nm\n", s.box->a.x, s.box->b.y, s.box->c.z);
+  if (s.nonbonded.method == NonbondedMethod::PME && s.box) {
+    const PmeParameters pp = choose_pme_parameters(*s.box, s.nonbonded);  // the grid every platform uses
+    fmt::print("  PME:            alpha {:.6f} /nm, grid {} x {} x {} ({})\n", pp.alpha_per_nm, pp.grid[0], pp.grid[1],
+               pp.grid[2], to_string(s.nonbonded.pme_grid));
+  }
   fmt::print("config OK\n");
   return 0;
 }
@@ -112,7 +118,7 @@ int command_energy(const EnergyOptions& options) {
 
   const bool pme = s.nonbonded.method == NonbondedMethod::PME;
   PmeParameters pp;
-  if (pme) pp = choose_pme_parameters(*s.box, s.nonbonded.cutoff_nm, s.nonbonded.ewald_tolerance);
+  if (pme) pp = choose_pme_parameters(*s.box, s.nonbonded);  // the grid the evaluator uses (CPU and CUDA alike)
   if (options.json) {
     std::string out = "{\n";
     out += fmt::format("  \"atoms\": {},\n  \"platform\": \"{}\",\n", s.num_particles(), evaluator->description());
@@ -129,8 +135,8 @@ int command_energy(const EnergyOptions& options) {
         e.bond, e.angle, e.torsion, e.nonbonded_direct, e.nonbonded_reciprocal, e.dispersion_correction, e.nonbonded,
         e.total);
     if (pme)
-      out += fmt::format(",\n  \"pme\": {{\"alpha_per_nm\": {:.17g}, \"grid\": [{}, {}, {}]}}", pp.alpha_per_nm,
-                         pp.grid[0], pp.grid[1], pp.grid[2]);
+      out += fmt::format(",\n  \"pme\": {{\"alpha_per_nm\": {:.17g}, \"grid\": [{}, {}, {}], \"grid_sizes\": \"{}\"}}",
+                         pp.alpha_per_nm, pp.grid[0], pp.grid[1], pp.grid[2], to_string(s.nonbonded.pme_grid));
     if (!options.forces_file.empty()) out += fmt::format(",\n  \"forces_file\": \"{}\"", options.forces_file);
     out += "\n}\n";
     fmt::print("{}", out);
@@ -147,7 +153,9 @@ int command_energy(const EnergyOptions& options) {
   fmt::print("  dispersion correction {:>20.6f}  (included in direct)\n", e.dispersion_correction);
   fmt::print("  nonbonded             {:>20.6f}\n", e.nonbonded);
   fmt::print("  total                 {:>20.6f}\n", e.total);
-  if (pme) fmt::print("PME: alpha {:.6f} /nm, grid {} x {} x {}\n", pp.alpha_per_nm, pp.grid[0], pp.grid[1], pp.grid[2]);
+  if (pme)
+    fmt::print("PME: alpha {:.6f} /nm, grid {} x {} x {} ({})\n", pp.alpha_per_nm, pp.grid[0], pp.grid[1], pp.grid[2],
+               to_string(s.nonbonded.pme_grid));
   if (!options.forces_file.empty()) fmt::print("forces written to {}\n", options.forces_file);
   return 0;
 }

@@ -12,6 +12,8 @@ const char* to_string(NonbondedMethod m) {
   return "?";
 }
 
+const char* to_string(PmeGridSizes g) { return g == PmeGridSizes::FftFriendly ? "fft_friendly" : "exact"; }
+
 const char* to_string(ConstraintMode m) {
   switch (m) {
     case ConstraintMode::None: return "none";

@@ -21,7 +21,7 @@ enum class InitialVelocities { Temperature, Zero, FromCheckpoint };
 struct SystemConfig {
   std::string pdb;                       // absolute or relative to the working directory (resolved)
   std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // bundled names or paths
-  NonbondedSettings nonbonded;           // method, cutoff_nm, ewald_tolerance, switch_distance_nm, dispersion
+  NonbondedSettings nonbonded;           // method, cutoff_nm, ewald_tolerance, switch_distance_nm, dispersion, pme_grid
   ConstraintMode constraints = ConstraintMode::HBonds;
   bool rigid_water = true;
   std::optional<double> hydrogen_mass_amu;  // hydrogen mass repartitioning when set
@@ -107,6 +107,7 @@ struct RunConfig {
 };
 
 const char* to_string(NonbondedMethod m);
+const char* to_string(PmeGridSizes g);  // the config value: exact | fft_friendly
 const char* to_string(ConstraintMode m);
 const char* to_string(IntegratorType t);
 const char* to_string(Precision p);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/physics/pbc.hpp"
+#include "kernels/physics/pme_params.hpp"
 
 namespace mdsim {
 
@@ -56,7 +57,20 @@ struct NonbondedSettings {
   std::optional<double> switch_distance_nm;  // none = no switching function
   bool dispersion_correction = true;
   double reaction_field_dielectric = 78.3;   // for the cutoff methods, as OpenMM
+  // PME grid size policy (config key system.pme_grid), the same on every platform:
+  //   Exact (default): OpenMM's formula as is, as OpenMM's Reference platform (which produced the
+  //     numbers under shared/reference) uses it; sizes may have large prime factors (111 = 3*37).
+  //   FftFriendly: each size rounded up to the next one with prime factors 2, 3, 5, 7 only
+  //     (legal_fft_dimension), as OpenMM's CUDA and OpenCL platforms do; fast FFTs, a grid never
+  //     coarser than Exact's, so the Ewald error stays within ewald_tolerance.
+  PmeGridSizes pme_grid = PmeGridSizes::Exact;
 };
+
+// The PME parameters (alpha, grid) for these settings in this box: the one place every platform
+// and command takes them from.
+inline PmeParameters choose_pme_parameters(const Boxd& box, const NonbondedSettings& nb) {
+  return choose_pme_parameters(box, nb.cutoff_nm, nb.ewald_tolerance, nb.pme_grid);
+}
 
 struct System {
   // per particle

@@ -208,7 +208,7 @@ void record_locations(const YAML::Node& map, const std::string& prefix, std::map
 }
 
 void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
-  r.check_keys(n, {"pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "switch_distance",
+  r.check_keys(n, {"pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "pme_grid", "switch_distance",
                    "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass", "remove_cm_motion",
                    "replicate"},
                "system");
@@ -239,6 +239,9 @@ void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool ch
     if (!(nb.ewald_tolerance > 0 && nb.ewald_tolerance < 1))
       r.fail(t, fmt::format("'ewald_tolerance' must lie between 0 and 1 (typical: 5e-4), got {}", nb.ewald_tolerance));
   }
+  if (const auto g = n["pme_grid"])
+    nb.pme_grid = r.choice<PmeGridSizes>(g, "pme_grid",
+                                         {{"exact", PmeGridSizes::Exact}, {"fft_friendly", PmeGridSizes::FftFriendly}});
   if (const auto sw = n["switch_distance"]; sw && !sw.IsNull()) {
     nb.switch_distance_nm = r.positive(sw, Dimension::Length, "switch_distance");
     if (*nb.switch_distance_nm >= nb.cutoff_nm)

@@ -36,6 +36,7 @@ TEST_CASE("defaults apply when only system.pdb is given") {
   CHECK(c.system.nonbonded.method == NonbondedMethod::PME);
   CHECK(c.system.nonbonded.cutoff_nm == 1.0);
   CHECK(c.system.nonbonded.ewald_tolerance == 5.0e-4);
+  CHECK(c.system.nonbonded.pme_grid == PmeGridSizes::Exact);
   CHECK_FALSE(c.system.nonbonded.switch_distance_nm.has_value());
   CHECK(c.system.nonbonded.dispersion_correction);
   CHECK(c.system.constraints == ConstraintMode::HBonds);
@@ -80,6 +81,7 @@ system:
   nonbonded_method: cutoff_periodic
   cutoff: 9 Å
   ewald_tolerance: 1.0e-5
+  pme_grid: fft_friendly
   switch_distance: 0.8 nm
   dispersion_correction: false
   constraints: allbonds
@@ -111,6 +113,7 @@ output:
   CHECK(c.system.nonbonded.method == NonbondedMethod::CutoffPeriodic);
   CHECK(c.system.nonbonded.cutoff_nm == Approx(0.9));
   CHECK(c.system.nonbonded.ewald_tolerance == 1.0e-5);
+  CHECK(c.system.nonbonded.pme_grid == PmeGridSizes::FftFriendly);
   CHECK(*c.system.nonbonded.switch_distance_nm == Approx(0.8));
   CHECK_FALSE(c.system.nonbonded.dispersion_correction);
   CHECK(c.system.constraints == ConstraintMode::AllBonds);
@@ -327,4 +330,23 @@ TEST_CASE("output.trajectory.flush_interval: wall seconds, default 10, must be >
   const RunConfig c = parse("system: {pdb: a.pdb}\noutput:\n  trajectory:\n    flush_interval: 5 s\n");
   REQUIRE(c.locations.count("output.trajectory.flush_interval") == 1);
   CHECK(c.locations.at("output.trajectory.flush_interval").line == 4);
+}
+
+TEST_CASE("system.pme_grid: exact (default) | fft_friendly; a bad value names the allowed ones") {
+  CHECK(parse("system: {pdb: a.pdb}\n").system.nonbonded.pme_grid == PmeGridSizes::Exact);
+  CHECK(parse("system: {pdb: a.pdb, pme_grid: exact}\n").system.nonbonded.pme_grid == PmeGridSizes::Exact);
+  CHECK(parse("system: {pdb: a.pdb, pme_grid: fft_friendly}\n").system.nonbonded.pme_grid == PmeGridSizes::FftFriendly);
+  CHECK(parse("system:\n  pdb: a.pdb\n  pme_grid: fft_friendly\n").system.nonbonded.pme_grid == PmeGridSizes::FftFriendly);
+  CHECK(error_of("system:\n  pdb: a.pdb\n  pme_grid: fast\n") ==
+        "test.yaml:3:13: 'pme_grid' must be one of exact | fft_friendly, got 'fast'");
+  CHECK(error_of("system: {pdb: a.pdb, pme_grid: fft_frendly}\n") ==
+        "test.yaml:1:32: 'pme_grid' must be one of exact | fft_friendly, got 'fft_frendly' (did you mean 'fft_friendly'?)");
+  CHECK(error_of("system: {pdb: a.pdb, pme_grid: [exact]}\n") == "test.yaml:1:32: 'pme_grid' must be a string");
+  CHECK(error_of("system:\n  pdb: a.pdb\n  pme_gird: exact\n") ==
+        "test.yaml:3:3: unknown key 'pme_gird' in 'system' (did you mean 'pme_grid'?)");
+  CHECK(to_string(PmeGridSizes::Exact) == std::string("exact"));
+  CHECK(to_string(PmeGridSizes::FftFriendly) == std::string("fft_friendly"));
+  // The DHFR benchmark config asks for FFT-friendly sizes (as OpenMM's CUDA platform uses).
+  CHECK(load_config(std::string(MDSIM_SOURCE_DIR) + "/configs/dhfr_benchmark.yaml").system.nonbonded.pme_grid ==
+        PmeGridSizes::FftFriendly);
 }

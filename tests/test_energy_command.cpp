@@ -110,7 +110,15 @@ TEST_CASE("mdsim check reports the system; structure problems are located in the
   const auto r = mdsim::test::run_mdsim("check " + ok.string());
   CHECK(r.code == 0);
   CHECK(r.out.find("2269 in 752 residues") != std::string::npos);
+  CHECK(r.out.find("grid 27 x 27 x 26 (exact)") != std::string::npos);
   CHECK(r.out.find("config OK") != std::string::npos);
+
+  // system.pme_grid: the grid printed is the one the platforms use.
+  const fs::path friendly = write_config("fft.yaml", reference_config_text("ala2_water", true) + "  pme_grid: fft_friendly\n");
+  const auto f = mdsim::test::run_mdsim("check " + friendly.string());
+  CHECK(f.code == 0);
+  CHECK(f.out.find("pme grid fft_friendly") != std::string::npos);
+  CHECK(f.out.find("grid 27 x 27 x 27 (fft_friendly)") != std::string::npos);
 
   const fs::path long_cutoff =
       write_config("cut.yaml", "system:\n  pdb: " + kData + "/systems/ala2_water.pdb\n  cutoff: 1.7 nm\n");

@@ -1,11 +1,12 @@
 // kernels/physics: every interaction's analytic force against a central finite difference of its
 // energy, plus identities (Ewald split, B-spline partition of unity, switching end points) and the
-// PME parameter choice against every OpenMM reference JSON.
+// PME parameter choice against every OpenMM reference JSON (and its FFT-friendly rounding).
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "engine/system.hpp"
 #include "kernels/physics/bonded.hpp"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"
@@ -312,4 +313,56 @@ TEST_CASE("legal FFT dimensions have only factors 2, 3, 5, 7", "[physics][pme]")
   CHECK(legal_fft_dimension(11) == 12);
   CHECK(legal_fft_dimension(13) == 14);
   CHECK(legal_fft_dimension(1) == 1);
+}
+
+TEST_CASE("FFT-friendly PME grids round each exact size up to a legal FFT size", "[physics][pme]") {
+  // 12.4 nm: DHFR's benchmark box replicated twice, whose exact size 111 = 3 * 37 is slow in cuFFT.
+  Boxd box;
+  box.a = Vec3d(12.4, 0, 0);
+  box.b = Vec3d(0, 6.2, 0);
+  box.c = Vec3d(0, 0, 3.0);
+  const PmeParameters exact = choose_pme_parameters(box, 0.9, 5e-4);
+  const PmeParameters exact_explicit = choose_pme_parameters(box, 0.9, 5e-4, PmeGridSizes::Exact);
+  const PmeParameters friendly = choose_pme_parameters(box, 0.9, 5e-4, PmeGridSizes::FftFriendly);
+  CHECK(exact.grid[0] == 111);
+  CHECK(exact.grid[1] == 56);
+  CHECK(exact.grid[2] == 27);
+  CHECK(friendly.grid[0] == 112);
+  CHECK(friendly.grid[1] == 56);  // already legal: unchanged
+  CHECK(friendly.grid[2] == 27);
+  CHECK(friendly.alpha_per_nm == exact.alpha_per_nm);  // only the grid changes
+  for (int d = 0; d < 3; ++d) CHECK(exact_explicit.grid[d] == exact.grid[d]);
+
+  // Over many box edges: the rounded size is legal_fft_dimension of the exact one, never smaller.
+  for (double edge = 1.0; edge < 20.0; edge += 0.173) {
+    box.a = Vec3d(edge, 0, 0);
+    box.b = Vec3d(0, 1.1 * edge, 0);
+    box.c = Vec3d(0, 0, 0.9 * edge);
+    for (const double tol : {5e-4, 1e-5}) {
+      const PmeParameters e = choose_pme_parameters(box, 0.9, tol, PmeGridSizes::Exact);
+      const PmeParameters f = choose_pme_parameters(box, 0.9, tol, PmeGridSizes::FftFriendly);
+      for (int d = 0; d < 3; ++d) {
+        INFO("edge " << edge << " tolerance " << tol << " axis " << d << ": exact " << e.grid[d] << ", rounded " << f.grid[d]);
+        CHECK(f.grid[d] == legal_fft_dimension(e.grid[d]));
+        CHECK(f.grid[d] >= e.grid[d]);
+        int rest = f.grid[d];
+        for (int factor : {2, 3, 5, 7})
+          while (rest % factor == 0) rest /= factor;
+        CHECK(rest == 1);
+      }
+    }
+  }
+
+  // The NonbondedSettings overload follows pme_grid, whose default is Exact.
+  box.a = Vec3d(12.4, 0, 0);
+  box.b = Vec3d(0, 12.4, 0);
+  box.c = Vec3d(0, 0, 12.4);
+  NonbondedSettings nb;
+  nb.cutoff_nm = 0.9;
+  CHECK(nb.pme_grid == PmeGridSizes::Exact);
+  CHECK(choose_pme_parameters(box, nb).grid[2] == 111);
+  nb.pme_grid = PmeGridSizes::FftFriendly;
+  const PmeParameters from_settings = choose_pme_parameters(box, nb);
+  for (int d = 0; d < 3; ++d) CHECK(from_settings.grid[d] == 112);
+  CHECK(from_settings.alpha_per_nm == choose_pme_parameters(box, 0.9, 5e-4).alpha_per_nm);
 }

@@ -215,7 +215,7 @@ CpuForceEvaluator::CpuForceEvaluator(const System& system) : system_(system), im
   if (nb.method == NonbondedMethod::PME) {
     if (!(nb.ewald_tolerance > 0.0 && nb.ewald_tolerance < 0.5))
       throw InputError("nonbonded: the Ewald error tolerance must lie in (0, 0.5) (got " + fmt_nm(nb.ewald_tolerance) + ")");
-    pme_params_ = choose_pme_parameters(*s.box, nb.cutoff_nm, nb.ewald_tolerance);
+    pme_params_ = choose_pme_parameters(*s.box, nb);  // follows nb.pme_grid; the CUDA platform copies these
     impl_->pme = std::make_unique<CpuPme>(pme_params_.grid[0], pme_params_.grid[1], pme_params_.grid[2],
                                           pme_params_.alpha_per_nm);
   }

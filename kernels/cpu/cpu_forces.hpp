@@ -71,7 +71,9 @@ class CpuForceEvaluator {
 
   const System& system() const { return system_; }
   bool uses_pme() const { return system_.nonbonded.method == NonbondedMethod::PME; }
-  const PmeParameters& pme_parameters() const { return pme_params_; }  // valid when uses_pme()
+  // Valid when uses_pme(); the grid follows system.nonbonded.pme_grid. The CUDA platform takes its
+  // PME parameters from here, so both platforms use one grid for one System.
+  const PmeParameters& pme_parameters() const { return pme_params_; }
   double dispersion_coefficient() const { return dispersion_coefficient_; }  // E_disp = coefficient / V
 
  private:
