@@ -2,6 +2,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -123,7 +124,7 @@ class Evaluator final : public EvaluatorBase {
     perm_.resize(npad_);
     force_.resize(3 * static_cast<std::size_t>(npad_));
     energy_.resize(kNumSlots);
-    flags_.resize(cuda::kNumFlags);  // rebuild, tile count, overflow, number of builds, column excess x, y
+    flags_.resize(cuda::kNumFlags);  // see kNumFlags (neighbor_list.cuh)
     flags_.zero(stream_);
     block_center_.resize(nblocks_);
     block_half_.resize(nblocks_);
@@ -172,6 +173,39 @@ class Evaluator final : public EvaluatorBase {
     }
     if (excl_partner.empty()) excl_partner.push_back(-1);  // keep the buffer allocated
     excl_window_.upload(excl_window);
+    // Every excluded pair once (a < b), for finding the exclusion tiles after each sort.
+    std::vector<int2> excluded_pairs;
+    for (int a = 0; a < n_; ++a) {
+      std::vector<int> later;
+      for (int b : partners[a])
+        if (b > a) later.push_back(b);
+      std::sort(later.begin(), later.end());
+      later.erase(std::unique(later.begin(), later.end()), later.end());
+      for (int b : later) excluded_pairs.push_back(make_int2(a, b));
+    }
+    num_excluded_pairs_ = static_cast<int>(excluded_pairs.size());
+    if (excluded_pairs.empty()) excluded_pairs.push_back(make_int2(0, 0));  // keep the buffer allocated
+    excluded_pairs_.upload(excluded_pairs);
+    const std::size_t max_exclusion_tiles = static_cast<std::size_t>(num_excluded_pairs_) + nblocks_;
+    exclusion_keys_.resize(max_exclusion_tiles);
+    exclusion_tile_keys_.resize(max_exclusion_tiles);
+    // Most blocks share exclusion tiles with a few neighbours only; more are found at the first sort
+    // that needs them (settle_overflow).
+    exclusion_capacity_ = opt_.initial_exclusion_tiles > 0
+                              ? opt_.initial_exclusion_tiles
+                              : static_cast<int>(std::min<std::size_t>(max_exclusion_tiles, 12 * static_cast<std::size_t>(nblocks_) + 64));
+    exclusion_tile_masks_.resize(static_cast<std::size_t>(exclusion_capacity_) * cuda::kTileSize);
+    exclusion_tile_count_.resize(1);
+    slot_of_.resize(n_);
+    {
+      std::size_t sort_bytes = 0, unique_bytes = 0;
+      const int items = static_cast<int>(max_exclusion_tiles);
+      MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, exclusion_keys_.data(),
+                                                      exclusion_tile_keys_.data(), items, 0, 64, stream_));
+      MDSIM_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, unique_bytes, exclusion_tile_keys_.data(),
+                                                 exclusion_keys_.data(), exclusion_tile_count_.data(), items, stream_));
+      exclusion_temp_.resize(std::max<std::size_t>({sort_bytes, unique_bytes, 1}));
+    }
     excl_start_.upload(excl_start);
     excl_partner_.upload(excl_partner);
     excl_range_.upload(excl_range);
@@ -422,11 +456,13 @@ class Evaluator final : public EvaluatorBase {
     const double side = std::cbrt(cuda::kTileSize / density);        // a block as a cube, nm
     const double r = range_;
     // Atoms within r of a block's box (Steiner's formula), half of them in blocks J > I, packed 32 a
-    // tile, plus the diagonal and a partly filled last tile; Morton blocks are less compact than cubes,
-    // hence the factor 2. An overflow is still caught and the list enlarged.
+    // tile, plus the diagonal and a partly filled last tile. Column blocks (periodic) are nearly cubes:
+    // DHFR needs 0.96 of this estimate, so 1.5 leaves a wide margin; Morton blocks are less compact,
+    // hence 2. An overflow is still caught and the list enlarged.
     const double shell = side * side * side + 6 * side * side * r + 3 * kPi * side * r * r + 4.0 / 3.0 * kPi * r * r * r;
     const double per_row = 0.5 * shell * density / cuda::kTileSize + 2.0;
-    return std::min(all_pairs + nblocks_, static_cast<std::size_t>(2.0 * per_row * nblocks_) + 64);
+    const double margin = periodic_ ? 1.5 : 2.0;
+    return std::min(all_pairs + nblocks_, static_cast<std::size_t>(margin * per_row * nblocks_) + 64);
   }
 
   double region_volume_estimate() const {
@@ -442,13 +478,22 @@ class Evaluator final : public EvaluatorBase {
     masks_.resize(static_cast<std::size_t>(capacity_) * cuda::kTileSize);
   }
 
-  // After a synchronising point: if the tile list overflowed, enlarge it and evaluate again.
+  // After a synchronising point: if the tile list or the exclusion tiles overflowed, enlarge them and
+  // evaluate again.
   void settle_overflow() {
     for (int attempt = 0; attempt < 8; ++attempt) {
       MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
       const std::vector<int> flags = flags_.download(stream_);
-      if (flags[2] == 0) return;
-      grow_tile_capacity(static_cast<std::size_t>(flags[1]) * 5 / 4 + 64);
+      if (flags[2] == 0 && flags[cuda::kExclusionOverflowFlag] == 0) return;
+      if (flags[cuda::kExclusionOverflowFlag] != 0) {
+        const int needed = exclusion_tile_count_.download(stream_)[0];
+        invalidate_graphs();  // the masks buffer is baked into the captured build kernels
+        exclusion_capacity_ = needed + needed / 4 + 64;
+        exclusion_tile_masks_.resize(static_cast<std::size_t>(exclusion_capacity_) * cuda::kTileSize);
+        MDSIM_CUDA_CHECK(cudaMemsetAsync(flags_.data() + cuda::kExclusionOverflowFlag, 0, sizeof(int), stream_));
+        need_reorder_ = true;  // finds the exclusion tiles again
+      }
+      if (flags[2] != 0) grow_tile_capacity(static_cast<std::size_t>(flags[1]) * 5 / 4 + 64);
       force_rebuild_ = true;
       compute(last_with_energy_);
     }
@@ -470,12 +515,38 @@ class Evaluator final : public EvaluatorBase {
                                                    column_padded_start_.data(), blocks_used_.data());
     cuda::scatter_sorted_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
         n_, sort_keys_out_.data(), sort_values_out_.data(), column_raw_start_.data(), column_padded_start_.data(),
-        perm_.data());
+        perm_.data(), slot_of_.data());
     cuda::column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
         ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data());
     cuda::sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(npad_, perm_.data(), params_.data(),
                                                                                   sorted_params_.data(), rebuild_flag());
+    find_exclusion_tiles();
     MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // After a sort: the block pairs holding excluded pairs, plus every diagonal, made unique (keys
+  // sorted by row), and their masks; every list build until the next sort copies them.
+  void find_exclusion_tiles() {
+    const int items = num_excluded_pairs_ + nblocks_;
+    cuda::exclusion_keys_kernel<<<blocks_for(items), kThreads, 0, stream_>>>(
+        num_excluded_pairs_, excluded_pairs_.data(), nblocks_, blocks_used_.data(), slot_of_.data(),
+        exclusion_keys_.data());
+    std::size_t temp = exclusion_temp_.size();
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(exclusion_temp_.data(), temp, exclusion_keys_.data(),
+                                                    exclusion_tile_keys_.data(), items, 0, 64, stream_));
+    temp = exclusion_temp_.size();
+    MDSIM_CUDA_CHECK(cub::DeviceSelect::Unique(exclusion_temp_.data(), temp, exclusion_tile_keys_.data(),
+                                               exclusion_keys_.data(), exclusion_tile_count_.data(), items, stream_));
+    // The unique keys are in exclusion_keys_ now.
+    cuda::exclusion_tile_masks_kernel<<<std::max(1, std::min(num_sms_ * 8, (exclusion_capacity_ + 7) / 8)), 256, 0,
+                                        stream_>>>(exclusion_keys_.data(), exclusion_tile_count_.data(),
+                                                   exclusion_capacity_, perm_.data(), exclusion_view(),
+                                                   exclusion_tile_masks_.data(),
+                                                   flags_.data() + cuda::kExclusionOverflowFlag);
+  }
+
+  cuda::ExclusionTiles exclusion_tiles() const {
+    return {exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_tile_masks_.data(), exclusion_capacity_};
   }
 
   void launch_prepare(bool reorder_now, bool force_rebuild) {
@@ -508,11 +579,11 @@ class Evaluator final : public EvaluatorBase {
         cuda::tile_build_columns_kernel<real><<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
             blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
             rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_, column_excess(),
-            list_view());
+            exclusion_tiles(), list_view());
       } else {
         cuda::tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
             nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-            rebuild_flag(), perm_.data(), list_view());
+            rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
       }
     } else {
       cuda::block_bounds_kernel<real, false><<<warps_blocks, kThreads, 0, stream_>>>(
@@ -521,16 +592,10 @@ class Evaluator final : public EvaluatorBase {
           column_excess());
       cuda::tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
           nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-          rebuild_flag(), perm_.data(), list_view());
+          rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
     }
-    cuda::tile_masks_kernel<<<mask_blocks(), 256, 0, stream_>>>(rebuild_flag(), perm_.data(), exclusion_view(),
-                                                               list_view());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
-
-  // Enough warps for every tile of a large list in a few passes; few enough that the launch is cheap
-  // when the list is not rebuilt (the kernel returns at once).
-  int mask_blocks() const { return std::max(1, std::min(num_sms_ * 4, (capacity_ + 7) / 8)); }
 
   // 8 blocks of 256 per SM (more than fit at once: measured faster on the H100 than one resident wave,
   // 69 vs 74 µs for DHFR's tiles).
@@ -648,6 +713,14 @@ class Evaluator final : public EvaluatorBase {
   DeviceBuffer<int> tile_row_, tile_atoms_, excl_start_, excl_partner_;
   DeviceBuffer<int2> excl_range_;
   DeviceBuffer<unsigned long long> excl_window_;
+  // Exclusion tiles of the current sort (see neighbor_list.cuh).
+  int num_excluded_pairs_ = 0, exclusion_capacity_ = 0;
+  DeviceBuffer<int2> excluded_pairs_;  // each excluded pair once, a < b (original indices)
+  DeviceBuffer<int> slot_of_;          // sorted slot of each atom
+  DeviceBuffer<unsigned long long> exclusion_keys_, exclusion_tile_keys_;
+  DeviceBuffer<unsigned int> exclusion_tile_masks_;
+  DeviceBuffer<int> exclusion_tile_count_;
+  DeviceBuffer<unsigned char> exclusion_temp_;
   DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;
   DeviceBuffer<unsigned int> masks_;
   DeviceBuffer<int> column_counts_, column_raw_start_, column_padded_start_, blocks_used_;

@@ -1,12 +1,18 @@
 // Tile neighbour list kernels (included by cuda_forces.cu only).
 //
-// Atoms are sorted spatially (Morton order of their cell) and cut into blocks of 32. A tile pairs the
-// 32 atoms of block I with 32 "slot" atoms: either block I itself (the diagonal tile, pairs j > i), or
-// atoms of blocks J > I that lie within cutoff + buffer of I's bounding box, packed 32 to a tile
-// regardless of their block (GPU neighbour lists pack "interacting atoms" this way; it keeps most
-// computed pairs within the cutoff). Each tile carries 32 exclusion masks (bit k of mask l: pair
-// (I*32+l, slot k) is skipped): empty slots, padding atoms, the diagonal's lower triangle, and every
-// excluded/exception pair of the System (found in per-atom exclusion lists when the tile is written).
+// Atoms are sorted spatially (Morton order of their cell, or columns for periodic systems) and cut
+// into blocks of 32. A tile pairs the 32 atoms of block I with 32 "slot" atoms, either
+//   - an exclusion tile: all atoms of one block J >= I such that some atom of I and some atom of J form
+//     an excluded (exception) pair, and always J = I (the diagonal tile, pairs j > i). Which block
+//     pairs these are depends only on which atoms share a block, so they and their 32 exclusion masks
+//     (bit k of mask l: pair (I*32+l, slot k) is skipped: padding, the diagonal's lower triangle,
+//     excluded pairs) are found once per sort (exclusion_keys_kernel, a sort + unique on the host's
+//     stream, exclusion_tile_masks_kernel), not at every list build; or
+//   - a packed tile: atoms of other blocks J > I that lie within cutoff + buffer of I's bounding box,
+//     32 to a tile regardless of their block (GPU neighbour lists pack "interacting atoms" this way;
+//     it keeps most computed pairs within the cutoff). No excluded pair can occur in them, so their
+//     masks only mark empty slots and padding atoms of I, written as the tile is emitted.
+// Every list build copies each row's exclusion tiles into the list and packs the rest.
 //
 // The rebuild kernels all read `rebuild_flag` first and return at once when it is 0, so the list is
 // rebuilt on the device only when needed, without the host looking.
@@ -90,22 +96,45 @@ __global__ void column_scan_kernel(int ncolumns, const int* __restrict__ counts,
   *nblocks_used = padded / kTileSize;
 }
 
-// After sorting: sorted slot of every atom (its column's padded start + its rank in the column);
-// slots left over are padding (perm = -1, preset by the caller).
+// After sorting: sorted slot of every atom (its column's padded start + its rank in the column), as
+// perm (slot -> atom; slots left over are padding, perm = -1, preset by the caller) and slot_of
+// (atom -> slot).
 __global__ void scatter_sorted_kernel(int n, const unsigned long long* __restrict__ sorted_keys,
                                       const int* __restrict__ sorted_values, const int* __restrict__ raw_start,
-                                      const int* __restrict__ padded_start, int* __restrict__ perm) {
+                                      const int* __restrict__ padded_start, int* __restrict__ perm,
+                                      int* __restrict__ slot_of) {
   const int u = blockIdx.x * blockDim.x + threadIdx.x;
   if (u >= n) return;
   const int c = static_cast<int>(sorted_keys[u] >> 32);
-  perm[padded_start[c] + (u - raw_start[c])] = sorted_values[u];
+  const int slot = padded_start[c] + (u - raw_start[c]);
+  perm[slot] = sorted_values[u];
+  slot_of[sorted_values[u]] = slot;
+}
+
+// Exclusion tiles, after a sort: key (I << 32) | J, I <= J, of the blocks holding each excluded pair
+// (`pairs`, original atom indices), then one diagonal key (I, I) per block slot (all ones, sorting last,
+// for the blocks past the last one in use). Sorted and made unique by the caller.
+__global__ void exclusion_keys_kernel(int npairs, const int2* __restrict__ pairs, int max_blocks,
+                                      const int* __restrict__ nblocks_used, const int* __restrict__ slot_of,
+                                      unsigned long long* __restrict__ keys) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < npairs) {
+    const int a = slot_of[pairs[e].x] / kTileSize, b = slot_of[pairs[e].y] / kTileSize;
+    keys[e] = (static_cast<unsigned long long>(min(a, b)) << 32) | static_cast<unsigned long long>(max(a, b));
+  } else if (e < npairs + max_blocks) {
+    const int d = e - npairs;
+    keys[e] = d < *nblocks_used ? (static_cast<unsigned long long>(d) << 32) | static_cast<unsigned long long>(d)
+                                : ~0ull;
+  }
 }
 
 // Layout of the evaluator's int flags: [0] rebuild, [1] tile count, [2] overflow, [3] builds so far,
 // [4], [5]: the farthest any block's atoms reach outside their column in x and y since the last sort
-// (nm, float bits; non-negative floats order as their bit patterns).
+// (nm, float bits; non-negative floats order as their bit patterns), [6] more exclusion tiles than
+// their buffers hold (set after a sort, cleared by the host).
 constexpr int kColumnExcessFlag = 4;
-constexpr int kNumFlags = 6;
+constexpr int kExclusionOverflowFlag = 6;
+constexpr int kNumFlags = 7;
 
 // Block range of every column after a sort: blocks [start[c], start[c + 1]) hold column c; and the
 // column of every block in use.
@@ -257,9 +286,29 @@ struct TileListView {
   unsigned int* tile_masks;  // 32 masks per tile: bit k of mask l = pair (I*32+l, slot k) is skipped
 };
 
-// Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty); its
-// exclusion masks are written by tile_masks_kernel. Called by a whole warp.
-__device__ __forceinline__ void emit_tile(int I, int slot, const TileListView& list) {
+// The exclusion tiles of the current sort: unique sorted keys (I << 32) | J (a final all-ones key
+// marks unused block slots) and 32 masks per key.
+struct ExclusionTiles {
+  const unsigned long long* keys;
+  const int* count;
+  const unsigned int* masks;
+  int capacity;  // tiles the masks buffer holds; the keys past it are left out (and the overflow flagged)
+};
+
+// First index in sorted keys[0, n) whose key is >= v.
+__device__ __forceinline__ int lower_bound_key(const unsigned long long* __restrict__ keys, int n, unsigned long long v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (keys[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty) with this
+// lane's exclusion mask. Called by a whole warp.
+__device__ __forceinline__ void emit_tile(int I, int slot, unsigned int mask, const TileListView& list) {
   const int lane = threadIdx.x & 31;
   int t = 0;
   if (lane == 0) t = atomicAdd(list.tile_count, 1);
@@ -270,30 +319,37 @@ __device__ __forceinline__ void emit_tile(int I, int slot, const TileListView& l
   }
   if (lane == 0) list.tile_row[t] = I;
   list.tile_atoms[t * kTileSize + lane] = slot;
+  list.tile_masks[t * kTileSize + lane] = mask;
 }
 
-// One warp per tile (grid-stride), after tile_build_kernel: the tile's 32 exclusion masks. Bit k of
-// lane l's mask skips the pair (atom I*32+l, slot k): padding, excluded pairs, and in the diagonal
-// tile (slots = block I itself) the pairs with slot <= i. Separate from the build so that this work,
-// most of a rebuild, is spread over every SM instead of the few warps that scan the busiest rows.
-__global__ void __launch_bounds__(256) tile_masks_kernel(const int* __restrict__ rebuild_flag,
-                                                          const int* __restrict__ perm, ExclusionView excl,
-                                                          TileListView list) {
-  if (*rebuild_flag == 0) return;
+// A packed tile (no excluded pairs in it): only empty slots and padding atoms of I are masked.
+__device__ __forceinline__ void emit_packed_tile(int I, int slot, bool i_is_padding, const TileListView& list) {
+  const unsigned int filled = __ballot_sync(0xffffffffu, slot >= 0);
+  emit_tile(I, slot, i_is_padding ? ~0u : ~filled, list);
+}
+
+// One warp per exclusion tile (grid-stride), after a sort: the tile's 32 exclusion masks. Bit k of
+// lane l's mask skips the pair (atom I*32+l, atom J*32+k): padding, excluded pairs, and in the
+// diagonal tile (J = I) the pairs with k <= l.
+__global__ void __launch_bounds__(256) exclusion_tile_masks_kernel(const unsigned long long* __restrict__ keys,
+                                                                    const int* __restrict__ count, int capacity,
+                                                                    const int* __restrict__ perm, ExclusionView excl,
+                                                                    unsigned int* __restrict__ masks,
+                                                                    int* __restrict__ overflow) {
   const int lane = threadIdx.x & 31;
-  const int tiles = min(*list.tile_count, list.capacity);
+  const int tiles = min(*count, capacity);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && *count > capacity) *overflow = 1;
   const int warps = gridDim.x * blockDim.x / 32;
   for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < tiles; t += warps) {
-    const int I = list.tile_row[t];
-    const int i = I * kTileSize + lane;
-    const int a = perm[i];  // original index of this lane's i-atom (-1: padding)
-    const int slot = list.tile_atoms[t * kTileSize + lane];
-    const int slot_orig = slot >= 0 ? perm[slot] : -1;
-    const bool diagonal = __any_sync(0xffffffffu, slot >= 0 && slot / kTileSize == I);  // slots = block I
+    const unsigned long long key = keys[t];
+    if (key == ~0ull) continue;  // the unused-slots marker
+    const int I = static_cast<int>(key >> 32), J = static_cast<int>(key & 0xffffffffull);
+    const int a = perm[I * kTileSize + lane];  // original index of this lane's i-atom (-1: padding)
+    const int slot_orig = perm[J * kTileSize + lane];
+    const bool diagonal = I == J;
     // Is (original-order) atom b excluded from atom a's pair sum? Partners within [a-32, a+31] (nearly
     // all: bonded neighbours sit close in the file) are bits of a 64-bit window mask; the rest are in a
-    // short sorted CSR list, bounded by [lo, hi] so most pairs never read it. This lane's window and
-    // bounds are loaded once for the tile.
+    // short sorted CSR list, bounded by [lo, hi] so most pairs never read it.
     const unsigned long long window = a >= 0 ? excl.window[a] : 0ull;
     const int2 outside = a >= 0 ? excl.range[a] : make_int2(1, 0);
     unsigned int mask = 0;
@@ -310,72 +366,174 @@ __global__ void __launch_bounds__(256) tile_masks_kernel(const int* __restrict__
       }
       if (skip) mask |= 1u << k;
     }
-    list.tile_masks[t * kTileSize + lane] = mask;
+    masks[t * kTileSize + lane] = mask;
   }
 }
 
-// Packs the atoms of blocks J in [first, last), J > I, that lie within range of block I's box into
-// tiles of row I (32 at a time; `fill` atoms wait in the warp's `buf`, 2 x 32 ints). Whole warp.
-template <typename real, bool PERIODIC>
-__device__ __forceinline__ void pack_blocks(int I, int first, int last, const real4_t<real>& ci, const real4_t<real>& hi,
-                                            const real4_t<real>* __restrict__ sorted_posq,
-                                            const real4_t<real>* __restrict__ block_center,
-                                            const real4_t<real>* __restrict__ block_half, const BoxVectors<real>& box,
-                                            real range2, const int* __restrict__ perm, int* buf, int& fill,
-                                            const TileListView& list) {
+// Row I's exclusion tiles: keys [first, last) of ex. Whole warp.
+struct RowExclusions {
+  int first, last;
+};
+__device__ __forceinline__ RowExclusions row_exclusions(int I, const ExclusionTiles& ex) {
+  const int n = *ex.count;
+  const unsigned long long row = static_cast<unsigned long long>(I) << 32;
+  return {lower_bound_key(ex.keys, n, row), lower_bound_key(ex.keys, n, row + (1ull << 32))};
+}
+
+// Copies row I's exclusion tiles, with their masks, into the list. Whole warp.
+__device__ __forceinline__ void emit_exclusion_tiles(int I, const RowExclusions& row, const ExclusionTiles& ex,
+                                                     const int* __restrict__ perm, const TileListView& list) {
   const int lane = threadIdx.x & 31;
-  first = max(first, I + 1);
-  for (int base = first; base < last; base += 32) {
-    const int Jl = base + lane;
-    const bool hit = Jl < last && blocks_in_range<real, PERIODIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
-    unsigned int hits = __ballot_sync(0xffffffffu, hit);
-    while (hits) {
-      const int J = base + __ffs(hits) - 1;
-      hits &= hits - 1;
-      const int j = J * kTileSize + lane;
-      bool near = false;
-      if (perm[j] >= 0) {
-        const real4_t<real> p = sorted_posq[j];
-        Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
-        if (PERIODIC) d = box.minimum_image(d);
-        const real dx = max(real(0), abs(d.x) - hi.x);
-        const real dy = max(real(0), abs(d.y) - hi.y);
-        const real dz = max(real(0), abs(d.z) - hi.z);
-        near = dx * dx + dy * dy + dz * dz < range2;
-      }
-      const unsigned int m = __ballot_sync(0xffffffffu, near);
-      if (near) buf[fill + __popc(m & ((1u << lane) - 1u))] = j;
-      fill += __popc(m);
+  for (int t = row.first; t < min(row.last, ex.capacity); ++t) {
+    const int J = static_cast<int>(ex.keys[t] & 0xffffffffull);
+    const int slot = J * kTileSize + lane;
+    emit_tile(I, perm[slot] >= 0 ? slot : -1, ex.masks[t * kTileSize + lane], list);
+  }
+}
+
+// Packs the atoms of one row I's packed tiles: the atoms of blocks J > I that lie within range of block
+// I's bounding box, except blocks that share an exclusion tile with I (their atoms are all in it), 32
+// to a tile; up to 63 atoms wait in the warp's `buf` (2 x 32 ints) between calls. Whole warp.
+template <typename real, bool PERIODIC>
+struct RowPacker {
+  int I;
+  real4_t<real> ci, hi;  // block I's box: centre and half extents
+  bool i_is_padding;     // this lane's atom of block I is a padding slot
+  RowExclusions row;
+  ExclusionTiles ex;
+  const real4_t<real>* __restrict__ sorted_posq;
+  const real4_t<real>* __restrict__ block_center;
+  const real4_t<real>* __restrict__ block_half;
+  BoxVectors<real> box;
+  real range2;
+  const int* __restrict__ perm;
+  TileListView list;
+  int* buf;
+  int fill = 0;  // atoms waiting in buf (warp-uniform)
+
+  // Row I's exclusion-tile blocks J, lane k holding the k-th (up to 32; more are looked up in ex).
+  int excluded_block = -1;
+  __device__ __forceinline__ void load_row_exclusions() {
+    const int lane = threadIdx.x & 31;
+    const int t = row.first + lane;
+    excluded_block = t < row.last ? static_cast<int>(ex.keys[t] & 0xffffffffull) : -1;
+  }
+
+  // Is block J one of row I's exclusion tiles?
+  __device__ __forceinline__ bool shares_exclusion_tile(int J) const {
+    const int n = row.last - row.first;
+    bool found = false;
+    for (int k = 0; k < min(n, 32); ++k) found |= __shfl_sync(0xffffffffu, excluded_block, k) == J;
+    if (n > 32 && !found) {
+      const unsigned long long key = (static_cast<unsigned long long>(I) << 32) | static_cast<unsigned long long>(J);
+      const int at = row.first + lower_bound_key(ex.keys + row.first, n, key);
+      found = at < row.last && ex.keys[at] == key;
+    }
+    return found;
+  }
+
+  // Appends the atoms of block J (this lane: slot j, original index orig, position p) that lie within
+  // range of I's box; emits a tile when 32 are waiting.
+  __device__ __forceinline__ void add_block_atoms(int j, int orig, const real4_t<real>& p) {
+    const int lane = threadIdx.x & 31;
+    Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
+    if (PERIODIC) d = box.minimum_image(d);
+    const real dx = max(real(0), abs(d.x) - hi.x);
+    const real dy = max(real(0), abs(d.y) - hi.y);
+    const real dz = max(real(0), abs(d.z) - hi.z);
+    const bool near = orig >= 0 && dx * dx + dy * dy + dz * dz < range2;
+    const unsigned int m = __ballot_sync(0xffffffffu, near);
+    if (near) buf[fill + __popc(m & ((1u << lane) - 1u))] = j;
+    fill += __popc(m);
+    __syncwarp();
+    if (fill >= kTileSize) {
+      emit_packed_tile(I, buf[lane], i_is_padding, list);
       __syncwarp();
-      if (fill >= kTileSize) {
-        emit_tile(I, buf[lane], list);
-        __syncwarp();
-        const int rest = fill - kTileSize;
-        if (lane < rest) buf[lane] = buf[kTileSize + lane];
-        fill = rest;
-        __syncwarp();
+      const int rest = fill - kTileSize;
+      if (lane < rest) buf[lane] = buf[kTileSize + lane];
+      fill = rest;
+      __syncwarp();
+    }
+  }
+
+  // Blocks J in [first, last). The blocks whose boxes come within range are taken kBatch at a time,
+  // their atoms' loads all issued before any is used (the scan is a chain of dependent loads otherwise).
+  __device__ __forceinline__ void pack(int first, int last) {
+    constexpr int kBatch = 4;
+    const int lane = threadIdx.x & 31;
+    first = max(first, I + 1);
+    for (int base = first; base < last; base += 32) {
+      const int Jl = base + lane;
+      bool hit = Jl < last && blocks_in_range<real, PERIODIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
+      if (__any_sync(0xffffffffu, hit) && row.last > row.first) {
+        const bool in_exclusion_tile = shares_exclusion_tile(Jl);  // whole warp (shuffles)
+        hit = hit && !in_exclusion_tile;
+      }
+      unsigned int hits = __ballot_sync(0xffffffffu, hit);
+      while (hits) {
+        int j[kBatch], orig[kBatch];
+        real4_t<real> p[kBatch];
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q) {
+          j[q] = -1;
+          if (hits) {
+            j[q] = (base + __ffs(hits) - 1) * kTileSize + lane;
+            hits &= hits - 1;
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q) {
+          if (j[q] >= 0) {
+            orig[q] = perm[j[q]];
+            p[q] = sorted_posq[j[q]];
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q)
+          if (j[q] >= 0) add_block_atoms(j[q], orig[q], p[q]);
       }
     }
   }
+
+  // The last, partly filled tile.
+  __device__ __forceinline__ void flush() {
+    const int lane = threadIdx.x & 31;
+    if (fill > 0) emit_packed_tile(I, lane < fill ? buf[lane] : -1, i_is_padding, list);
+    fill = 0;
+    __syncwarp();
+  }
+};
+
+template <typename real, bool PERIODIC>
+__device__ __forceinline__ RowPacker<real, PERIODIC> row_packer(
+    int I, const ExclusionTiles& ex, const real4_t<real>* __restrict__ sorted_posq,
+    const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half,
+    const BoxVectors<real>& box, real range2, const int* __restrict__ perm, const TileListView& list, int* buf) {
+  const int lane = threadIdx.x & 31;
+  RowPacker<real, PERIODIC> packer{I,           block_center[I], block_half[I], perm[I * kTileSize + lane] < 0,
+                                   row_exclusions(I, ex), ex,    sorted_posq,   block_center,
+                                   block_half,  box,             range2,        perm,
+                                   list,        buf};
+  packer.load_row_exclusions();
+  return packer;
 }
 
 // Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
 constexpr int kBuildSegment = 128;
 
-// One warp per (block row I, segment of blocks J > I): segment 0 writes the diagonal tile; every
-// segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters them
-// atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting atoms).
-// Tile order in memory varies run to run; tile contents do not. Scans every block pair: for small
-// systems (tile_build_columns_kernel below is the large systems' search).
+// One warp per (block row I, segment of blocks J > I): segment 0 copies the row's exclusion tiles;
+// every segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters
+// them atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting
+// atoms). Tile order in memory varies run to run; tile contents do not. Scans every block pair: for
+// small systems (tile_build_columns_kernel below is the large systems' search).
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(128) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
-    const int* __restrict__ perm, TileListView list) {
+    const int* __restrict__ perm, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][2 * kTileSize];
-  const int lane = threadIdx.x & 31;
   int* buf = buffer[threadIdx.x / 32];
   const int nblocks = *nblocks_used;
   const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
@@ -387,16 +545,13 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     const int segment = static_cast<int>(item % segments);
     const int first = I + 1 + segment * kBuildSegment;
     const int last = min(nblocks, first + kBuildSegment);
-    if (segment == 0) {
-      const int own = I * kTileSize + lane;
-      emit_tile(I, perm[own] >= 0 ? own : -1, list);
-    }
+    if (segment != 0 && first >= last) continue;
+    RowPacker<real, PERIODIC> packer =
+        row_packer<real, PERIODIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf);
+    if (segment == 0) emit_exclusion_tiles(I, packer.row, ex, perm, list);
     if (first >= last) continue;
-    int fill = 0;  // atoms waiting in buf (warp-uniform)
-    pack_blocks<real, PERIODIC>(I, first, last, block_center[I], block_half[I], sorted_posq, block_center, block_half,
-                                box, range2, perm, buf, fill, list);
-    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, list);
-    __syncwarp();
+    packer.pack(first, last);
+    packer.flush();
   }
 }
 
@@ -404,17 +559,16 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
 // xy cells come within range (cutoff + buffer, widened by how far blocks reach out of their columns
 // since the last sort) of I's column: for each row of columns (y) one or two contiguous runs of
 // columns (x), hence contiguous runs of blocks. O(N) work instead of O(N^2). Every atom of the row's
-// tiles is packed across the runs, so the row has one partly filled tile at most besides the diagonal.
+// packed tiles is packed across the runs, so the row has one partly filled packed tile at most.
 template <typename real>
 __global__ void __launch_bounds__(128) tile_build_columns_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half, BoxVectors<real> box,
     real range2, const int* __restrict__ rebuild_flag, const int* __restrict__ perm,
     const int* __restrict__ block_column, const int* __restrict__ column_block_start, int ncx, int ncy,
-    const int* __restrict__ column_excess, TileListView list) {
+    const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][2 * kTileSize];
-  const int lane = threadIdx.x & 31;
   int* buf = buffer[threadIdx.x / 32];
   const int nblocks = *nblocks_used;
   const real range = sqrt(range2);
@@ -424,35 +578,29 @@ __global__ void __launch_bounds__(128) tile_build_columns_kernel(
   const bool all_x = 2 * nx + 1 >= ncx, all_y = 2 * ny + 1 >= ncy;
   const int warps = gridDim.x * blockDim.x / 32;
   for (int I = (blockIdx.x * blockDim.x + threadIdx.x) / 32; I < nblocks; I += warps) {
-    const int own = I * kTileSize + lane;
-    emit_tile(I, perm[own] >= 0 ? own : -1, list);
-    const real4_t<real> ci = block_center[I], hi = block_half[I];
+    RowPacker<real, true> packer =
+        row_packer<real, true>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf);
+    emit_exclusion_tiles(I, packer.row, ex, perm, list);
     const int column = block_column[I];
     const int cx = column % ncx, cy = column / ncx;
-    int fill = 0;
     const int y_count = all_y ? ncy : 2 * ny + 1;
     for (int k = 0; k < y_count; ++k) {
       const int y = all_y ? k : ((cy - ny + k) % ncy + ncy) % ncy;
       const int row_start = y * ncx;
       if (all_x) {
-        pack_blocks<real, true>(I, column_block_start[row_start], column_block_start[row_start + ncx], ci, hi,
-                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
+        packer.pack(column_block_start[row_start], column_block_start[row_start + ncx]);
         continue;
       }
       const int x0 = cx - nx, x1 = cx + nx;  // inclusive, may wrap
       if (x0 >= 0 && x1 < ncx) {
-        pack_blocks<real, true>(I, column_block_start[row_start + x0], column_block_start[row_start + x1 + 1], ci, hi,
-                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
+        packer.pack(column_block_start[row_start + x0], column_block_start[row_start + x1 + 1]);
       } else {
         const int a0 = (x0 % ncx + ncx) % ncx, a1 = (x1 % ncx + ncx) % ncx;  // two runs: [0, a1] and [a0, ncx)
-        pack_blocks<real, true>(I, column_block_start[row_start], column_block_start[row_start + a1 + 1], ci, hi,
-                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
-        pack_blocks<real, true>(I, column_block_start[row_start + a0], column_block_start[row_start + ncx], ci, hi,
-                                sorted_posq, block_center, block_half, box, range2, perm, buf, fill, list);
+        packer.pack(column_block_start[row_start], column_block_start[row_start + a1 + 1]);
+        packer.pack(column_block_start[row_start + a0], column_block_start[row_start + ncx]);
       }
     }
-    if (fill > 0) emit_tile(I, lane < fill ? buf[lane] : -1, list);
-    __syncwarp();
+    packer.flush();
   }
 }
 

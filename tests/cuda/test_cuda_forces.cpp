@@ -1,7 +1,7 @@
 // CUDA platform versus the CPU reference platform on every shared system (same settings):
 // mixed precision to 1e-5 (energy, relative; forces, relative RMS; no atom worse than 1e-3 of the
 // RMS force), double precision to 1e-9; bit-identical repeats; the device-side neighbour-list
-// rebuild; no host<->device transfer in an evaluation.
+// rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation.
 #include "support/catch.hpp"
 
 #include <cmath>
@@ -151,6 +151,29 @@ TEST_CASE("the tile list is rebuilt on the device exactly when atoms move past h
   std::printf("after a 0.12 nm shake: forces rel RMS %.2e, worst atom %.2e of RMS, %d tiles\n", err.relative_rms,
               err.worst_atom, gpu.num_tiles());
   CHECK(err.relative_rms < 1e-5);
+}
+
+TEST_CASE("exclusion tiles found after a sort outgrow a small buffer: it grows and the forces are unchanged") {
+  const Reference& ref = reference("villin_water");
+  CudaOptions opt;
+  opt.double_precision = true;
+  const auto forces_with = [&](int initial_exclusion_tiles) {
+    CudaOptions o = opt;
+    o.initial_exclusion_tiles = initial_exclusion_tiles;
+    CudaForceEvaluator gpu(ref.model.system, o);
+    gpu.set_positions(ref.model.positions_nm);
+    gpu.compute(false);
+    return gpu.forces();
+  };
+  const std::vector<Vec3d> grown = forces_with(1);
+  const std::vector<Vec3d> estimated = forces_with(0);
+  int differing = 0;
+  for (std::size_t i = 0; i < grown.size(); ++i)
+    differing += (grown[i].x != estimated[i].x || grown[i].y != estimated[i].y || grown[i].z != estimated[i].z) ? 1 : 0;
+  CHECK(differing == 0);
+  const ForceError err = compare_forces(grown, ref.forces);
+  std::printf("exclusion tiles grown from 1: forces rel RMS %.2e against the CPU (double)\n", err.relative_rms);
+  CHECK(err.relative_rms < 1e-9);
 }
 
 TEST_CASE("the column search of large systems finds every interaction, also after atoms drift from their columns") {
