@@ -198,6 +198,9 @@ class CudaContext final : public Context {
     x_unconstrained_.resize(n);
     v_scratch_.resize(n);
     com_velocity_.resize(1);
+    com_partial_.resize(cuda::kComVelocityMaxBlocks);
+    com_done_count_.resize(1);
+    com_done_count_.zero(stream_);
     scalar_.resize(1);
     device_step_.upload(std::vector<long long>{0}, stream_);
 
@@ -356,8 +359,9 @@ class CudaContext final : public Context {
       if (remove_com) {
         MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
         MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
-        cuda::com_velocity_kernel<<<1, cuda::kReduceThreads, 0, aux_stream_>>>(
-            n_, mass_.data(), v_.data(), inverse_total_mass_, com_velocity_.data());
+        cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kReduceThreads, 0, aux_stream_>>>(
+            n_, mass_.data(), v_.data(), inverse_total_mass_, com_partial_.data(), com_done_count_.data(),
+            com_velocity_.data());
         MDSIM_CUDA_CHECK_LAUNCH();
         MDSIM_CUDA_CHECK(cudaEventRecord(com_done_, aux_stream_));
       }
@@ -720,7 +724,8 @@ class CudaContext final : public Context {
   bool has_mass_ = false;
   double inverse_total_mass_ = 0.0;
   DeviceBuffer<double> mass_, inverse_mass_, scalar_;
-  DeviceBuffer<Vec3d> v_, x_old_, x_unconstrained_, v_scratch_, com_velocity_;
+  DeviceBuffer<Vec3d> v_, x_old_, x_unconstrained_, v_scratch_, com_velocity_, com_partial_;
+  DeviceBuffer<unsigned int> com_done_count_;
   DeviceBuffer<long long> device_step_;
 
   int num_settle_ = 0, num_ccma_ = 0, ccma_blocks_ = 0, ccma_threads_ = 64;

@@ -7,7 +7,7 @@
 // constraint data and scratch. Integration is in double precision in both precision modes; "mixed"
 // only changes how the forces are computed (CudaOptions::double_precision).
 //
-// One step (no host synchronisation, no host<->device copy): the centre-of-mass velocity (single-
+// One step (no host synchronisation, no host<->device copy): the centre-of-mass velocity (multi-
 // block deterministic reduction, on a second stream while the forces are computed), a force
 // evaluation (CudaForceEvaluator::compute, its own CUDA graph), then one CUDA graph of the
 // integrator: COM removal fused into the kick, the integrator kernels

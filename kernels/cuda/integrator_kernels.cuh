@@ -46,19 +46,50 @@ __device__ __forceinline__ double block_sum(double value, double* shared) {
   return shared[0];
 }
 
-// Centre-of-mass velocity: sum m v / sum m (total mass given), one block of kReduceThreads.
+// Centre-of-mass velocity: sum m v / sum m (total mass given). Each of com_velocity_blocks(n) blocks
+// of kReduceThreads sums its fixed grid-stride share of the atoms into partial[block]; the last block
+// to finish adds the partials in block order, so the result is the same every run. done_count must be
+// 0 before the first launch; the kernel leaves it 0.
+constexpr int kComVelocityMaxBlocks = 256;
+inline int com_velocity_blocks(int n) {
+  const int per_block = 4 * kReduceThreads;
+  return n <= per_block ? 1 : (n / per_block + 1 < kComVelocityMaxBlocks ? n / per_block + 1 : kComVelocityMaxBlocks);
+}
 __global__ void __launch_bounds__(kReduceThreads)
     com_velocity_kernel(int n, const double* __restrict__ mass, const Vec3d* __restrict__ v, double inverse_total_mass,
+                        Vec3d* __restrict__ partial, unsigned int* __restrict__ done_count,
                         Vec3d* __restrict__ com_velocity) {
   __shared__ double shared[kReduceThreads];
+  __shared__ bool last;
   Vec3d p(0, 0, 0);
-  for (int i = threadIdx.x; i < n; i += kReduceThreads) p += v[i] * mass[i];
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p += v[i] * mass[i];
   const double px = block_sum(p.x, shared);
   __syncthreads();
   const double py = block_sum(p.y, shared);
   __syncthreads();
   const double pz = block_sum(p.z, shared);
-  if (threadIdx.x == 0) *com_velocity = Vec3d(px, py, pz) * inverse_total_mass;
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = Vec3d(px, py, pz);
+    __threadfence();
+    last = atomicAdd(done_count, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  Vec3d q(0, 0, 0);
+  const double* parts = reinterpret_cast<const double*>(partial);
+  for (int b = threadIdx.x; b < static_cast<int>(gridDim.x); b += blockDim.x)  // past L1: other blocks wrote them
+    q += Vec3d(__ldcg(parts + 3 * b), __ldcg(parts + 3 * b + 1), __ldcg(parts + 3 * b + 2));
+  __syncthreads();
+  const double qx = block_sum(q.x, shared);
+  __syncthreads();
+  const double qy = block_sum(q.y, shared);
+  __syncthreads();
+  const double qz = block_sum(q.z, shared);
+  if (threadIdx.x == 0) {
+    *com_velocity = Vec3d(qx, qy, qz) * inverse_total_mass;
+    *done_count = 0;
+  }
 }
 
 // Twice the kinetic energy, sum m v^2 (kJ/mol), one block of kReduceThreads.
