@@ -39,11 +39,12 @@ __device__ __forceinline__ PairResult<real> pair_interaction(real r2, real qq, r
   return lj;
 }
 
-// One warp per tile. Lane l owns atom i = I*32 + l; the slot-atom data (and the force on it) rotates
-// round the warp, so after 32 steps every (i, slot) pair has been seen once and each slot force is
-// back in its own lane. Forces go to the original atom order as 64-bit fixed point. The energy of each
-// tile is reduced and converted to fixed point on its own, so the total does not depend on which warp
-// took which tile.
+// One warp per tile. Lane l owns atom i = I*32 + l and slot l. The slot atoms' positions and
+// parameters go to the warp's shared memory; at step k lane l reads slot (l + k) mod 32 there, while
+// the force on that slot rotates round the warp by shuffles, so after 32 steps every (i, slot) pair
+// has been seen once and each slot force is back in its own lane. Forces go to the original atom
+// order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
+// own, so the total does not depend on which warp took which tile.
 template <typename real, PairKind KIND, bool PERIODIC, bool SWITCH, bool ENERGY>
 __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
     const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
@@ -52,7 +53,11 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
     unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, PairParams<real> params) {
+  __shared__ real4_t<real> slot_posq[8][kTileSize];  // 256 threads: 8 warps
+  __shared__ real2_t<real> slot_params[8][kTileSize];
   const int lane = threadIdx.x & 31;
+  real4_t<real>* my_posq = slot_posq[threadIdx.x / 32];
+  real2_t<real>* my_params = slot_params[threadIdx.x / 32];
   const int warps = gridDim.x * blockDim.x / 32;
   const int count = min(*tile_count, capacity);  // an overflowed list is redone by the host
   unsigned long long energy_fixed = 0;
@@ -62,8 +67,8 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
     const int j_own = tile_atoms[t * kTileSize + lane];
     real4_t<real> pi = sorted_posq[i];
     const real2_t<real> si = sorted_params[i];
-    real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : pi;
-    real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
+    real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : pi;  // this lane's slot
+    const real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
     // Compact tile in a large enough box: put every atom in the image nearest block I's centre once;
     // then no pair needs the minimum-image convention (its true image is the one found).
     bool per_pair_image = PERIODIC;
@@ -80,31 +85,32 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
       }
     }
     const unsigned int mask = masks[t * kTileSize + lane];
+    __syncwarp();  // the previous tile's reads are done
+    my_posq[lane] = pj;
+    my_params[lane] = sj;
+    __syncwarp();
     Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
     double tile_energy = 0.0;
+#pragma unroll 4
     for (int k = 0; k < kTileSize; ++k) {
-      const int jl = (lane + k) & 31;  // slot whose data this lane holds now
+      const int jl = (lane + k) & 31;  // slot whose force this lane holds now
       if (!((mask >> jl) & 1u)) {
-        Vec3<real> d(pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+        const real4_t<real> pk = my_posq[jl];
+        const real2_t<real> sk = my_params[jl];
+        Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
         if (per_pair_image) d = box.minimum_image(d);
         const real r2 = dot(d, d);
         if (r2 < params.cutoff2) {
           const PairResult<real> pr =
-              pair_interaction<real, KIND, SWITCH>(r2, pi.w * pj.w, si.x + sj.x, si.y * sj.y, params);
+              pair_interaction<real, KIND, SWITCH>(r2, pi.w * pk.w, si.x + sk.x, si.y * sk.y, params);
           const Vec3<real> f = d * pr.f_over_r;
           fj += f;
           fi -= f;
           if (ENERGY) tile_energy += double(pr.energy);
         }
       }
-      // Pass the slot data one lane down: lane l now gets what lane l+1 held.
+      // Pass the slot force one lane down: lane l now gets what lane l+1 held.
       const int src = (lane + 1) & 31;
-      pj.x = __shfl_sync(0xffffffffu, pj.x, src);
-      pj.y = __shfl_sync(0xffffffffu, pj.y, src);
-      pj.z = __shfl_sync(0xffffffffu, pj.z, src);
-      pj.w = __shfl_sync(0xffffffffu, pj.w, src);
-      sj.x = __shfl_sync(0xffffffffu, sj.x, src);
-      sj.y = __shfl_sync(0xffffffffu, sj.y, src);
       fj.x = __shfl_sync(0xffffffffu, fj.x, src);
       fj.y = __shfl_sync(0xffffffffu, fj.y, src);
       fj.z = __shfl_sync(0xffffffffu, fj.z, src);

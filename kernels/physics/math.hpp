@@ -36,9 +36,17 @@ MDSIM_HD void erfc_and_gauss_(double x, double& erfc_x, double& exp_mx2) {
   erfc_x = ::erfc(x);
   exp_mx2 = ::exp(-x * x);
 }
+// On the GPU the exponential and the reciprocal are the hardware approximations (__expf: a few ulp for
+// the arguments here, x^2 < 10; __fdividef: 2 ulp), far inside the approximation's own error and a
+// quarter of the instructions of the IEEE-exact library forms.
 MDSIM_HD void erfc_and_gauss_(float x, float& erfc_x, float& exp_mx2) {
+#ifdef __CUDA_ARCH__
+  exp_mx2 = __expf(-x * x);
+  const float t = __fdividef(1.0f, 1.0f + 0.3275911f * x);
+#else
   exp_mx2 = ::expf(-x * x);
   const float t = 1.0f / (1.0f + 0.3275911f * x);
+#endif
   erfc_x = (0.254829592f + (-0.284496736f + (1.421413741f + (-1.453152027f + 1.061405429f * t) * t) * t) * t) * t *
            exp_mx2;
 }
