@@ -238,7 +238,7 @@ class Evaluator final : public EvaluatorBase {
       pme_solver_ = std::make_unique<cuda::CudaPme<real>>(pme_params_.grid[0], pme_params_.grid[1], pme_params_.grid[2],
                                                           pme_params_.alpha_per_nm, n_);
 
-    grow_tile_capacity(estimate_tiles());
+    grow_tile_capacity(opt_.initial_tiles > 0 ? static_cast<std::size_t>(opt_.initial_tiles) : estimate_tiles());
 
     MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, opt_.device));
     std::size_t free_after = 0;

@@ -33,8 +33,8 @@ struct CudaOptions {
                                        // search the tile list by columns (O(N)), smaller ones scan all block pairs
   int reorder_interval = 100;        // evaluations between spatial re-sorts of the atoms (0: only when
                                      // set_positions or reset_neighbor_list asks for one)
-  int initial_exclusion_tiles = 0;   // exclusion-tile buffer to start with (0: an estimate); tests set it
-                                     // small to exercise the growth path
+  int initial_tiles = 0;             // tile-list and exclusion-tile buffers to start with (0: estimates);
+  int initial_exclusion_tiles = 0;   // tests set them small to exercise the growth path
 };
 
 // Wall time of each part of one evaluation (µs, medians), from CUDA events.

@@ -306,26 +306,26 @@ __device__ __forceinline__ int lower_bound_key(const unsigned long long* __restr
   return lo;
 }
 
-// Writes one tile of row I holding the sorted atoms in `slot` (this lane's entry; -1 = empty) with this
-// lane's exclusion mask. Called by a whole warp.
-__device__ __forceinline__ void emit_tile(int I, int slot, unsigned int mask, const TileListView& list) {
+// Reserves `tiles` consecutive tiles of the list for row I (one atomic per call) and writes their row;
+// returns the first. Tiles past the capacity are counted but not written (the overflow is flagged and
+// the host redoes the evaluation with a larger list; every tile below the capacity is written, so the
+// tile kernel never reads an unwritten one). Whole warp.
+__device__ __forceinline__ int reserve_tiles(int I, int tiles, const TileListView& list) {
   const int lane = threadIdx.x & 31;
-  int t = 0;
-  if (lane == 0) t = atomicAdd(list.tile_count, 1);
-  t = __shfl_sync(0xffffffffu, t, 0);
-  if (t >= list.capacity) {
-    if (lane == 0) atomicExch(list.overflow, 1);
-    return;
-  }
-  if (lane == 0) list.tile_row[t] = I;
-  list.tile_atoms[t * kTileSize + lane] = slot;
-  list.tile_masks[t * kTileSize + lane] = mask;
+  int t0 = 0;
+  if (lane == 0) t0 = atomicAdd(list.tile_count, tiles);
+  t0 = __shfl_sync(0xffffffffu, t0, 0);
+  if (t0 + tiles > list.capacity && lane == 0) atomicExch(list.overflow, 1);
+  for (int q = lane; q < tiles && t0 + q < list.capacity; q += kTileSize) list.tile_row[t0 + q] = I;
+  return t0;
 }
 
-// A packed tile (no excluded pairs in it): only empty slots and padding atoms of I are masked.
-__device__ __forceinline__ void emit_packed_tile(int I, int slot, bool i_is_padding, const TileListView& list) {
-  const unsigned int filled = __ballot_sync(0xffffffffu, slot >= 0);
-  emit_tile(I, slot, i_is_padding ? ~0u : ~filled, list);
+// Writes this lane's slot (-1 = empty) and mask of tile t (nothing past the capacity).
+__device__ __forceinline__ void write_tile_lane(int t, int slot, unsigned int mask, const TileListView& list) {
+  if (t >= list.capacity) return;
+  const int lane = threadIdx.x & 31;
+  list.tile_atoms[t * kTileSize + lane] = slot;
+  list.tile_masks[t * kTileSize + lane] = mask;
 }
 
 // One warp per exclusion tile (grid-stride), after a sort: the tile's 32 exclusion masks. Bit k of
@@ -384,16 +384,23 @@ __device__ __forceinline__ RowExclusions row_exclusions(int I, const ExclusionTi
 __device__ __forceinline__ void emit_exclusion_tiles(int I, const RowExclusions& row, const ExclusionTiles& ex,
                                                      const int* __restrict__ perm, const TileListView& list) {
   const int lane = threadIdx.x & 31;
-  for (int t = row.first; t < min(row.last, ex.capacity); ++t) {
+  const int last = min(row.last, ex.capacity);
+  if (last <= row.first) return;
+  const int t0 = reserve_tiles(I, last - row.first, list);
+  for (int t = row.first; t < last; ++t) {
     const int J = static_cast<int>(ex.keys[t] & 0xffffffffull);
     const int slot = J * kTileSize + lane;
-    emit_tile(I, perm[slot] >= 0 ? slot : -1, ex.masks[t * kTileSize + lane], list);
+    write_tile_lane(t0 + (t - row.first), perm[slot] >= 0 ? slot : -1, ex.masks[t * kTileSize + lane], list);
   }
 }
 
+// Atoms a warp collects (in its shared-memory `buf`) before it writes them out as whole tiles.
+constexpr int kPackBuffer = 1024;
+
 // Packs the atoms of one row I's packed tiles: the atoms of blocks J > I that lie within range of block
 // I's bounding box, except blocks that share an exclusion tile with I (their atoms are all in it), 32
-// to a tile; up to 63 atoms wait in the warp's `buf` (2 x 32 ints) between calls. Whole warp.
+// to a tile. They collect in the warp's `buf` (kPackBuffer ints) and go out as whole tiles, reserved
+// with one atomic per batch, when it fills and at flush(). Whole warp.
 template <typename real, bool PERIODIC>
 struct RowPacker {
   int I;
@@ -432,8 +439,8 @@ struct RowPacker {
     return found;
   }
 
-  // Appends the atoms of block J (this lane: slot j, original index orig, position p) that lie within
-  // range of I's box; emits a tile when 32 are waiting.
+  // Appends this lane's atom of a block J (slot j, original index orig, position p) to buf when it lies
+  // within range of I's box.
   __device__ __forceinline__ void add_block_atoms(int j, int orig, const real4_t<real>& p) {
     const int lane = threadIdx.x & 31;
     Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
@@ -445,15 +452,22 @@ struct RowPacker {
     const unsigned int m = __ballot_sync(0xffffffffu, near);
     if (near) buf[fill + __popc(m & ((1u << lane) - 1u))] = j;
     fill += __popc(m);
+  }
+
+  // Writes the whole tiles waiting in buf and moves the rest (< 32 atoms) to its front.
+  __device__ __forceinline__ void emit_whole_tiles() {
+    const int lane = threadIdx.x & 31;
+    const int tiles = fill / kTileSize;
+    if (tiles == 0) return;
     __syncwarp();
-    if (fill >= kTileSize) {
-      emit_packed_tile(I, buf[lane], i_is_padding, list);
-      __syncwarp();
-      const int rest = fill - kTileSize;
-      if (lane < rest) buf[lane] = buf[kTileSize + lane];
-      fill = rest;
-      __syncwarp();
-    }
+    const int t0 = reserve_tiles(I, tiles, list);
+    for (int q = 0; q < tiles; ++q) write_tile_lane(t0 + q, buf[q * kTileSize + lane], i_is_padding ? ~0u : 0u, list);
+    const int rest = fill - tiles * kTileSize;
+    const int moved = lane < rest ? buf[tiles * kTileSize + lane] : 0;
+    __syncwarp();
+    if (lane < rest) buf[lane] = moved;
+    fill = rest;
+    __syncwarp();
   }
 
   // Blocks J in [first, last). The blocks whose boxes come within range are taken kBatch at a time,
@@ -491,14 +505,21 @@ struct RowPacker {
 #pragma unroll
         for (int q = 0; q < kBatch; ++q)
           if (j[q] >= 0) add_block_atoms(j[q], orig[q], p[q]);
+        if (fill > kPackBuffer - kBatch * kTileSize) emit_whole_tiles();
       }
     }
   }
 
-  // The last, partly filled tile.
+  // Everything still waiting: the whole tiles, then the last, partly filled one (its empty slots
+  // masked).
   __device__ __forceinline__ void flush() {
     const int lane = threadIdx.x & 31;
-    if (fill > 0) emit_packed_tile(I, lane < fill ? buf[lane] : -1, i_is_padding, list);
+    emit_whole_tiles();
+    if (fill > 0) {
+      const int slot = lane < fill ? buf[lane] : -1;
+      const unsigned int filled = __ballot_sync(0xffffffffu, slot >= 0);
+      write_tile_lane(reserve_tiles(I, 1, list), slot, i_is_padding ? ~0u : ~filled, list);
+    }
     fill = 0;
     __syncwarp();
   }
@@ -533,7 +554,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
     const int* __restrict__ perm, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
-  __shared__ int buffer[4][2 * kTileSize];
+  __shared__ int buffer[4][kPackBuffer];
   int* buf = buffer[threadIdx.x / 32];
   const int nblocks = *nblocks_used;
   const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
@@ -568,7 +589,7 @@ __global__ void __launch_bounds__(128) tile_build_columns_kernel(
     const int* __restrict__ block_column, const int* __restrict__ column_block_start, int ncx, int ncy,
     const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
-  __shared__ int buffer[4][2 * kTileSize];
+  __shared__ int buffer[4][kPackBuffer];
   int* buf = buffer[threadIdx.x / 32];
   const int nblocks = *nblocks_used;
   const real range = sqrt(range2);

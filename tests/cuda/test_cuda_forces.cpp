@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <utility>
 
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -153,27 +154,33 @@ TEST_CASE("the tile list is rebuilt on the device exactly when atoms move past h
   CHECK(err.relative_rms < 1e-5);
 }
 
-TEST_CASE("exclusion tiles found after a sort outgrow a small buffer: it grows and the forces are unchanged") {
+TEST_CASE("a tile list or exclusion-tile buffer that starts too small grows, and the forces are unchanged") {
   const Reference& ref = reference("villin_water");
-  CudaOptions opt;
-  opt.double_precision = true;
-  const auto forces_with = [&](int initial_exclusion_tiles) {
-    CudaOptions o = opt;
+  const auto forces_with = [&](int initial_tiles, int initial_exclusion_tiles) {
+    CudaOptions o;
+    o.double_precision = true;
+    o.initial_tiles = initial_tiles;
     o.initial_exclusion_tiles = initial_exclusion_tiles;
     CudaForceEvaluator gpu(ref.model.system, o);
     gpu.set_positions(ref.model.positions_nm);
     gpu.compute(false);
     return gpu.forces();
   };
-  const std::vector<Vec3d> grown = forces_with(1);
-  const std::vector<Vec3d> estimated = forces_with(0);
-  int differing = 0;
-  for (std::size_t i = 0; i < grown.size(); ++i)
-    differing += (grown[i].x != estimated[i].x || grown[i].y != estimated[i].y || grown[i].z != estimated[i].z) ? 1 : 0;
-  CHECK(differing == 0);
-  const ForceError err = compare_forces(grown, ref.forces);
-  std::printf("exclusion tiles grown from 1: forces rel RMS %.2e against the CPU (double)\n", err.relative_rms);
-  CHECK(err.relative_rms < 1e-9);
+  const std::vector<Vec3d> estimated = forces_with(0, 0);
+  const auto identical = [&](const std::vector<Vec3d>& f) {
+    int differing = 0;
+    for (std::size_t i = 0; i < f.size(); ++i)
+      differing += (f[i].x != estimated[i].x || f[i].y != estimated[i].y || f[i].z != estimated[i].z) ? 1 : 0;
+    return differing == 0;
+  };
+  for (const auto& [tiles, exclusion_tiles] : {std::pair<int, int>{1, 0}, {0, 1}, {100, 1}}) {
+    const std::vector<Vec3d> grown = forces_with(tiles, exclusion_tiles);
+    CHECK(identical(grown));
+    const ForceError err = compare_forces(grown, ref.forces);
+    std::printf("buffers grown from %d tiles, %d exclusion tiles: forces rel RMS %.2e against the CPU (double)\n",
+                tiles, exclusion_tiles, err.relative_rms);
+    CHECK(err.relative_rms < 1e-9);
+  }
 }
 
 TEST_CASE("the column search of large systems finds every interaction, also after atoms drift from their columns") {
