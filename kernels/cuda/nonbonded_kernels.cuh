@@ -23,6 +23,30 @@ struct PairParams {
   ReactionField<real> rf;
 };
 
+// Loads from a shared-memory address held as a 32-bit window offset (see the tile kernel: the compiler
+// otherwise recomputes the warp's shared-memory base from the thread index at every step).
+__device__ __forceinline__ float4 load_shared(unsigned int address, const float4*) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(address) : "memory");
+  return v;
+}
+__device__ __forceinline__ float2 load_shared(unsigned int address, const float2*) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(address) : "memory");
+  return v;
+}
+__device__ __forceinline__ double4_16a load_shared(unsigned int address, const double4_16a*) {
+  double4_16a v;
+  asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "r"(address) : "memory");
+  asm volatile("ld.shared.v2.f64 {%0, %1}, [%2 + 16];" : "=d"(v.z), "=d"(v.w) : "r"(address) : "memory");
+  return v;
+}
+__device__ __forceinline__ double2 load_shared(unsigned int address, const double2*) {
+  double2 v;
+  asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "r"(address) : "memory");
+  return v;
+}
+
 // Energy and -(dE/dr)/r of one non-excluded pair within the cutoff.
 template <typename real, PairKind KIND, bool SWITCH>
 __device__ __forceinline__ PairResult<real> pair_interaction(real r2, real qq, real sigma, real epsilon,
@@ -84,19 +108,27 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
         pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
       }
     }
-    const unsigned int mask = masks[t * kTileSize + lane];
+    // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
+    // step k reads bit 0 after k shifts).
+    unsigned int pending = ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane);
     __syncwarp();  // the previous tile's reads are done
     my_posq[lane] = pj;
     my_params[lane] = sj;
     __syncwarp();
+    // Shared addresses of this lane's first slot and the wrap point, held opaque so that they stay in
+    // registers.
+    unsigned int pos_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + lane));
+    unsigned int par_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_params + lane));
+    unsigned int pos_end = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + kTileSize));
+    int src = lane + 1;  // shuffle source (the index wraps modulo the warp)
+    asm volatile("" : "+r"(pos_address), "+r"(par_address), "+r"(pos_end), "+r"(src));
     Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
     double tile_energy = 0.0;
 #pragma unroll 4
     for (int k = 0; k < kTileSize; ++k) {
-      const int jl = (lane + k) & 31;  // slot whose force this lane holds now
-      if (!((mask >> jl) & 1u)) {
-        const real4_t<real> pk = my_posq[jl];
-        const real2_t<real> sk = my_params[jl];
+      if (pending & 1u) {
+        const real4_t<real> pk = load_shared(pos_address, static_cast<const real4_t<real>*>(nullptr));
+        const real2_t<real> sk = load_shared(par_address, static_cast<const real2_t<real>*>(nullptr));
         Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
         if (per_pair_image) d = box.minimum_image(d);
         const real r2 = dot(d, d);
@@ -109,8 +141,14 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
           if (ENERGY) tile_energy += double(pr.energy);
         }
       }
+      pending >>= 1;
+      pos_address += sizeof(real4_t<real>);
+      par_address += sizeof(real2_t<real>);
+      if (pos_address == pos_end) {  // slot 31 -> slot 0
+        pos_address -= kTileSize * sizeof(real4_t<real>);
+        par_address -= kTileSize * sizeof(real2_t<real>);
+      }
       // Pass the slot force one lane down: lane l now gets what lane l+1 held.
-      const int src = (lane + 1) & 31;
       fj.x = __shfl_sync(0xffffffffu, fj.x, src);
       fj.y = __shfl_sync(0xffffffffu, fj.y, src);
       fj.z = __shfl_sync(0xffffffffu, fj.z, src);
