@@ -682,8 +682,10 @@ class Evaluator final : public EvaluatorBase {
 
   void launch_pme(bool with_energy, cudaStream_t stream) {
     if (!pme_) return;
+    // The spatially sorted copy (written by prepare_positions_kernel before the PME stream starts) lets
+    // the mixed-precision spread sum each block's charges in shared memory first.
     pme_solver_->compute(posq_.data(), box_, force_.data(), npad_, with_energy ? energy_.data() + kSlotReciprocal : nullptr,
-                         stream);
+                         stream, {sorted_posq_.data(), npad_});
   }
 
   System sys_;

@@ -10,7 +10,9 @@
 //                 index and the B-spline weights into shared memory; the block's threads then add the
 //                 125 charge contributions of each atom to a 64-bit fixed-point grid (scale 2^40) with
 //                 integer atomicAdd: the grid is the same bit for bit whatever order the adds happen
-//                 in, and whatever the atom order.
+//                 in, and whatever the atom order. In mixed precision with a spatially sorted copy of
+//                 the atoms (compute's `sorted`), each block sums its charges in a shared-memory tile
+//                 of 32-bit fixed point first and adds each touched point to the grid once.
 //   2. convert  — fixed-point grid -> real grid (and the fixed-point grid is zeroed for the next call).
 //   3. cuFFT R2C (D2Z in double precision).
 //   4. convolve — multiply by the influence function; the energy (template flag) is summed in double,
@@ -74,8 +76,17 @@ class CudaPme {
   // force_fixed: x of atom i at force_fixed[i], y at force_fixed[stride + i], z at force_fixed[2*stride + i].
   // If energy_fixed is non-null, ADDS the reciprocal energy (kJ/mol, fixed point) to *energy_fixed.
   // Everything is enqueued on `stream`; no host synchronisation, no host<->device copies.
+  //
+  // Optionally the same atoms again, spatially sorted in blocks of 32 (any slot left over has charge
+  // 0), for the charge spreading: in mixed precision each block's charges are then summed in a shared-
+  // memory tile before they go to the grid (spread_tiled_kernel in cuda_pme.cu). Double precision
+  // ignores it.
+  struct SortedAtoms {
+    const real4* posq = nullptr;
+    int count = 0;  // slots, a multiple of 32
+  };
   void compute(const real4* posq, const BoxVectors<double>& box, unsigned long long* force_fixed, int stride,
-               unsigned long long* energy_fixed, cudaStream_t stream);
+               unsigned long long* energy_fixed, cudaStream_t stream, SortedAtoms sorted = {});
 
   int grid_size(int axis) const { return n_[axis]; }
   double alpha_per_nm() const { return alpha_; }

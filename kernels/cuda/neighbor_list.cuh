@@ -178,9 +178,12 @@ __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict
   const bool real_atom = orig >= 0;
   if (!real_atom) {
     // Padding copies its block's first atom (so the block's bounding box does not grow), charge 0;
-    // blocks past the last column are empty and untouched.
+    // blocks past the last column are empty: charge 0 too (the PME spread reads every slot).
     orig = perm[s & ~(kTileSize - 1)];
-    if (orig < 0) return;
+    if (orig < 0) {
+      sorted_posq[s] = VecTypes<real>::make4(real(0), real(0), real(0), real(0));
+      return;
+    }
   }
   const double4_16a p = pos[orig];
   const real q = real_atom ? charge[orig] : real(0);

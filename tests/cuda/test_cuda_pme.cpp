@@ -139,7 +139,7 @@ struct GpuResult {
 // the result is what compute() ADDED; the padding between the x, y and z blocks must stay untouched.
 template <typename real>
 GpuResult run_gpu(CudaPme<real>& pme, const DeviceBuffer<typename CudaPme<real>::real4>& posq, const Boxd& box,
-                  int n, bool with_energy, cudaStream_t stream) {
+                  int n, bool with_energy, cudaStream_t stream, typename CudaPme<real>::SortedAtoms sorted = {}) {
   const int stride = n + 13;
   std::vector<unsigned long long> base(static_cast<std::size_t>(3 * stride));
   for (std::size_t k = 0; k < base.size(); ++k) base[k] = host_to_fixed(0.125 * double(int(k % 17) - 8));
@@ -149,7 +149,7 @@ GpuResult run_gpu(CudaPme<real>& pme, const DeviceBuffer<typename CudaPme<real>:
   DeviceBuffer<unsigned long long> energy;
   energy.upload(std::vector<unsigned long long>{energy_base}, stream);
 
-  pme.compute(posq.data(), box, force.data(), stride, with_energy ? energy.data() : nullptr, stream);
+  pme.compute(posq.data(), box, force.data(), stride, with_energy ? energy.data() : nullptr, stream, sorted);
   MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
 
   const std::vector<unsigned long long> f = force.download(stream);
@@ -357,7 +357,56 @@ void order_invariance_case(const char* label, const Boxd& box, int nx, int ny, i
   check_against_cpu<real>(label, gb, run_cpu(cb, box, nx, ny, nz, alpha));
 }
 
+// Mixed precision with a spatially sorted copy for the spreading, as the force evaluator passes it:
+// blocks of 32 slots in Morton order, every 29 atoms followed by 3 zero-charge padding slots, and
+// unused zero-charge slots at the end. The dense cluster's blocks fit a shared-memory tile; the
+// sparse atoms' blocks span more of the grid than a tile and take the direct path. Both must match
+// the CPU, and repeat bit for bit.
+void sorted_spread_case(const Boxd& box, int nx, int ny, int nz, double alpha, std::uint64_t seed) {
+  const int n_cluster = 1280, n_spread = 1280, n = n_cluster + n_spread;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> near(-0.3, 0.3), charge(-1.0, 1.0);
+  Charges all = random_charges(n_spread, box, seed + 1);
+  double total = 0.0;
+  for (int i = 0; i < n_cluster; ++i) {
+    all.pos.push_back(Vec3d(near(rng), near(rng), near(rng)));
+    all.q.push_back(charge(rng));
+    total += all.q.back();
+  }
+  for (int i = n_spread; i < n; ++i) all.q[static_cast<std::size_t>(i)] -= total / n_cluster;
+  const auto posq_host = pack<float>(all);
+  std::vector<float4> sorted_host;
+  int since_padding = 0;
+  for (int k : morton_order(all.pos, box)) {
+    sorted_host.push_back(posq_host[static_cast<std::size_t>(k)]);
+    if (++since_padding == 29) {
+      for (int p = 0; p < 3; ++p) sorted_host.push_back(make_float4(sorted_host.back().x, sorted_host.back().y,
+                                                                     sorted_host.back().z, 0.0f));
+      since_padding = 0;
+    }
+  }
+  while (sorted_host.size() % 32 != 0 || sorted_host.size() < static_cast<std::size_t>(n) + 64)
+    sorted_host.push_back(make_float4(0, 0, 0, 0));
+  Stream stream;
+  DeviceBuffer<float4> posq, sorted;
+  posq.upload(posq_host, stream.s);
+  sorted.upload(sorted_host, stream.s);
+  CudaPme<float> pme(nx, ny, nz, alpha, n);
+  const CudaPme<float>::SortedAtoms view{sorted.data(), static_cast<int>(sorted_host.size())};
+  const GpuResult g1 = run_gpu(pme, posq, box, n, true, stream.s, view);
+  const GpuResult g2 = run_gpu(pme, posq, box, n, true, stream.s, view);
+  CHECK(g1.raw == g2.raw);
+  CHECK(g1.energy_raw == g2.energy_raw);
+  check_against_cpu<float>("sorted copy, tiled spread", g1, run_cpu(all, box, nx, ny, nz, alpha));
+}
+
 }  // namespace
+
+TEST_CASE("CudaPme float spreads a spatially sorted copy through shared-memory tiles, matching the CPU",
+          "[cuda][pme]") {
+  sorted_spread_case(make_box({2.7, 0, 0}, {0, 2.7, 0}, {0, 0, 2.5}), 27, 27, 25, 2.9, 71);
+  sorted_spread_case(make_box({3.1, 0, 0}, {0.7, 2.9, 0}, {-1.0, 0.8, 2.7}), 32, 30, 28, 3.1, 72);
+}
 
 TEST_CASE("CudaPme matches CpuPme: orthorhombic box, 32x30x28 grid", "[cuda][pme]") {
   const Boxd box = make_box({3.2, 0, 0}, {0, 3.0, 0}, {0, 0, 2.8});
