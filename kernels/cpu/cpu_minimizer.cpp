@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "engine/errors.hpp"
 
@@ -13,11 +14,7 @@ namespace mdsim {
 namespace {
 
 using Coords = std::vector<Vec3d>;
-
-// Positions are projected onto the constraint surface to this relative accuracy (tighter than any
-// integrator tolerance), gradients to |f . r| / r^2 below kGradientProjectionTolerance.
-constexpr double kManifoldTolerance = 1e-10;
-constexpr double kGradientProjectionTolerance = 1e-9;
+using Vector = MinimizerBackend::Vector;
 
 double dot_all(const Coords& a, const Coords& b) {
   double s = 0.0;
@@ -25,45 +22,52 @@ double dot_all(const Coords& a, const Coords& b) {
   return s;
 }
 
+void check_arguments(double tolerance, int max_iterations) {
+  if (!(tolerance > 0.0)) throw InputError("minimize: tolerance must be positive (kJ/mol/nm)");
+  if (max_iterations < 0) throw InputError("minimize: max_iterations must be 0 (until converged) or positive");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver (any backend).
+
 // Potential energy on the constraint manifold: positions are kept on it by `retract`, gradients are
-// projected onto its tangent space.
+// projected onto its tangent space (by the backend's evaluate).
 class ManifoldObjective {
  public:
-  ManifoldObjective(const EnergyAndForces& energy_and_forces, CpuConstraints* projector)
-      : energy_and_forces_(energy_and_forces), projector_(projector) {}
+  explicit ManifoldObjective(MinimizerBackend& backend) : backend_(backend), constrained_(backend.constrained()) {}
 
   // Energy (kJ/mol) at x, gradient (= minus the projected force) overwritten.
-  double evaluate(const Coords& x, Coords& gradient) {
-    ++evaluations_;
-    const double e = energy_and_forces_(x, gradient);
-    if (projector_) project_out_constraint_forces(*projector_, x, gradient);
-    for (auto& g : gradient) g = -g;
+  double evaluate(Vector x, Vector gradient) {
+    const double e = backend_.evaluate(x, gradient);
     return std::isfinite(e) ? e : std::numeric_limits<double>::infinity();
   }
 
   // Moves x (= reference + step) back onto the constraint surface along the constraint vectors of
   // reference (a retraction).
-  void retract(const Coords& reference, Coords& x) {
-    if (projector_) projector_->apply_positions(reference, x, kManifoldTolerance);
+  void retract(Vector reference, Vector x) {
+    if (constrained_) backend_.retract(reference, x);
   }
 
   // Tangent component of a direction at x.
-  void project(const Coords& x, Coords& direction) {
-    if (projector_) projector_->apply_velocities(x, direction, kGradientProjectionTolerance);
+  void project(Vector x, Vector direction) {
+    if (constrained_) backend_.project(x, direction);
   }
 
-  long evaluations() const { return evaluations_; }
-
  private:
-  const EnergyAndForces& energy_and_forces_;
-  CpuConstraints* projector_;
-  long evaluations_ = 0;
+  MinimizerBackend& backend_;
+  bool constrained_;
 };
 
 struct Point {
-  Coords x, g;
+  Vector x = -1, g = -1;
   double f = 0.0;
 };
+
+void swap(Point& a, Point& b) {
+  std::swap(a.x, b.x);
+  std::swap(a.g, b.g);
+  std::swap(a.f, b.f);
+}
 
 // Line search along p from `start`, driven by the directional derivative phi'(a) ~ g(x_a) . p.
 //
@@ -73,33 +77,26 @@ struct Point {
 // at the cutoff are tiny). So a step is accepted on the strong-Wolfe curvature condition
 // |phi'(a)| <= c2 |phi'(0)| (for a quadratic this alone implies sufficient decrease), with the
 // energy only guarding against real uphill moves: f(a) <= f(0) + c1 a phi'(0) + noise. Brackets are
-// refined by safeguarded secant steps on phi'. On success `out` holds the accepted point.
-bool line_search(ManifoldObjective& objective, const Point& start, const Coords& p, double alpha_initial,
-                 double alpha_max, double energy_noise, Point& out) {
+// refined by safeguarded secant steps on phi'. On success `trial` holds the accepted point (its
+// vectors are overwritten in any case). Host values per trial point: its energy and g . p.
+bool line_search(MinimizerBackend& backend, ManifoldObjective& objective, const Point& start, Vector p,
+                 double alpha_initial, double alpha_max, double energy_noise, Point& trial) {
   constexpr double c1 = 1e-4, c2 = 0.9;
   constexpr int kMaxEvaluations = 20;
-  const double d0 = dot_all(start.g, p);
+  const double d0 = backend.dot(start.g, p);
   if (!(d0 < 0.0)) return false;
-  Point trial;
-  trial.x.resize(start.x.size());
   double lo = 0.0, d_lo = d0;    // last step known to be downhill with acceptable energy
   double hi = -1.0, d_hi = 0.0;  // first step past the minimum (or uphill in energy); -1 = none yet
   double a = std::min(alpha_initial, alpha_max);
   for (int evaluation = 0; evaluation < kMaxEvaluations; ++evaluation) {
-    for (std::size_t i = 0; i < start.x.size(); ++i) trial.x[i] = start.x[i] + p[i] * a;
+    backend.add_scaled(trial.x, start.x, p, a);
     objective.retract(start.x, trial.x);
     trial.f = objective.evaluate(trial.x, trial.g);
-    const double da = dot_all(trial.g, p);
+    const double da = backend.dot(trial.g, p);
     const bool energy_ok = std::isfinite(trial.f) && trial.f <= start.f + c1 * a * d0 + energy_noise;
-    if (energy_ok && std::fabs(da) <= -c2 * d0) {
-      out = std::move(trial);
-      return true;
-    }
+    if (energy_ok && std::fabs(da) <= -c2 * d0) return true;
     if (energy_ok && da < 0.0) {
-      if (hi < 0.0 && a >= alpha_max) {  // still descending steeply at the step limit: take it
-        out = std::move(trial);
-        return true;
-      }
+      if (hi < 0.0 && a >= alpha_max) return true;  // still descending steeply at the step limit: take it
       lo = a;
       d_lo = da;
     } else {
@@ -125,61 +122,75 @@ struct LbfgsResult {
   int iterations = 0;
 };
 
-double force_measure(const Coords& g, ForceCriterion criterion) {
-  if (criterion == ForceCriterion::MaxAtom) return max_norm(g);
-  return g.empty() ? 0.0 : std::sqrt(dot_all(g, g) / static_cast<double>(g.size()));
+double force_measure(MinimizerBackend& backend, Vector g, ForceCriterion criterion) {
+  if (criterion == ForceCriterion::MaxAtom) return backend.max_norm(g);
+  const std::size_t n = backend.particles();
+  return n == 0 ? 0.0 : std::sqrt(backend.dot(g, g) / static_cast<double>(n));
 }
 
 // L-BFGS from x (in/out, on the manifold) until the force measure falls below the tolerance, the
 // iteration budget (negative = none) is spent, or two line searches in a row fail.
-LbfgsResult lbfgs(ManifoldObjective& objective, Coords& x, double tolerance, ForceCriterion criterion, long budget) {
+LbfgsResult lbfgs(MinimizerBackend& backend, Vector x, double tolerance, ForceCriterion criterion, long budget) {
   // Correction pairs: 64 (a long memory pays off on the many soft modes of a solvated system;
   // ala2_water needs ~1000 iterations with 64 pairs, ~2400 with 8), fewer when that would take
   // more than ~256 MB.
-  const std::size_t per_pair_bytes = 2 * x.size() * sizeof(Vec3d);
+  const std::size_t per_pair_bytes = 2 * backend.particles() * sizeof(Vec3d);
   const std::size_t kHistory = std::clamp<std::size_t>((std::size_t(256) << 20) / std::max<std::size_t>(per_pair_bytes, 1), 8, 64);
   constexpr double kMaxStepNm = 0.05;     // largest per-atom displacement of one line-search step
   constexpr double kFirstStepNm = 0.005;  // per-atom displacement of a steepest-descent step
+  ManifoldObjective objective(backend);
   LbfgsResult result;
-  Point current;
-  current.x = x;
+  Point current{backend.new_vector(), backend.new_vector()};
+  backend.copy(current.x, x);
   current.f = objective.evaluate(current.x, current.g);
   // Energy changes below this are indistinguishable from cutoff-crossing jumps (see line_search).
   const double energy_noise = 1e-5 * std::fabs(current.f) + 1e-3;
-  std::deque<Coords> s_hist, y_hist;
+  // Correction pairs, oldest first; rho = 1 / s.y. The newest pair's s.y and y.y give the initial
+  // Hessian scaling. Vectors of dropped pairs are reused (`spare`).
+  std::deque<Vector> s_hist, y_hist;
   std::deque<double> rho_hist;
-  Coords p(x.size());
-  std::vector<double> alpha_coef(kHistory);
+  double newest_sy = 0.0, newest_yy = 0.0;
+  std::vector<Vector> spare;
+  const auto take = [&] {
+    if (spare.empty()) return backend.new_vector();
+    const Vector v = spare.back();
+    spare.pop_back();
+    return v;
+  };
+  const Vector p = backend.new_vector();
+  Point trial{backend.new_vector(), backend.new_vector()};
+  backend.reserve_coefficients(kHistory);  // alpha_k of the two-loop recursion, slot k
   int failures = 0;
   while (true) {
-    if (force_measure(current.g, criterion) < tolerance) {
+    if (force_measure(backend, current.g, criterion) < tolerance) {
       result.converged = true;
       break;
     }
     if (budget >= 0 && result.iterations >= budget) break;
     // Two-loop recursion: p = -H g, H from the stored pairs (initial scaling s.y / y.y).
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = -current.g[i];
+    backend.negate(p, current.g);
     const std::size_t m = s_hist.size();
     for (std::size_t k = m; k-- > 0;) {
-      alpha_coef[k] = rho_hist[k] * dot_all(s_hist[k], p);
-      for (std::size_t j = 0; j < p.size(); ++j) p[j] -= y_hist[k][j] * alpha_coef[k];
+      backend.set_coefficient(k, rho_hist[k], s_hist[k], p);  // alpha_k = rho_k s_k . p
+      backend.subtract_multiple(p, y_hist[k], k);            // p -= alpha_k y_k
     }
     double alpha_initial = 1.0;
     if (m > 0) {
-      const double gamma = dot_all(s_hist.back(), y_hist.back()) / dot_all(y_hist.back(), y_hist.back());
-      for (auto& v : p) v *= gamma;
+      const double gamma = newest_sy / newest_yy;
+      backend.scale(p, gamma);
       for (std::size_t k = 0; k < m; ++k) {
-        const double c = alpha_coef[k] - rho_hist[k] * dot_all(y_hist[k], p);
-        for (std::size_t j = 0; j < p.size(); ++j) p[j] += s_hist[k][j] * c;
+        backend.reduce_coefficient(k, rho_hist[k], y_hist[k], p);  // alpha_k - rho_k y_k . p
+        backend.add_multiple(p, s_hist[k], k);
       }
       objective.project(current.x, p);
     } else {
-      alpha_initial = kFirstStepNm / max_norm(p);
+      alpha_initial = kFirstStepNm / backend.max_norm(p);
     }
-    const double p_max = max_norm(p);
-    Point next;
+    const double p_max = backend.max_norm(p);
     if (!(p_max > 0.0) || !std::isfinite(p_max) ||
-        !line_search(objective, current, p, alpha_initial, kMaxStepNm / p_max, energy_noise, next)) {
+        !line_search(backend, objective, current, p, alpha_initial, kMaxStepNm / p_max, energy_noise, trial)) {
+      spare.insert(spare.end(), s_hist.begin(), s_hist.end());
+      spare.insert(spare.end(), y_hist.begin(), y_hist.end());
       s_hist.clear();
       y_hist.clear();
       rho_hist.clear();
@@ -188,27 +199,124 @@ LbfgsResult lbfgs(ManifoldObjective& objective, Coords& x, double tolerance, For
     }
     failures = 0;
     ++result.iterations;
-    Coords s(x.size()), y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      s[i] = next.x[i] - current.x[i];
-      y[i] = next.g[i] - current.g[i];
-    }
-    const double sy = dot_all(s, y);
-    if (sy > 1e-12 * std::sqrt(dot_all(s, s) * dot_all(y, y))) {
+    const Vector s = take(), y = take();
+    backend.subtract(s, trial.x, current.x);
+    backend.subtract(y, trial.g, current.g);
+    const double sy = backend.dot(s, y);
+    const double ss = backend.dot(s, s), yy = backend.dot(y, y);
+    if (sy > 1e-12 * std::sqrt(ss * yy)) {
       if (s_hist.size() == kHistory) {
+        spare.push_back(s_hist.front());
+        spare.push_back(y_hist.front());
         s_hist.pop_front();
         y_hist.pop_front();
         rho_hist.pop_front();
       }
-      s_hist.push_back(std::move(s));
-      y_hist.push_back(std::move(y));
+      s_hist.push_back(s);
+      y_hist.push_back(y);
       rho_hist.push_back(1.0 / sy);
+      newest_sy = sy;
+      newest_yy = yy;
+    } else {
+      spare.push_back(s);
+      spare.push_back(y);
     }
-    current = std::move(next);
+    swap(current, trial);
   }
-  x = current.x;
+  backend.copy(x, current.x);
   return result;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The CPU backend: host arrays, the given source of energies and forces, CpuConstraints.
+
+class CpuMinimizerBackend final : public MinimizerBackend {
+ public:
+  // constraints: the system's masses (start positions, final check); projector: unit masses (the
+  // retraction and the tangent projections), null when the system has no constraints.
+  CpuMinimizerBackend(const EnergyAndForces& energy_and_forces, CpuConstraints& constraints,
+                      CpuConstraints* projector, std::size_t particles)
+      : energy_and_forces_(energy_and_forces), constraints_(constraints), projector_(projector), n_(particles) {}
+
+  Coords& operator[](Vector v) { return vectors_[static_cast<std::size_t>(v)]; }
+
+  std::size_t particles() const override { return n_; }
+  Vector new_vector() override {
+    vectors_.emplace_back(n_);
+    return static_cast<Vector>(vectors_.size() - 1);
+  }
+  void reserve_coefficients(std::size_t slots) override { coefficients_.assign(slots, 0.0); }
+
+  void copy(Vector to, Vector from) override { (*this)[to] = (*this)[from]; }
+  void negate(Vector to, Vector from) override {
+    Coords& t = (*this)[to];
+    const Coords& f = (*this)[from];
+    for (std::size_t i = 0; i < n_; ++i) t[i] = -f[i];
+  }
+  void scale(Vector v, double a) override {
+    for (auto& e : (*this)[v]) e *= a;
+  }
+  void add_scaled(Vector to, Vector x, Vector p, double a) override {
+    Coords& t = (*this)[to];
+    const Coords& xs = (*this)[x];
+    const Coords& ps = (*this)[p];
+    for (std::size_t i = 0; i < n_; ++i) t[i] = xs[i] + ps[i] * a;
+  }
+  void subtract(Vector to, Vector a, Vector b) override {
+    Coords& t = (*this)[to];
+    const Coords& as = (*this)[a];
+    const Coords& bs = (*this)[b];
+    for (std::size_t i = 0; i < n_; ++i) t[i] = as[i] - bs[i];
+  }
+  void add_multiple(Vector v, Vector x, std::size_t slot) override {
+    Coords& vs = (*this)[v];
+    const Coords& xs = (*this)[x];
+    for (std::size_t j = 0; j < n_; ++j) vs[j] += xs[j] * coefficients_[slot];
+  }
+  void subtract_multiple(Vector v, Vector x, std::size_t slot) override {
+    Coords& vs = (*this)[v];
+    const Coords& xs = (*this)[x];
+    for (std::size_t j = 0; j < n_; ++j) vs[j] -= xs[j] * coefficients_[slot];
+  }
+  void set_coefficient(std::size_t slot, double factor, Vector a, Vector b) override {
+    coefficients_[slot] = factor * dot_all((*this)[a], (*this)[b]);
+  }
+  void reduce_coefficient(std::size_t slot, double factor, Vector a, Vector b) override {
+    coefficients_[slot] = coefficients_[slot] - factor * dot_all((*this)[a], (*this)[b]);
+  }
+  double dot(Vector a, Vector b) override { return dot_all((*this)[a], (*this)[b]); }
+  double max_norm(Vector v) override { return mdsim::max_norm((*this)[v]); }
+
+  bool constrained() const override { return projector_ != nullptr; }
+  double energy(Vector x) override { return energy_and_forces_((*this)[x], scratch_forces_); }
+  double evaluate(Vector x, Vector gradient) override {
+    Coords& g = (*this)[gradient];
+    const double e = energy_and_forces_((*this)[x], g);
+    if (projector_) project_out_constraint_forces(*projector_, (*this)[x], g);
+    for (auto& v : g) v = -v;
+    return e;
+  }
+  void retract(Vector reference, Vector x) override {
+    if (projector_) projector_->apply_positions((*this)[reference], (*this)[x], kMinimizerManifoldTolerance);
+  }
+  void project(Vector x, Vector direction) override {
+    if (projector_) projector_->apply_velocities((*this)[x], (*this)[direction], kMinimizerProjectionTolerance);
+  }
+  void constrain(Vector x, double tolerance) override {
+    const Coords reference = (*this)[x];
+    constraints_.apply_positions(reference, (*this)[x], tolerance);
+  }
+  double max_relative_deviation(Vector x) override { return constraints_.max_relative_deviation((*this)[x]); }
+
+ private:
+  const EnergyAndForces& energy_and_forces_;
+  CpuConstraints& constraints_;
+  CpuConstraints* projector_;
+  std::size_t n_;
+  std::deque<Coords> vectors_;  // handle = index; a deque keeps references valid as it grows
+  std::vector<double> coefficients_;
+  Coords scratch_forces_;
+};
 
 }  // namespace
 
@@ -222,38 +330,45 @@ void project_out_constraint_forces(CpuConstraints& projector, const std::vector<
                                    std::vector<Vec3d>& forces) {
   if (projector.empty()) return;
   // With unit masses the velocity constraint is the Euclidean projection onto the tangent space.
-  projector.apply_velocities(positions, forces, kGradientProjectionTolerance);
+  projector.apply_velocities(positions, forces, kMinimizerProjectionTolerance);
+}
+
+MinimizationResult minimize_with_backend(MinimizerBackend& backend, MinimizerBackend::Vector positions,
+                                         double tolerance, int max_iterations, double constraint_tolerance,
+                                         ForceCriterion criterion) {
+  check_arguments(tolerance, max_iterations);
+  MinimizationResult result{};
+  result.initial_energy = backend.energy(positions);
+  const bool constrained = backend.constrained();
+  // Onto the constraint surface first, as OpenMM's minimiser does (with the system's masses).
+  if (constrained) backend.constrain(positions, std::min(constraint_tolerance, kMinimizerManifoldTolerance));
+  const long budget = max_iterations > 0 ? max_iterations : -1;
+  const LbfgsResult r = lbfgs(backend, positions, tolerance, criterion, budget);
+
+  const Vector gradient = backend.new_vector();
+  result.final_energy = backend.evaluate(positions, gradient);  // minus the projected forces
+  result.max_force_kj_per_mol_nm = backend.max_norm(gradient);
+  result.iterations = r.iterations;
+  result.converged = force_measure(backend, gradient, criterion) < tolerance &&
+                     (!constrained || backend.max_relative_deviation(positions) <= constraint_tolerance);
+  return result;
 }
 
 MinimizationResult minimize_on_manifold(const EnergyAndForces& energy_and_forces, const System& system,
                                         CpuConstraints& constraints, std::vector<Vec3d>& positions, double tolerance,
                                         int max_iterations, double constraint_tolerance, ForceCriterion criterion) {
-  if (!(tolerance > 0.0)) throw InputError("minimize: tolerance must be positive (kJ/mol/nm)");
-  if (max_iterations < 0) throw InputError("minimize: max_iterations must be 0 (until converged) or positive");
+  check_arguments(tolerance, max_iterations);
   if (static_cast<int>(positions.size()) != system.num_particles())
     throw RuntimeError("minimize: positions for " + std::to_string(positions.size()) + " particles, system has " +
                        std::to_string(system.num_particles()));
-  MinimizationResult result{};
-  std::vector<Vec3d> forces;
-  result.initial_energy = energy_and_forces(positions, forces);
-
-  const bool constrained = !constraints.empty();
   CpuConstraints projector(system, std::vector<double>(static_cast<std::size_t>(system.num_particles()), 1.0));
-  if (constrained) {
-    // Onto the constraint surface first, as OpenMM's minimiser does (with the system's masses).
-    const std::vector<Vec3d> reference = positions;
-    constraints.apply_positions(reference, positions, std::min(constraint_tolerance, kManifoldTolerance));
-  }
-  ManifoldObjective objective(energy_and_forces, constrained ? &projector : nullptr);
-  const long budget = max_iterations > 0 ? max_iterations : -1;
-  const LbfgsResult r = lbfgs(objective, positions, tolerance, criterion, budget);
-
-  result.final_energy = energy_and_forces(positions, forces);
-  project_out_constraint_forces(projector, positions, forces);
-  result.max_force_kj_per_mol_nm = max_norm(forces);
-  result.iterations = r.iterations;
-  result.converged = force_measure(forces, criterion) < tolerance &&
-                     (!constrained || constraints.max_relative_deviation(positions) <= constraint_tolerance);
+  CpuMinimizerBackend backend(energy_and_forces, constraints, constraints.empty() ? nullptr : &projector,
+                              positions.size());
+  const Vector x = backend.new_vector();
+  backend[x] = positions;
+  const MinimizationResult result =
+      minimize_with_backend(backend, x, tolerance, max_iterations, constraint_tolerance, criterion);
+  positions = backend[x];
   return result;
 }
 
