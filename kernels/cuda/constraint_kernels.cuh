@@ -169,6 +169,51 @@ __device__ __forceinline__ void ccma_update(const CcmaView& c, const CcmaBlock& 
   __syncthreads();
 }
 
+// The position iteration from `first` on: w.x (positions) converges onto the constraint distances
+// along the reference vectors w.r_ref; stops at the first iteration >= at_least at which every
+// constraint of the block is within the tolerance. Returns that iteration. Whole block.
+__device__ __forceinline__ int ccma_iterate_positions(const CcmaView& c, const CcmaBlock& w, double tolerance,
+                                                      int first, int at_least, int max_iterations) {
+  const double lower = (1.0 - tolerance) * (1.0 - tolerance);
+  const double upper = (1.0 + tolerance) * (1.0 + tolerance);
+  int iteration = first;
+  for (; iteration < max_iterations; ++iteration) {
+    int unconverged = 0;
+    for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
+      const int2 ab = c.local[w.c_begin + k];
+      const Vec3d rp = w.x[ab.x] - w.x[ab.y];
+      const double rp2 = dot(rp, rp);
+      const double d = c.distance[w.c_begin + k];
+      const double d2 = d * d;
+      w.delta[k] = 0.5 * c.reduced_mass[w.c_begin + k] * (d2 - rp2) / dot(rp, w.r_ref[k]);
+      if (!(rp2 >= lower * d2 && rp2 <= upper * d2)) unconverged = 1;
+    }
+    if (__syncthreads_or(unconverged) == 0 && iteration >= at_least) break;
+    ccma_update(c, w);
+  }
+  return iteration;
+}
+
+// The velocity iteration, likewise: the components of w.x (velocities) along the constraint vectors
+// w.r_ref are removed until every relative rate is within the tolerance.
+__device__ __forceinline__ int ccma_iterate_velocities(const CcmaView& c, const CcmaBlock& w, double tolerance,
+                                                       int first, int at_least, int max_iterations) {
+  int iteration = first;
+  for (; iteration < max_iterations; ++iteration) {
+    int unconverged = 0;
+    for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
+      const int2 ab = c.local[w.c_begin + k];
+      const Vec3d vr = w.x[ab.x] - w.x[ab.y];
+      const double rate = dot(vr, w.r_ref[k]) / w.r_ref2[k];
+      w.delta[k] = -c.reduced_mass[w.c_begin + k] * rate;
+      if (!(fabs(rate) <= tolerance)) unconverged = 1;
+    }
+    if (__syncthreads_or(unconverged) == 0 && iteration >= at_least) break;
+    ccma_update(c, w);
+  }
+  return iteration;
+}
+
 __device__ __forceinline__ void ccma_finish_block(const CcmaView& c, bool finish, int iteration) {
   if (!finish && threadIdx.x == 0) c.block_iterations[blockIdx.x] = iteration;
 }
@@ -191,23 +236,7 @@ __global__ void __launch_bounds__(1024)
     w.r_ref2[k] = dot(r, r);
   }
   __syncthreads();
-  const double lower = (1.0 - tolerance) * (1.0 - tolerance);
-  const double upper = (1.0 + tolerance) * (1.0 + tolerance);
-  int iteration = range.x;
-  for (; iteration < max_iterations; ++iteration) {
-    int unconverged = 0;
-    for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
-      const int2 ab = c.local[w.c_begin + k];
-      const Vec3d rp = w.x[ab.x] - w.x[ab.y];
-      const double rp2 = dot(rp, rp);
-      const double d = c.distance[w.c_begin + k];
-      const double d2 = d * d;
-      w.delta[k] = 0.5 * c.reduced_mass[w.c_begin + k] * (d2 - rp2) / dot(rp, w.r_ref[k]);
-      if (!(rp2 >= lower * d2 && rp2 <= upper * d2)) unconverged = 1;
-    }
-    if (__syncthreads_or(unconverged) == 0 && iteration >= range.y) break;
-    ccma_update(c, w);
-  }
+  const int iteration = ccma_iterate_positions(c, w, tolerance, range.x, range.y, max_iterations);
   for (int s = threadIdx.x; s < w.na; s += blockDim.x) store_position(pos, c.atom_index[w.a_begin + s], w.x[s]);
   ccma_finish_block(c, finish, iteration);
 }
@@ -229,19 +258,7 @@ __global__ void __launch_bounds__(1024)
     w.r_ref2[k] = dot(r, r);
   }
   __syncthreads();
-  int iteration = range.x;
-  for (; iteration < max_iterations; ++iteration) {
-    int unconverged = 0;
-    for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
-      const int2 ab = c.local[w.c_begin + k];
-      const Vec3d vr = w.x[ab.x] - w.x[ab.y];
-      const double rate = dot(vr, w.r_ref[k]) / w.r_ref2[k];
-      w.delta[k] = -c.reduced_mass[w.c_begin + k] * rate;
-      if (!(fabs(rate) <= tolerance)) unconverged = 1;
-    }
-    if (__syncthreads_or(unconverged) == 0 && iteration >= range.y) break;
-    ccma_update(c, w);
-  }
+  const int iteration = ccma_iterate_velocities(c, w, tolerance, range.x, range.y, max_iterations);
   for (int s = threadIdx.x; s < w.na; s += blockDim.x) v[c.atom_index[w.a_begin + s]] = w.x[s];
   ccma_finish_block(c, finish, iteration);
 }

@@ -1,6 +1,8 @@
 // CUDA platform: the dynamics Context (see cuda_context.hpp for the design). The CPU reference
 // context (kernels/cpu/cpu_context.cpp, cpu_constraints.cpp, cpu_minimizer.cpp, cpu_barostat.cpp) is
-// the specification; each piece below names the CPU code it mirrors.
+// the specification; each piece below names the CPU code it mirrors. The minimiser's device backend
+// is kernels/cuda/cuda_minimizer.cu; this file gives it the constraint operations
+// (CudaMinimizerConstraints) on its SETTLE and CCMA kernels.
 #include "kernels/cuda/cuda_context.hpp"
 
 #include <algorithm>
@@ -22,7 +24,9 @@
 #include "kernels/cpu/cpu_minimizer.hpp"
 #include "kernels/cuda/constraint_kernels.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/integrator_kernels.cuh"
+#include "kernels/cuda/langevin_step_kernels.cuh"
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/physics/philox.hpp"
 
@@ -140,6 +144,85 @@ ConstraintPlan build_constraint_plan(const CpuConstraints& host) {
   return plan;
 }
 
+// One constraint plan on the device: the context's (system masses: the integrators, apply_constraints,
+// the minimiser's start positions) or the minimiser's (unit masses: its retraction and tangent
+// projections).
+struct DeviceConstraints {
+  int num_settle = 0, num_ccma = 0, ccma_blocks = 0, ccma_threads = 64;
+  DeviceBuffer<cuda::SettleWater> settle;
+  DeviceBuffer<int2> atoms, local;
+  DeviceBuffer<double> distance, reduced_mass, value, atom_inverse_mass, r_ref2, delta, delta_tmp;
+  DeviceBuffer<int> block_constraint_start, block_atom_start, block_iterations;
+  DeviceBuffer<int> row_start, column, atom_index, atom_start, atom_entry, iterations;
+  DeviceBuffer<Vec3d> x_scratch, r_ref;
+  bool use_shared = false;
+  std::size_t shared_bytes = 0;  // dynamic shared memory of a CCMA launch (0: the global scratch arrays)
+
+  // max_shared: the device's opt-in shared memory per block.
+  void upload(const ConstraintPlan& plan, cudaStream_t stream, int max_shared) {
+    num_settle = static_cast<int>(plan.settle.size());
+    num_ccma = plan.num_ccma();
+    ccma_blocks = plan.num_blocks();
+    ccma_threads = std::clamp((std::max(plan.max_block_constraints, plan.max_block_atoms) + 31) / 32 * 32, 64, 1024);
+    settle.upload(plan.settle, stream);
+    block_constraint_start.upload(plan.block_constraint_start, stream);
+    block_atom_start.upload(plan.block_atom_start, stream);
+    block_iterations.resize(static_cast<std::size_t>(std::max(ccma_blocks, 1)));
+    atoms.upload(plan.ccma_atoms, stream);
+    local.upload(plan.ccma_local, stream);
+    atom_inverse_mass.upload(plan.atom_inverse_mass, stream);
+    distance.upload(plan.distance, stream);
+    reduced_mass.upload(plan.reduced_mass, stream);
+    row_start.upload(plan.row_start, stream);
+    column.upload(plan.column, stream);
+    value.upload(plan.value, stream);
+    atom_index.upload(plan.atom_index, stream);
+    atom_start.upload(plan.atom_start, stream);
+    atom_entry.upload(plan.atom_entry, stream);
+    iterations.upload(std::vector<int>{0, 0}, stream);
+    // Each CCMA block's working set in shared memory when the largest fits (HBonds: a few KB),
+    // otherwise in global scratch.
+    const int touched = static_cast<int>(plan.atom_index.size());
+    shared_bytes = plan.max_block_shared_bytes;
+    use_shared = num_ccma > 0 && shared_bytes + 64 <= static_cast<std::size_t>(max_shared);
+    if (!use_shared) {
+      shared_bytes = 0;
+      x_scratch.resize(static_cast<std::size_t>(touched));
+      r_ref.resize(static_cast<std::size_t>(num_ccma));
+      r_ref2.resize(static_cast<std::size_t>(num_ccma));
+      delta.resize(static_cast<std::size_t>(num_ccma));
+      delta_tmp.resize(static_cast<std::size_t>(num_ccma));
+    }
+  }
+
+  cuda::CcmaView view() {
+    cuda::CcmaView c;
+    c.blocks = ccma_blocks;
+    c.block_constraint_start = block_constraint_start.data();
+    c.block_atom_start = block_atom_start.data();
+    c.atoms = atoms.data();
+    c.local = local.data();
+    c.distance = distance.data();
+    c.reduced_mass = reduced_mass.data();
+    c.row_start = row_start.data();
+    c.column = column.data();
+    c.value = value.data();
+    c.atom_index = atom_index.data();
+    c.atom_inverse_mass = atom_inverse_mass.data();
+    c.atom_start = atom_start.data();
+    c.atom_entry = atom_entry.data();
+    c.use_shared = use_shared;
+    c.x_scratch = x_scratch.data();
+    c.r_ref_scratch = r_ref.data();
+    c.r_ref2_scratch = r_ref2.data();
+    c.delta_scratch = delta.data();
+    c.delta_tmp_scratch = delta_tmp.data();
+    c.block_iterations = block_iterations.data();
+    c.iterations = iterations.data();
+    return c;
+  }
+};
+
 // Pinned host memory for trajectory frame buffers (filled by asynchronous device-to-host copies).
 class PinnedHostAllocator final : public HostBufferAllocator {
  public:
@@ -163,7 +246,7 @@ CudaOptions context_evaluator_options(CudaOptions options) {
   return options;
 }
 
-class CudaContext final : public Context {
+class CudaContext final : public Context, private CudaMinimizerConstraints {
  public:
   CudaContext(const System& system, const DynamicsSettings& settings, const CudaOptions& options)
       : system_(system),
@@ -204,46 +287,31 @@ class CudaContext final : public Context {
     scalar_.resize(1);
     device_step_.upload(std::vector<long long>{0}, stream_);
 
-    const ConstraintPlan plan = build_constraint_plan(host_constraints_);
-    num_settle_ = static_cast<int>(plan.settle.size());
-    num_ccma_ = plan.num_ccma();
-    ccma_blocks_ = plan.num_blocks();
-    ccma_threads_ = std::clamp((std::max(plan.max_block_constraints, plan.max_block_atoms) + 31) / 32 * 32, 64, 1024);
-    settle_.upload(plan.settle, stream_);
-    ccma_block_constraint_start_.upload(plan.block_constraint_start, stream_);
-    ccma_block_atom_start_.upload(plan.block_atom_start, stream_);
-    ccma_block_iterations_.resize(static_cast<std::size_t>(std::max(ccma_blocks_, 1)));
-    ccma_atoms_.upload(plan.ccma_atoms, stream_);
-    ccma_local_.upload(plan.ccma_local, stream_);
-    ccma_atom_inverse_mass_.upload(plan.atom_inverse_mass, stream_);
-    ccma_distance_.upload(plan.distance, stream_);
-    ccma_reduced_mass_.upload(plan.reduced_mass, stream_);
-    ccma_row_start_.upload(plan.row_start, stream_);
-    ccma_column_.upload(plan.column, stream_);
-    ccma_value_.upload(plan.value, stream_);
-    ccma_atom_index_.upload(plan.atom_index, stream_);
-    ccma_atom_start_.upload(plan.atom_start, stream_);
-    ccma_atom_entry_.upload(plan.atom_entry, stream_);
-    ccma_iterations_.upload(std::vector<int>{0, 0}, stream_);
-    // Each CCMA block's working set in shared memory when the largest fits (HBonds: a few KB),
-    // otherwise in global scratch.
-    const int touched = static_cast<int>(plan.atom_index.size());
-    ccma_shared_bytes_ = plan.max_block_shared_bytes;
     int max_shared = 0;
     MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.device));
-    ccma_use_shared_ = num_ccma_ > 0 && ccma_shared_bytes_ + 64 <= static_cast<std::size_t>(max_shared);
-    if (ccma_use_shared_) {
-      MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_positions_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(ccma_shared_bytes_)));
-      MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_velocities_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(ccma_shared_bytes_)));
-    } else {
-      ccma_shared_bytes_ = 0;
-      ccma_x_scratch_.resize(static_cast<std::size_t>(touched));
-      ccma_r_ref_.resize(static_cast<std::size_t>(num_ccma_));
-      ccma_r_ref2_.resize(static_cast<std::size_t>(num_ccma_));
-      ccma_delta_.resize(static_cast<std::size_t>(num_ccma_));
-      ccma_delta_tmp_.resize(static_cast<std::size_t>(num_ccma_));
+    const ConstraintPlan plan = build_constraint_plan(host_constraints_);
+    constraints_.upload(plan, stream_, max_shared);
+    allow_ccma_shared_bytes(constraints_.shared_bytes);
+    // The fused LangevinMiddle step (langevin_step_kernels.cuh) needs CCMA's single pass and a thread
+    // for every atom of a CCMA block; it takes the atoms in no constraint on their own.
+    fused_langevin_ = options.fuse_langevin_step && ccma_passes_ == 1 && plan.max_block_atoms <= constraints_.ccma_threads;
+    {
+      std::vector<char> constrained_atom(static_cast<std::size_t>(n), 0);
+      for (const cuda::SettleWater& w : plan.settle) constrained_atom[w.o] = constrained_atom[w.h1] = constrained_atom[w.h2] = 1;
+      for (int a : plan.atom_index) constrained_atom[static_cast<std::size_t>(a)] = 1;
+      std::vector<int> free_atoms;
+      for (std::size_t i = 0; i < n; ++i)
+        if (!constrained_atom[i]) free_atoms.push_back(static_cast<int>(i));
+      num_free_atoms_ = static_cast<int>(free_atoms.size());
+      if (free_atoms.empty()) free_atoms.push_back(0);  // keep the buffer allocated
+      free_atoms_.upload(free_atoms, stream_);
+    }
+    if (!system_.constraints.empty()) {
+      // The minimiser's plan: the same constraints with unit masses (CpuConstraints decides SETTLE and
+      // the CCMA preconditioner from the masses, as cpu_minimizer's projector does).
+      const CpuConstraints unit(system_, std::vector<double>(n, 1.0));
+      unit_constraints_.upload(build_constraint_plan(unit), stream_, max_shared);
+      allow_ccma_shared_bytes(unit_constraints_.shared_bytes);
     }
 
     if (system_.box) box_ = *system_.box;
@@ -445,26 +513,26 @@ class CudaContext final : public Context {
     return st;
   }
 
-  // The CPU minimiser (kernels/cpu/cpu_minimizer: L-BFGS on the constraint manifold) with every
-  // energy and force from the GPU; its vector algebra and constraint projections run on the host.
+  // The minimiser of kernels/cpu/cpu_minimizer (L-BFGS on the constraint manifold) on the device
+  // backend of kernels/cuda/cuda_minimizer: energies, forces, vector algebra and constraint
+  // projections on the GPU (this context's SETTLE and CCMA kernels), from and into the evaluator's
+  // device positions. The neighbour list is reset before (so the result depends only on the start
+  // positions: bit-reproducible) and after (as set_positions would).
   MinimizationResult minimize(double tolerance, int max_iterations) override {
     require_positions("minimize");
     invalidate_forces();
-    Coords positions = evaluator_.positions();
-    const EnergyAndForces gpu = [this](const Coords& x, Coords& forces) {
-      evaluator_.update_positions(x);
-      evaluator_.compute(true);
-      const double e = evaluator_.energies().total;
-      forces = evaluator_.forces();
-      return e;
-    };
-    const MinimizationResult result = minimize_on_manifold(gpu, system_, host_constraints_, positions, tolerance,
-                                                           max_iterations, settings_.integrator.constraint_tolerance);
-    evaluator_.set_positions(positions);
+    evaluator_.reset_neighbor_list();
+    CudaMinimizerConstraints* device_constraints = system_.constraints.empty() ? nullptr : this;
+    const MinimizationResult result =
+        cuda_minimize(evaluator_, system_, host_constraints_, device_constraints, tolerance, max_iterations,
+                      settings_.integrator.constraint_tolerance, ForceCriterion::MaxAtom, &minimization_stats_);
+    evaluator_.reset_neighbor_list();
     evaluator_.compute(true);
     forces_valid_ = energy_valid_ = true;
     return result;
   }
+
+  const CudaMinimizationStats& minimization_stats() const { return minimization_stats_; }
 
   std::uint64_t seed() const override { return seed_; }
 
@@ -502,88 +570,121 @@ class CudaContext final : public Context {
     energy_valid_ = with_energy;
   }
 
-  cuda::CcmaView ccma_view() {
-    cuda::CcmaView c;
-    c.blocks = ccma_blocks_;
-    c.block_constraint_start = ccma_block_constraint_start_.data();
-    c.block_atom_start = ccma_block_atom_start_.data();
-    c.atoms = ccma_atoms_.data();
-    c.local = ccma_local_.data();
-    c.distance = ccma_distance_.data();
-    c.reduced_mass = ccma_reduced_mass_.data();
-    c.row_start = ccma_row_start_.data();
-    c.column = ccma_column_.data();
-    c.value = ccma_value_.data();
-    c.atom_index = ccma_atom_index_.data();
-    c.atom_inverse_mass = ccma_atom_inverse_mass_.data();
-    c.atom_start = ccma_atom_start_.data();
-    c.atom_entry = ccma_atom_entry_.data();
-    c.use_shared = ccma_use_shared_;
-    c.x_scratch = ccma_x_scratch_.data();
-    c.r_ref_scratch = ccma_r_ref_.data();
-    c.r_ref2_scratch = ccma_r_ref2_.data();
-    c.delta_scratch = ccma_delta_.data();
-    c.delta_tmp_scratch = ccma_delta_tmp_.data();
-    c.block_iterations = ccma_block_iterations_.data();
-    c.iterations = ccma_iterations_.data();
-    return c;
+  // The largest dynamic shared memory any CCMA launch of this context uses (a per-kernel attribute,
+  // so it covers both constraint plans).
+  void allow_ccma_shared_bytes(std::size_t bytes) {
+    if (bytes <= ccma_shared_attribute_) return;
+    MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_positions_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(bytes)));
+    MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_velocities_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(bytes)));
+    MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_langevin_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(bytes)));
+    ccma_shared_attribute_ = bytes;
   }
 
   // SETTLE on the auxiliary stream concurrently with CCMA on the main one (disjoint atoms); both
   // joined back into the main stream. Works alike when the main stream is being captured.
   template <typename SettleLaunch, typename CcmaLaunch>
-  void run_constraints(SettleLaunch&& settle, CcmaLaunch&& ccma) {
-    if (num_settle_ > 0 && num_ccma_ > 0) {
+  void run_constraints(const DeviceConstraints& c, SettleLaunch&& settle, CcmaLaunch&& ccma) {
+    if (c.num_settle > 0 && c.num_ccma > 0) {
       MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
       settle(aux_stream_);
       MDSIM_CUDA_CHECK(cudaEventRecord(join_, aux_stream_));
       ccma(stream_);
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
-    } else if (num_settle_ > 0) {
+    } else if (c.num_settle > 0) {
       settle(stream_);
-    } else if (num_ccma_ > 0) {
+    } else if (c.num_ccma > 0) {
       ccma(stream_);
     }
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
-  // Positions (in place) onto the constraint surface along the constraint vectors of `reference`.
-  void constrain_positions(const Vec3d* reference, double tolerance) {
-    double4_16a* pos = positions();
-    const cuda::SettleWater* waters = settle_.data();
-    const int nw = num_settle_;
-    const cuda::CcmaView view = ccma_view();
-    const std::size_t shared = ccma_shared_bytes_;
-    const int blocks = ccma_blocks_, threads = ccma_threads_;
+  // Positions `pos` (in place) onto the constraint surface of plan `c` along the constraint vectors of
+  // `reference`; `passes` CCMA launches (see ccma_passes_).
+  void constrain_positions(DeviceConstraints& c, const Vec3d* reference, double4_16a* pos, double tolerance,
+                           int passes) {
+    const cuda::SettleWater* waters = c.settle.data();
+    const int nw = c.num_settle;
+    const cuda::CcmaView view = c.view();
+    const std::size_t shared = c.shared_bytes;
+    const int blocks = c.ccma_blocks, threads = c.ccma_threads;
     run_constraints(
+        c,
         [&](cudaStream_t s) {
           cuda::settle_positions_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, reference, pos);
         },
         [&](cudaStream_t s) {
-          for (int pass = 0; pass < ccma_passes_; ++pass)
+          for (int pass = 0; pass < passes; ++pass)
             cuda::ccma_positions_kernel<<<blocks, threads, shared, s>>>(view, reference, pos, tolerance,
                                                                         CpuConstraints::kMaxIterations, pass == 1);
         });
   }
 
-  // Velocities `v` (in place): components along the constraints of the current positions removed.
-  void constrain_velocities(Vec3d* v, double tolerance) {
-    const double4_16a* pos = positions();
-    const cuda::SettleWater* waters = settle_.data();
-    const int nw = num_settle_;
-    const cuda::CcmaView view = ccma_view();
-    const std::size_t shared = ccma_shared_bytes_;
-    const int blocks = ccma_blocks_, threads = ccma_threads_;
+  // Velocities `v` (in place): components along the constraints of plan `c` at the geometry `pos`
+  // removed.
+  void constrain_velocities(DeviceConstraints& c, const double4_16a* pos, Vec3d* v, double tolerance, int passes) {
+    const cuda::SettleWater* waters = c.settle.data();
+    const int nw = c.num_settle;
+    const cuda::CcmaView view = c.view();
+    const std::size_t shared = c.shared_bytes;
+    const int blocks = c.ccma_blocks, threads = c.ccma_threads;
     run_constraints(
+        c,
         [&](cudaStream_t s) {
           cuda::settle_velocities_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, pos, v);
         },
         [&](cudaStream_t s) {
-          for (int pass = 0; pass < ccma_passes_; ++pass)
+          for (int pass = 0; pass < passes; ++pass)
             cuda::ccma_velocities_kernel<<<blocks, threads, shared, s>>>(view, pos, v, tolerance,
                                                                          CpuConstraints::kMaxIterations, pass == 1);
         });
+  }
+
+  // The dynamics' constraints: the context's positions along the constraint vectors of `reference`;
+  // velocities at the context's positions.
+  void constrain_positions(const Vec3d* reference, double tolerance) {
+    constrain_positions(constraints_, reference, positions(), tolerance, ccma_passes_);
+  }
+  void constrain_velocities(Vec3d* v, double tolerance) {
+    constrain_velocities(constraints_, positions(), v, tolerance, ccma_passes_);
+  }
+
+  // CudaMinimizerConstraints: Vec3d arrays through a double4_16a copy (minimizer_positions_), the
+  // layout the constraint kernels take positions in. CCMA runs both passes in either precision (every
+  // block to the CPU's global iteration count; the minimiser's tolerances are 1e-10 and 1e-9).
+  void retract(const Vec3d* reference, Vec3d* x, double tolerance) override {
+    double4_16a* scratch = minimizer_scratch();
+    cuda::vec3_to_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, x, scratch);
+    MDSIM_CUDA_CHECK_LAUNCH();
+    constrain_positions(unit_constraints_, reference, scratch, tolerance, 2);
+    cuda::copy_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, scratch, x);
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void project(const Vec3d* at, Vec3d* v, double tolerance) override {
+    double4_16a* scratch = minimizer_scratch();
+    cuda::vec3_to_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, at, scratch);
+    MDSIM_CUDA_CHECK_LAUNCH();
+    constrain_velocities(unit_constraints_, scratch, v, tolerance, 2);
+  }
+
+  void constrain(Vec3d* x, double tolerance) override {
+    double4_16a* scratch = minimizer_scratch();
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(x_old_.data(), x, static_cast<std::size_t>(n_) * sizeof(Vec3d),
+                                     cudaMemcpyDeviceToDevice, stream_));
+    cuda::vec3_to_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, x, scratch);
+    MDSIM_CUDA_CHECK_LAUNCH();
+    constrain_positions(constraints_, x_old_.data(), scratch, tolerance, 2);
+    cuda::copy_positions_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(n_, scratch, x);
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  double4_16a* minimizer_scratch() {
+    minimizer_positions_.resize(static_cast<std::size_t>(n_));  // allocated on first use (no copy)
+    return minimizer_positions_.data();
   }
 
   // The integrator's kernels for one step (forces of the current positions already in the
@@ -599,7 +700,37 @@ class CudaContext final : public Context {
     const int blocks = blocks_for(n_);
     // The centre-of-mass velocity is computed before the graph runs (step()).
     const Vec3d* com = settings_.remove_cm_motion && has_mass_ ? com_velocity_.data() : nullptr;
-    if (in.type == IntegratorType::LangevinMiddle) {
+    if (in.type == IntegratorType::LangevinMiddle && constrained && fused_langevin_) {
+      // Waters and free atoms on the auxiliary stream, CCMA blocks on the main one, side by side; the
+      // step counter advances once all have read it.
+      const cuda::LangevinStepArgs args{force,
+                                        stride,
+                                        inverse_mass_.data(),
+                                        com,
+                                        dt,
+                                        0.5 * dt,
+                                        inverse_dt,
+                                        langevin_coefficients(in.friction_per_ps, dt, in.temperature_k),
+                                        seed_,
+                                        device_step_.data(),
+                                        pos,
+                                        v_.data()};
+      DeviceConstraints& c = constraints_;
+      MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
+      if (c.num_settle > 0)
+        cuda::settle_langevin_step_kernel<<<blocks_for(c.num_settle), cuda::kAtomThreads, 0, aux_stream_>>>(
+            c.num_settle, c.settle.data(), args);
+      if (num_free_atoms_ > 0)
+        cuda::langevin_free_atoms_step_kernel<<<blocks_for(num_free_atoms_), cuda::kAtomThreads, 0, aux_stream_>>>(
+            num_free_atoms_, free_atoms_.data(), args);
+      MDSIM_CUDA_CHECK(cudaEventRecord(join_, aux_stream_));
+      if (c.num_ccma > 0)
+        cuda::ccma_langevin_step_kernel<<<c.ccma_blocks, c.ccma_threads, c.shared_bytes, stream_>>>(
+            c.view(), args, tolerance, CpuConstraints::kMaxIterations);
+      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
+      cuda::advance_step_kernel<<<1, 1, 0, stream_>>>(device_step_.data());
+    } else if (in.type == IntegratorType::LangevinMiddle) {
       const LangevinCoefficients coef = langevin_coefficients(in.friction_per_ps, dt, in.temperature_k);
       cuda::langevin_kick_kernel<<<blocks, cuda::kAtomThreads, 0, stream_>>>(n_, v_.data(), inverse_mass_.data(), force,
                                                                              stride, dt, com);
@@ -728,21 +859,18 @@ class CudaContext final : public Context {
   DeviceBuffer<unsigned int> com_done_count_;
   DeviceBuffer<long long> device_step_;
 
-  int num_settle_ = 0, num_ccma_ = 0, ccma_blocks_ = 0, ccma_threads_ = 64;
-  DeviceBuffer<cuda::SettleWater> settle_;
-  DeviceBuffer<int2> ccma_atoms_, ccma_local_;
-  DeviceBuffer<double> ccma_distance_, ccma_reduced_mass_, ccma_value_, ccma_atom_inverse_mass_, ccma_r_ref2_,
-      ccma_delta_, ccma_delta_tmp_;
-  DeviceBuffer<int> ccma_block_constraint_start_, ccma_block_atom_start_, ccma_block_iterations_;
-  DeviceBuffer<int> ccma_row_start_, ccma_column_, ccma_atom_index_, ccma_atom_start_, ccma_atom_entry_,
-      ccma_iterations_;
-  DeviceBuffer<Vec3d> ccma_x_scratch_, ccma_r_ref_;
-  bool ccma_use_shared_ = false;
+  DeviceConstraints constraints_;       // system masses
+  DeviceConstraints unit_constraints_;  // unit masses (the minimiser), when the system has constraints
+  std::size_t ccma_shared_attribute_ = 0;
+  DeviceBuffer<double4_16a> minimizer_positions_;  // the minimiser's constraint operations
+  CudaMinimizationStats minimization_stats_;
   // CCMA passes: every block iterates until its own coupled groups converge to the tolerance; in double
   // precision a second pass continues every block to the largest block's iteration count, which is the
   // CPU's global count, so that the platforms agree to round-off. Mixed precision stops after the first.
   int ccma_passes_ = 2;
-  std::size_t ccma_shared_bytes_ = 0;
+  bool fused_langevin_ = false;     // LangevinMiddle steps through langevin_step_kernels.cuh
+  int num_free_atoms_ = 0;          // atoms in no constraint
+  DeviceBuffer<int> free_atoms_;
 
   int num_molecules_ = 0;
   DeviceBuffer<int> molecule_start_, molecule_atoms_;
@@ -766,6 +894,12 @@ CudaStepLaunches cuda_step_launches(const Context& context) {
   const auto* cuda_context = dynamic_cast<const CudaContext*>(&context);
   if (cuda_context == nullptr) throw RuntimeError("cuda_step_launches: not a CUDA context");
   return cuda_context->launches();
+}
+
+CudaMinimizationStats cuda_minimization_stats(const Context& context) {
+  const auto* cuda_context = dynamic_cast<const CudaContext*>(&context);
+  if (cuda_context == nullptr) throw RuntimeError("cuda_minimization_stats: not a CUDA context");
+  return cuda_context->minimization_stats();
 }
 
 int cuda_list_builds(Context& context) {

@@ -4,8 +4,9 @@
 //
 // State on the device for the context's lifetime: positions (the CudaForceEvaluator's double
 // positions, moved in place), velocities, inverse masses, the step's old and unconstrained positions,
-// constraint data and scratch. Integration is in double precision in both precision modes; "mixed"
-// only changes how the forces are computed (CudaOptions::double_precision).
+// constraint data (the system-mass plan, and a unit-mass plan for the minimiser) and scratch.
+// Integration is in double precision in both precision modes; "mixed" only changes how the forces
+// are computed (CudaOptions::double_precision).
 //
 // One step (no host synchronisation, no host<->device copy): the centre-of-mass velocity (multi-
 // block deterministic reduction, on a second stream while the forces are computed), a force
@@ -17,13 +18,18 @@
 // own whole coupled groups and iterate until their constraints converge; in double precision a
 // second pass makes every group run exactly the CPU's global number of iterations — see
 // constraint_kernels.cuh), the velocity correction after the position
-// constraints. Random normals: Philox gaussian3 keyed by (seed, kStreamLangevin, step, atom) as on
-// the CPU; the step number lives on the device and is advanced by the graph.
+// constraints. In mixed precision a LangevinMiddle step is instead three kernels side by side, each
+// taking its atoms through the whole step: rigid waters, CCMA blocks, unconstrained atoms
+// (langevin_step_kernels.cuh; CudaOptions::fuse_langevin_step). Random normals: Philox gaussian3
+// keyed by (seed, kStreamLangevin, step, atom) as on the CPU; the step number lives on the device
+// and is advanced by the graph.
 //
 // Host synchronisation outside step(): state() (downloads; Verlet's on-step kinetic energy as the
-// CPU defines it), minimize() (L-BFGS vector algebra on the host, every energy and force from the
-// GPU), and the Monte Carlo barostat: one move every `interval` steps downloads two energies (the
-// trial box through CudaForceEvaluator::set_box, molecule centres scaled on the device).
+// CPU defines it), minimize() (kernels/cuda/cuda_minimizer: the L-BFGS driver on the host, every
+// vector, energy, force and constraint projection on the GPU, the driver's decisions from one
+// downloaded double per reduction), and the Monte Carlo barostat: one move every `interval` steps
+// downloads two energies (the trial box through CudaForceEvaluator::set_box, molecule centres scaled
+// on the device).
 #pragma once
 
 #include <memory>
@@ -31,6 +37,7 @@
 #include "engine/context.hpp"
 #include "engine/system.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
+#include "kernels/cuda/cuda_minimizer.hpp"
 
 namespace mdsim {
 
@@ -49,5 +56,8 @@ CudaStepLaunches cuda_step_launches(const Context& context);
 
 // Tile-list builds of the context's force evaluator so far (synchronises).
 int cuda_list_builds(Context& context);
+
+// What the context's last minimize() did (evaluations, downloads): see cuda_minimizer.hpp.
+CudaMinimizationStats cuda_minimization_stats(const Context& context);
 
 }  // namespace mdsim

@@ -33,6 +33,9 @@ struct CudaOptions {
                                        // search the tile list by columns (O(N)), smaller ones scan all block pairs
   int reorder_interval = 100;        // evaluations between spatial re-sorts of the atoms (0: only when
                                      // set_positions or reset_neighbor_list asks for one)
+  bool fuse_langevin_step = true;    // mixed precision: a LangevinMiddle step as three concurrent kernels
+                                     // (langevin_step_kernels.cuh); tests compare with the stage-by-stage
+                                     // kernels (false), which agree to rounding
   int initial_tiles = 0;             // tile-list and exclusion-tile buffers to start with (0: estimates);
   int initial_exclusion_tiles = 0;   // tests set them small to exercise the growth path
 };

@@ -196,6 +196,11 @@ __global__ void copy_positions_kernel(int n, const double4_16a* __restrict__ pos
   if (i < n) out[i] = load_position(pos, i);
 }
 
+__global__ void vec3_to_positions_kernel(int n, const Vec3d* __restrict__ x, double4_16a* __restrict__ pos) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) store_position(pos, i, x[i]);
+}
+
 __global__ void advance_step_kernel(long long* step) { *step += 1; }
 
 // A trajectory frame as float (3 per atom): positions (nm), and velocities (nm/ps) / forces

@@ -1,0 +1,140 @@
+// One LangevinMiddle step in three concurrent kernels (included by cuda_context.cu only), for mixed
+// precision, where CCMA makes a single pass. Every atom belongs to exactly one of: a rigid water
+// (SETTLE), a CCMA thread block's coupled groups, or neither ("free"). Each kernel takes its atoms
+// through the whole step of kernels/physics/integrator_steps.hpp:
+//   kick (COM removal first) -> constrain velocities -> drift, O step, drift -> constrain positions
+//   (reference: the positions at the start of the step) -> velocity correction
+// with the same functions, random numbers (Philox keyed by seed, step, atom) and CCMA iteration
+// (per block, until its constraints converge) as the kernel-per-stage sequence it replaces
+// (langevin_kick_kernel, settle/ccma_velocities_kernel, langevin_drift_kernel, settle/
+// ccma_positions_kernel, velocity_correction_kernel), so the results agree to rounding (the compiler
+// may contract a multiply-add differently in each kernel); the intermediate states stay in registers
+// and shared memory instead of global memory, and the step has three kernels side by side instead of
+// seven in a row. The step counter advances afterwards
+// (advance_step_kernel), once all three have read it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/constraint_kernels.cuh"
+#include "kernels/cuda/integrator_kernels.cuh"
+#include "kernels/physics/integrator_steps.hpp"
+#include "kernels/physics/philox.hpp"
+#include "kernels/physics/settle.hpp"
+
+namespace mdsim::cuda {
+
+struct LangevinStepArgs {
+  const unsigned long long* force;  // fixed point, planes of `stride`
+  int stride;
+  const double* inverse_mass;  // 1/amu
+  const Vec3d* com_velocity;   // removed before the kick; null: not removed
+  double dt, half_dt, inverse_dt;
+  LangevinCoefficients coefficients;
+  std::uint64_t seed;
+  const long long* step;  // read, not advanced
+  double4_16a* pos;
+  Vec3d* v;
+};
+
+// langevin_kick_kernel for atom i.
+__device__ __forceinline__ Vec3d kicked_velocity(const LangevinStepArgs& a, int i) {
+  Vec3d vi = a.v[i];
+  const double w = a.inverse_mass[i];
+  if (w == 0.0) return vi;
+  if (a.com_velocity) vi -= *a.com_velocity;
+  return velocity_kick(vi, load_force(a.force, a.stride, i), w, a.dt);
+}
+
+// langevin_drift_kernel for atom i at (constrained) position x with (constrained) velocity v: returns
+// the unconstrained new position; v becomes the velocity after the O step.
+__device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, int i, const Vec3d& x, Vec3d& v) {
+  const double w = a.inverse_mass[i];
+  if (w == 0.0) return x;
+  Vec3d xn = drift(x, v, a.half_dt);
+  v = langevin_o_step(v, w, a.coefficients,
+                      gaussian3(a.seed, kStreamLangevin, static_cast<std::uint64_t>(*a.step), static_cast<std::uint32_t>(i)));
+  return drift(xn, v, a.half_dt);
+}
+
+// velocity_correction_kernel for atom i.
+__device__ __forceinline__ Vec3d corrected_velocity(const LangevinStepArgs& a, int i, const Vec3d& v,
+                                                   const Vec3d& x_constrained, const Vec3d& x_unconstrained) {
+  if (a.inverse_mass[i] == 0.0) return v;
+  return constraint_velocity_correction(v, x_constrained, x_unconstrained, a.inverse_dt);
+}
+
+// Atoms in no constraint: kick, drift, O, drift (the velocity correction is zero for them).
+__global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict__ atoms, LangevinStepArgs a) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const int i = atoms[k];
+  Vec3d vi = kicked_velocity(a, i);
+  const Vec3d x = load_position(a.pos, i);
+  const Vec3d xn = drift_o_drift(a, i, x, vi);
+  a.v[i] = vi;
+  if (a.inverse_mass[i] != 0.0) store_position(a.pos, i, xn);
+}
+
+// One thread per rigid water.
+__global__ void settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= waters) return;
+  const SettleWater w = water[k];
+  Vec3d va = kicked_velocity(a, w.o), vb = kicked_velocity(a, w.h1), vc = kicked_velocity(a, w.h2);
+  const Vec3d a0 = load_position(a.pos, w.o), b0 = load_position(a.pos, w.h1), c0 = load_position(a.pos, w.h2);
+  settle_velocities(a0, b0, c0, va, vb, vc, w.inv_o, w.inv_h1, w.inv_h2);
+  const Vec3d ua = drift_o_drift(a, w.o, a0, va), ub = drift_o_drift(a, w.h1, b0, vb), uc = drift_o_drift(a, w.h2, c0, vc);
+  Vec3d pa = ua, pb = ub, pc = uc;
+  settle_positions(a0, b0, c0, pa, pb, pc, w.mass_o, w.mass_h, w.oh, w.hh);
+  store_position(a.pos, w.o, pa);
+  store_position(a.pos, w.h1, pb);
+  store_position(a.pos, w.h2, pc);
+  a.v[w.o] = corrected_velocity(a, w.o, va, pa, ua);
+  a.v[w.h1] = corrected_velocity(a, w.h1, vb, pb, ub);
+  a.v[w.h2] = corrected_velocity(a, w.h2, vc, pc, uc);
+}
+
+// One thread block per CCMA block (launched like ccma_velocities_kernel, one pass); blockDim.x is at
+// least the block's touched atoms and constraints (cuda_context.cu sizes it so), so every thread owns
+// at most one atom, whose step-start position, velocity and unconstrained position stay in its
+// registers.
+__global__ void __launch_bounds__(1024)
+    ccma_langevin_step_kernel(CcmaView c, LangevinStepArgs a, double tolerance, int max_iterations) {
+  extern __shared__ double ccma_shared[];
+  const CcmaBlock w = ccma_block(c, ccma_shared);
+  const int s = threadIdx.x;
+  const bool owns_atom = s < w.na;
+  const int atom = owns_atom ? c.atom_index[w.a_begin + s] : 0;
+  Vec3d v(0, 0, 0), x0(0, 0, 0), x_unconstrained(0, 0, 0);
+  if (owns_atom) {
+    v = kicked_velocity(a, atom);
+    x0 = load_position(a.pos, atom);
+    w.x[s] = v;
+  }
+  // Constraint vectors of the step-start positions: the velocity constraints' geometry and the
+  // position constraints' reference alike.
+  for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
+    const int2 ab = c.atoms[w.c_begin + k];
+    const Vec3d r = load_position(a.pos, ab.x) - load_position(a.pos, ab.y);
+    w.r_ref[k] = r;
+    w.r_ref2[k] = dot(r, r);
+  }
+  __syncthreads();
+  ccma_iterate_velocities(c, w, tolerance, 0, 0, max_iterations);
+  if (owns_atom) {
+    v = w.x[s];
+    x_unconstrained = drift_o_drift(a, atom, x0, v);
+  }
+  __syncthreads();
+  if (owns_atom) w.x[s] = x_unconstrained;
+  __syncthreads();
+  ccma_iterate_positions(c, w, tolerance, 0, 0, max_iterations);
+  if (owns_atom) {
+    const Vec3d x = w.x[s];
+    store_position(a.pos, atom, x);
+    a.v[atom] = corrected_velocity(a, atom, v, x, x_unconstrained);
+  }
+}
+
+}  // namespace mdsim::cuda
