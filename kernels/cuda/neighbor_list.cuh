@@ -460,9 +460,9 @@ struct RowPacker {
   // Writes the whole tiles waiting in buf and moves the rest (< 32 atoms) to its front.
   __device__ __forceinline__ void emit_whole_tiles() {
     const int lane = threadIdx.x & 31;
+    __syncwarp();  // every lane's appends to buf are visible (also to flush's read when no tile is whole)
     const int tiles = fill / kTileSize;
     if (tiles == 0) return;
-    __syncwarp();
     const int t0 = reserve_tiles(I, tiles, list);
     for (int q = 0; q < tiles; ++q) write_tile_lane(t0 + q, buf[q * kTileSize + lane], i_is_padding ? ~0u : 0u, list);
     const int rest = fill - tiles * kTileSize;
