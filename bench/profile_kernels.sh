@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Nsight Compute summary of the CUDA platform's main kernels on DHFR (device machine; needs a build in
-# build-device from bench/device_check.sh). Writes $OUT/ncu.txt.
+# Nsight Compute detail (--set full) of single launches of the CUDA platform's main kernels on DHFR
+# with OpenMM's benchmark settings, through `mdsim bench`. Needs build-device/mdsim
+# (bench/device_check.sh builds it). Writes $OUT/ncu_<kernel>.txt and prints the headline metrics.
+#   NCU_KERNELS="name:skip ..." picks the kernels and how many launches of each to skip first; the
+#   default skips the warm-up, and tile_build_kernel's skip lands in the benchmark's forced rebuilds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
 cfg=/tmp/profile_dhfr.yaml
-sed "s|pdb: ../tests|pdb: $PWD/tests|; s/^platform:.*/platform: {name: cuda, precision: mixed}/" configs/dhfr_benchmark.yaml > $cfg
-ncu --clock-control none --kernel-name regex:"tile_build|nonbonded_tile|block_bounds|spread|gather" --launch-skip 40 \
-  --launch-count 6 --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-  build-device/mdsim bench $cfg > "$OUT/ncu.txt" 2>&1
-grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Grid Size|Block Size|Stall|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -120
+sed "s/^platform:.*/platform: {name: cuda, precision: mixed}/; s|pdb: ../tests|pdb: $PWD/tests|" \
+  configs/dhfr_benchmark.yaml > $cfg
+for k in ${NCU_KERNELS:-nonbonded_tile_kernel:30 tile_build_kernel:430 spread_tiled_kernel:30 gather_kernel:30}; do
+  name=${k%%:*}; skip=${k##*:}
+  ncu --clock-control none --kernel-name regex:$name --launch-skip $skip --launch-count 1 --set full \
+    build-device/mdsim bench $cfg > "$OUT/ncu_$name.txt" 2>&1
+  echo "=== $name"
+  grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Issued Instructions  |Warp Cycles Per Issued|Compute \(SM\) Throughput|Memory Throughput" \
+    "$OUT/ncu_$name.txt" | head -20
+done
