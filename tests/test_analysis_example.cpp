@@ -5,6 +5,7 @@
 // its input errors with exit code 2: missing folder, empty selection, a trajectory without protein,
 // a trajectory without frames.
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -34,13 +35,6 @@ constexpr int kInterval = 10;
 constexpr double kTimestepPs = 0.002;
 constexpr int kProteinAtoms = 22;  // ACE-ALA-NME come first in ala2_water.pdb, then 749 waters
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Runs examples/analyze.py with `args` through /usr/bin/python3; stdout and stderr apart.
 mdsim::test::CommandResult run_analysis(const fs::path& scratch, const std::string& args) {
   const fs::path out = scratch / "analyze.out";
@@ -50,8 +44,8 @@ mdsim::test::CommandResult run_analysis(const fs::path& scratch, const std::stri
   const int status = std::system(cmd.c_str());
   mdsim::test::CommandResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = mdsim_test::read_text(out);
+  r.err = mdsim_test::read_text(err);
   return r;
 }
 
@@ -136,7 +130,7 @@ fs::path write_config(const fs::path& dir, const std::string& name, int steps, c
 }
 
 bool is_png(const fs::path& p) {
-  const std::string bytes = slurp(p);
+  const std::string bytes = mdsim_test::read_text(p);
   return bytes.size() > 8 && bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0;
 }
 
@@ -168,7 +162,7 @@ TEST_CASE("examples/analyze.py analyses an mdsim output folder") {
     REQUIRE(traj.frames == static_cast<std::size_t>(kSteps / kInterval));
     REQUIRE(traj.atoms == 2269);
     std::string header;
-    const auto rows = read_csv_numbers(slurp(out / "rmsd_rg.csv"), header);
+    const auto rows = read_csv_numbers(mdsim_test::read_text(out / "rmsd_rg.csv"), header);
     CHECK(header == "frame,time_ps,rmsd_nm,rg_nm");
     REQUIRE(rows.size() == traj.frames);
 

@@ -19,6 +19,7 @@
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 using namespace mdsim;
 
@@ -26,13 +27,6 @@ namespace {
 
 const std::string kShared = MDSIM_TEST_DATA_DIR;
 const std::string kSource = MDSIM_SOURCE_DIR;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<int> range(int lo, int hi) {  // inclusive
   std::vector<int> v;
@@ -174,7 +168,7 @@ TEST_CASE("selections agree with MDTraj's selection language") {
     const std::string cmd = fmt::format("{} {}/tests/python/check_selection.py {} {} > {} 2>&1",
                                         py && *py ? py : "/usr/bin/python3", kSource, pdb, file, log);
     const int rc = std::system(cmd.c_str());
-    INFO(name << "\n" << slurp(log));
+    INFO(name << "\n" << mdsim_test::read_text(log));
     CHECK(rc == 0);
   }
 }

@@ -17,6 +17,7 @@
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace mdsim;
@@ -57,13 +58,6 @@ struct ScratchDir {
 const ScratchDir& scratch() {
   static const ScratchDir dir;
   return dir;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // The number after "key": inside the "counts" object of a reference JSON file.
@@ -464,7 +458,7 @@ TEST_CASE("reference systems: counts equal OpenMM's", "[forcefield]") {
                        Case{"villin_water", "villin_water", false}, Case{"dhfr", "dhfr", false},
                        Case{"dhfr", "dhfr_bench", true}}) {
     SECTION(c.json) {
-      const std::string json = read_text(kReference + c.json + ".json");
+      const std::string json = mdsim_test::read_text(kReference + c.json + ".json");
       const ForceFieldData& ff = c.bench ? amber99sb() : amber14();
       Topology top = read_pdb(kSystems + c.pdb + ".pdb");
       ForceFieldOptions o;  // the reference settings: no constraints, flexible water

@@ -23,6 +23,7 @@
 #include "io/pdb_reader.hpp"
 #include "io/pdb_writer.hpp"
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 using namespace mdsim;
 
@@ -33,14 +34,6 @@ const std::string kData = std::string(MDSIM_SOURCE_DIR) + "/tests/data/";
 const std::vector<std::string> kSystems = {"ala2_vacuum", "ala2_water", "villin_water", "dhfr"};
 
 std::string system_pdb(const std::string& name) { return kShared + "/systems/" + name + ".pdb"; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -60,7 +53,8 @@ std::string write_text(const std::string& name, const std::string& text) {
 // The few reference-JSON values this test needs: "counts" entries and "box_nm" (absent -> none).
 struct ReferenceJson {
   std::string text;
-  explicit ReferenceJson(const std::string& name) : text(slurp(kShared + "/reference/" + name + ".json")) {}
+  explicit ReferenceJson(const std::string& name)
+      : text(mdsim_test::read_text(kShared + "/reference/" + name + ".json")) {}
 
   long count(const std::string& key) const {
     const std::size_t counts = text.find("\"counts\"");
@@ -137,7 +131,7 @@ std::string atom_line(int serial, const std::string& name, const std::string& re
 }  // namespace
 
 TEST_CASE("element table equals OpenMM's app/element.py", "[pdb][elements]") {
-  std::istringstream table(slurp(kData + "pdb_openmm_elements.txt"));
+  std::istringstream table(mdsim_test::read_text(kData + "pdb_openmm_elements.txt"));
   int rows = 0;
   for (std::string line; std::getline(table, line);) {
     if (line.empty() || line[0] == '#') continue;
@@ -201,7 +195,7 @@ TEST_CASE("shared systems: positions equal the reference .h5, elements and CONEC
   // Element counts and CONECT pairs as OpenMM reads them (tests/data/pdb_openmm_summary.txt).
   std::map<std::string, std::map<std::string, int>> elements;
   std::map<std::string, std::vector<std::pair<int, int>>> conect;
-  std::istringstream summary(slurp(kData + "pdb_openmm_summary.txt"));
+  std::istringstream summary(mdsim_test::read_text(kData + "pdb_openmm_summary.txt"));
   for (std::string line; std::getline(summary, line);) {
     std::istringstream fields(line);
     std::string kind, name;
@@ -408,7 +402,7 @@ TEST_CASE("unnumbered residues, VMD hexadecimal serials, 4-character names, extr
     CHECK(top.atoms[3].name == "M");
     CHECK(top.atoms[3].element.empty());
     write_pdb("test_pdb_tip4p_out.pdb", top, top.positions_nm, std::nullopt);
-    const std::vector<std::string> lines = lines_of(slurp("test_pdb_tip4p_out.pdb"));
+    const std::vector<std::string> lines = lines_of(mdsim_test::read_text("test_pdb_tip4p_out.pdb"));
     CHECK(lines[4].substr(12, 10) == "M    TIP4A");
     CHECK(lines[4].substr(76, 2) == "EP");
     const Topology back = read_pdb("test_pdb_tip4p_out.pdb");
@@ -515,8 +509,8 @@ TEST_CASE("writer reproduces OpenMM's records for the shared systems and reads b
 
     // The shared files were written by OpenMM 7.7 (keeping IDs): every CRYST1/ATOM/HETATM/TER
     // record must come out byte for byte; CONECT records as the same set of (atom, partner).
-    const std::vector<std::string> original = lines_of(slurp(system_pdb(name)));
-    const std::vector<std::string> written = lines_of(slurp(out));
+    const std::vector<std::string> original = lines_of(mdsim_test::read_text(system_pdb(name)));
+    const std::vector<std::string> written = lines_of(mdsim_test::read_text(out));
     auto records = [](const std::vector<std::string>& lines) {
       std::vector<std::string> kept;
       std::multiset<std::pair<int, int>> bonds;
@@ -600,7 +594,7 @@ TEST_CASE("writer: triclinic box, rounding to 3 decimals, bonds and hetero CONEC
   for (int k = 0; k < 9; ++k) CHECK(std::fabs(got[k] - want[k]) <= 1e-3);
   CHECK(back.conect == std::vector<std::pair<int, int>>{{4, 13}, {11, 12}});
   // Record types: ALA is ATOM, ions/ligand/water HETATM; 2-letter elements keep the name at column 13.
-  const std::vector<std::string> lines = lines_of(slurp("test_pdb_writer_triclinic.pdb"));
+  const std::vector<std::string> lines = lines_of(mdsim_test::read_text("test_pdb_writer_triclinic.pdb"));
   CHECK(lines[1].rfind("CRYST1   77.000   77.000   77.000 109.47 109.47 109.47 P 1           1", 0) == 0);
   CHECK(lines[2].substr(0, 6) == "ATOM  ");
   CHECK(lines[2].substr(12, 4) == " N  ");
@@ -642,7 +636,7 @@ TEST_CASE("writer and reader: more than 99,999 atoms wrap serials and keep CONEC
   top.bonds = {{0, 1}, {1, 2}, {n - 3, n - 2}, {n - 2, n - 1}, {3, 4}, {3, 5}};
   write_pdb("test_pdb_huge.pdb", top, top.positions_nm, std::nullopt);
 
-  const std::vector<std::string> lines = lines_of(slurp("test_pdb_huge.pdb"));
+  const std::vector<std::string> lines = lines_of(mdsim_test::read_text("test_pdb_huge.pdb"));
   CHECK(lines[99999].substr(0, 11) == "HETATM99999");  // atom index 99,998 (lines[0] is the REMARK)
   CHECK(lines[100000].substr(0, 11) == "HETATM    0");  // then the serial wraps to 0
   CHECK(lines[100000].substr(22, 4) == "3334");         // in water 33,332, resSeq 33,334 -> 3334

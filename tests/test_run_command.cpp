@@ -3,6 +3,7 @@
 // box; a resumed run reaches the same final coordinates as an uninterrupted one; bad output folders
 // and a resume without a checkpoint are clear errors with exit code 2.
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 #include <unistd.h>
 
@@ -43,13 +44,6 @@ fs::path write_config(const fs::path& dir, int steps, const std::string& extra =
   return p;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("mdsim run writes a trajectory that h5py, MDTraj and MDAnalysis read") {
@@ -64,7 +58,7 @@ TEST_CASE("mdsim run writes a trajectory that h5py, MDTraj and MDAnalysis read")
     CHECK(fs::exists(out / f));
   }
   // State log: header plus one line per 10 steps.
-  const std::string csv = slurp(out / "state.csv");
+  const std::string csv = mdsim_test::read_text(out / "state.csv");
   CHECK(csv.rfind("step,time_ps,potential_kj_per_mol", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
   // Final PDB reads back with every atom.
@@ -88,7 +82,7 @@ TEST_CASE("mdsim run writes a trajectory that h5py, MDTraj and MDAnalysis read")
   const std::string cmd = "/usr/bin/python3 " + (dir / "check.py").string() + " " + (out / "trajectory.h5").string() +
                           " " + kPdb + " > " + (dir / "check.log").string() + " 2>&1";
   const int rc = std::system(cmd.c_str());
-  INFO(slurp(dir / "check.log"));
+  INFO(mdsim_test::read_text(dir / "check.log"));
   CHECK(rc == 0);
   fs::remove_all(dir);
 }

@@ -6,6 +6,7 @@
 // output.trajectory.flush_interval, checkpoints, restart logic, exit codes) is exercised.
 // External readers: h5py and MDTraj through /usr/bin/python3.
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 #include <fcntl.h>
 #include <hdf5.h>
@@ -65,13 +66,6 @@ fs::path write_config(const fs::path& dir, int steps, int checkpoint_interval,
   return p;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::string> nonempty_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::stringstream ss(text);
@@ -83,7 +77,7 @@ std::vector<std::string> nonempty_lines(const std::string& text) {
 // The step column of a state log (header skipped).
 std::vector<std::int64_t> state_steps(const fs::path& csv) {
   std::vector<std::int64_t> steps;
-  const std::vector<std::string> lines = nonempty_lines(slurp(csv));
+  const std::vector<std::string> lines = nonempty_lines(mdsim_test::read_text(csv));
   for (std::size_t i = 1; i < lines.size(); ++i) steps.push_back(std::stoll(lines[i].substr(0, lines[i].find(','))));
   return steps;
 }
@@ -161,8 +155,8 @@ class MdsimProcess {
   // The exit code of a process that ended normally, else -1.
   int exit_code() const { return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1; }
   bool killed_by(int signal) const { return WIFSIGNALED(status_) && WTERMSIG(status_) == signal; }
-  std::string out() const { return slurp(out_); }
-  std::string err() const { return slurp(err_); }
+  std::string out() const { return mdsim_test::read_text(out_); }
+  std::string err() const { return mdsim_test::read_text(err_); }
 
  private:
   pid_t pid_ = -1;
@@ -281,8 +275,8 @@ int python(const fs::path& dir, const std::string& name, const std::string& scri
   for (const std::string& a : args) cmd += " " + a;
   cmd += " > " + out_file.string() + " 2> " + err_file.string();
   const int status = std::system(cmd.c_str());
-  out = slurp(out_file);
-  log = out + slurp(err_file);
+  out = mdsim_test::read_text(out_file);
+  log = out + mdsim_test::read_text(err_file);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

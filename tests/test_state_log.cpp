@@ -21,6 +21,7 @@
 #include "io/pdb_reader.hpp"
 #include "io/state_log.hpp"
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 using namespace mdsim;
 namespace fs = std::filesystem;
@@ -29,13 +30,6 @@ namespace {
 
 const std::string kShared = MDSIM_TEST_DATA_DIR;
 const std::string kSource = MDSIM_SOURCE_DIR;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -105,10 +99,10 @@ TEST_CASE("state log: header, units and one line per sample") {
 TEST_CASE("state log: every line is on disk as soon as it is written") {
   const std::string path = "state_flush.csv";
   StateLog log(path, 1000.0);
-  CHECK(slurp(path) == std::string(kStateLogHeader) + "\n");
+  CHECK(mdsim_test::read_text(path) == std::string(kStateLogHeader) + "\n");
   log.write(sample(0));
   log.write(sample(500));
-  const std::vector<std::string> lines = lines_of(slurp(path));  // read while the log is open
+  const std::vector<std::string> lines = lines_of(mdsim_test::read_text(path));  // read while the log is open
   REQUIRE(lines.size() == 3);
   CHECK(lines[1] == format_state_line(sample(0), 1000.0));
   CHECK(lines[2] == format_state_line(sample(500), 1000.0));
@@ -130,7 +124,7 @@ TEST_CASE("state log: a restart keeps the lines up to the checkpoint step") {
     StateLog log(path, 1000.0, 2000);
     log.write(sample(2500));
   }
-  const std::vector<std::string> lines = lines_of(slurp(path));
+  const std::vector<std::string> lines = lines_of(mdsim_test::read_text(path));
   REQUIRE(lines.size() == 5);
   CHECK(lines[0] == kStateLogHeader);
   CHECK(split(lines[1], ',')[0] == "0");
@@ -139,7 +133,7 @@ TEST_CASE("state log: a restart keeps the lines up to the checkpoint step") {
   // A missing file is created; a file with another header is refused.
   fs::remove("state_restart_new.csv");
   { StateLog fresh("state_restart_new.csv", 1.0, 100); }
-  CHECK(slurp("state_restart_new.csv") == std::string(kStateLogHeader) + "\n");
+  CHECK(mdsim_test::read_text("state_restart_new.csv") == std::string(kStateLogHeader) + "\n");
   {
     std::ofstream("state_foreign.csv") << "#\"Step\",\"Time (ps)\"\n1,0.002\n";
   }
@@ -218,7 +212,7 @@ TEST_CASE("state log of ala2_water: volume and density as OpenMM's StateDataRepo
   const std::string cmd = fmt::format("{} {}/tests/python/check_state_log.py {} {} > {} 2>&1", py && *py ? py : "/usr/bin/python3",
                                       kSource, pdb, path, out);
   const int rc = std::system(cmd.c_str());
-  INFO(slurp(out));
+  INFO(mdsim_test::read_text(out));
   REQUIRE(rc == 0);
   std::remove(out.c_str());
 }

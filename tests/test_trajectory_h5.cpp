@@ -34,6 +34,7 @@
 #include "io/pdb_writer.hpp"
 #include "io/trajectory_h5.hpp"
 #include "support/catch.hpp"
+#include "support/text_file.hpp"
 
 using namespace mdsim;
 namespace fs = std::filesystem;
@@ -54,20 +55,13 @@ std::string python() {
   return p && *p ? p : "/usr/bin/python3";
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs tests/python/<script> with args; returns the exit status, output in `log`.
 int run_python(const std::string& script, const std::string& args, std::string& log) {
   const std::string out = fmt::format("py_{}.log", ::getpid());
   const std::string cmd =
       fmt::format("{} {}/tests/python/{} {} > {} 2>&1", python(), kSource, script, args, out);
   const int rc = std::system(cmd.c_str());
-  log = slurp(out);
+  log = mdsim_test::read_text(out);
   std::remove(out.c_str());
   return rc == -1 ? -1 : WEXITSTATUS(rc);
 }

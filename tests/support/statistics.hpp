@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "support/text_file.hpp"  // read_text
+
 namespace mdsim_test {
 
 // The number after "key": inside the JSON object "section" (flat objects only).
@@ -19,14 +21,6 @@ inline double json_number(const std::string& text, const std::string& section, c
   const auto k = text.find("\"" + key + "\"", s);
   if (k == std::string::npos) throw std::runtime_error("no key \"" + key + "\" in \"" + section + "\"");
   return std::stod(text.substr(text.find(':', k) + 1));
-}
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 struct LinearFit {

@@ -1,0 +1,20 @@
+// Reading a whole file into a string, for the tests (one helper instead of a copy per test file).
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace mdsim_test {
+
+// The file's bytes; throws std::runtime_error naming the path when it cannot be opened.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace mdsim_test
