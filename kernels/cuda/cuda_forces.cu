@@ -685,7 +685,7 @@ class Evaluator final : public EvaluatorBase {
     // The spatially sorted copy (written by prepare_positions_kernel before the PME stream starts) lets
     // the mixed-precision spread sum each block's charges in shared memory first.
     pme_solver_->compute(posq_.data(), box_, force_.data(), npad_, with_energy ? energy_.data() + kSlotReciprocal : nullptr,
-                         stream, {sorted_posq_.data(), npad_});
+                         stream, {sorted_posq_.data(), npad_, perm_.data()});
   }
 
   System sys_;

@@ -18,11 +18,16 @@
 //   4. convolve — multiply by the influence function; the energy (template flag) is summed in double,
 //                 reduced per block in a fixed order and added as fixed point.
 //   5. cuFFT C2R (Z2D).
-//   6. gather   — one thread per atom recomputes its weights and interpolates the potential gradient;
-//                 the force is added to the caller's fixed-point force buffer.
+//   6. gather   — one thread per atom (in the sorted copy's order when given) recomputes its weights and
+//                 interpolates the potential gradient; the force is added to the caller's fixed-point
+//                 force buffer.
 // Measured on an H100 with Nsight Compute (kernels serialised; DHFR, 23,558 atoms, 56^3, float, from
 // the evaluator's sorted copy): tiled spread 17.4 us (the direct spread: 21.7), convert 8.7 us (one
 // point per thread; now two), convolve 3.3 us, gather 13.6 us, cuFFT R2C + C2R 29 us in six kernels.
+// Its 2x2x2 replica (188,464 atoms, 112^3): the tiled spread took 91.8 us with one thread per stencil
+// point and a fixed 16^3 tile, and was issue-bound (69.6 M instructions); one thread per stencil line
+// and a tile of the block's own extent brought the whole compute() from 197 to 146 us (mdsim bench).
+// The convert step took 36.7 us there, at 2% issue use and 20% of memory bandwidth.
 // The influence function (on the half-complex grid) is computed on the device when the box differs
 // from the box of the previous call (checked on the host, which knows the box it passes), so it costs
 // nothing at constant volume. Because that check runs on the host, a CUDA graph captured around
@@ -79,12 +84,14 @@ class CudaPme {
   // Everything is enqueued on `stream`; no host synchronisation, no host<->device copies.
   //
   // Optionally the same atoms again, spatially sorted in blocks of 32 (any slot left over has charge
-  // 0), for the charge spreading: in mixed precision each block's charges are then summed in a shared-
-  // memory tile before they go to the grid (spread_tiled_kernel in cuda_pme.cu). Double precision
-  // ignores it.
+  // 0), each slot holding exactly the values of its atom in posq. In mixed precision the spread then
+  // sums each block's charges in a shared-memory tile before they go to the grid (spread_tiled_kernel
+  // in cuda_pme.cu); with `original` the gather reads them too, in spatial order. Both give the same
+  // grid and forces bit for bit as the unsorted atoms (fixed-point sums).
   struct SortedAtoms {
     const real4* posq = nullptr;
-    int count = 0;  // slots, a multiple of 32
+    int count = 0;                  // slots, a multiple of 32
+    const int* original = nullptr;  // atom index of each slot (-1: unused; its charge is 0)
   };
   void compute(const real4* posq, const BoxVectors<double>& box, unsigned long long* force_fixed, int stride,
                unsigned long long* energy_fixed, cudaStream_t stream, SortedAtoms sorted = {});
