@@ -5,11 +5,11 @@ import csv
 import sys
 from collections import defaultdict
 
-STEP_END = ("velocity_correction_kernel", "leapfrog_velocity_kernel")
+STEP_END = ("velocity_correction_kernel", "leapfrog_velocity_kernel", "advance_step_kernel")
 
 
 def short(name):
-    name = name.split("(")[0]
+    name = name.replace("(anonymous namespace)::", "").split("(")[0]
     for prefix in ("void ", "mdsim::cuda::", "mdsim::"):
         name = name.replace(prefix, "")
     return name.split("<")[0]
@@ -31,7 +31,8 @@ def main(path):
         name = short(row["Kernel Name"])
         total[name] += ns
         count[name] += 1
-    steps = max([count[k] for k in STEP_END if k in count] or [1])
+    # The kernel that ends a step: the staged paths' last kernel, else the fused step's counter advance.
+    steps = next((count[k] for k in STEP_END if k in count), 1)
     print(f"{steps} steps profiled")
     print("| kernel | launches per step | µs per launch | µs per step |")
     print("|---|---|---|---|")
