@@ -9,7 +9,7 @@ STEP_END = ("velocity_correction_kernel", "leapfrog_velocity_kernel", "advance_s
 
 
 def short(name):
-    name = name.replace("(anonymous namespace)::", "").split("(")[0]
+    name = name.replace("(anonymous namespace)::", "").split("(")[0].replace("<unnamed>::", "")
     for prefix in ("void ", "mdsim::cuda::", "mdsim::"):
         name = name.replace(prefix, "")
     return name.split("<")[0]

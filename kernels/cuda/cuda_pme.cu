@@ -319,23 +319,31 @@ __global__ void __launch_bounds__(kSpreadThreads)
   }
 }
 
-// 2. Fixed-point grid -> real grid for the R2C transform; the fixed-point grid is left zeroed. Two
-// points per thread (16-byte loads and stores; n is even or the last point is done alone).
+// 2. Fixed-point grid -> real grid for the R2C transform. Two points per thread (16-byte loads, 8- or
+// 16-byte stores; n is even or the last point is done alone); compute() then zeroes the fixed-point
+// grid with a memset. int64 -> real directly, then the exact power-of-two scale: the same value as
+// through double (|v| < 2^53).
+__device__ __forceinline__ float grid_value(unsigned long long v, const float*) {
+  return __ll2float_rn(static_cast<long long>(v)) * static_cast<float>(kGridInvScale);
+}
+__device__ __forceinline__ double grid_value(unsigned long long v, const double*) {
+  return static_cast<double>(static_cast<long long>(v)) * kGridInvScale;
+}
 template <typename real>
 __global__ void __launch_bounds__(kGridThreads)
-    grid_to_real_kernel(unsigned long long* __restrict__ fixed, real* __restrict__ out, int n) {
+    grid_to_real_kernel(const unsigned long long* __restrict__ fixed, real* __restrict__ out, int n) {
+  using real2 = std::conditional_t<std::is_same_v<real, float>, float2, double2>;
   const int pair = blockIdx.x * blockDim.x + threadIdx.x;
   const int i = 2 * pair;
+  const real* tag = nullptr;
   if (i + 1 < n) {
-    ulonglong2* two = reinterpret_cast<ulonglong2*>(fixed) + pair;
-    const ulonglong2 v = *two;
-    *two = make_ulonglong2(0ull, 0ull);
-    out[i] = static_cast<real>(static_cast<double>(static_cast<long long>(v.x)) * kGridInvScale);
-    out[i + 1] = static_cast<real>(static_cast<double>(static_cast<long long>(v.y)) * kGridInvScale);
+    const ulonglong2 v = __ldcs(reinterpret_cast<const ulonglong2*>(fixed) + pair);
+    real2 r;
+    r.x = grid_value(v.x, tag);
+    r.y = grid_value(v.y, tag);
+    reinterpret_cast<real2*>(out)[pair] = r;
   } else if (i < n) {
-    const long long v = static_cast<long long>(fixed[i]);
-    fixed[i] = 0ull;
-    out[i] = static_cast<real>(static_cast<double>(v) * kGridInvScale);
+    out[i] = grid_value(fixed[i], tag);
   }
 }
 
@@ -605,6 +613,7 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
   grid_to_real_kernel<real><<<blocks_for((points + 1) / 2, kGridThreads), kGridThreads, 0, stream>>>(
       grid_fixed_.data(), grid_real_.data(), points);
   MDSIM_CUDA_CHECK_LAUNCH();
+  grid_fixed_.zero(stream);  // for the next call's spread
 
   MDSIM_CUFFT_CHECK(cufftSetStream(forward_.get(), stream));
   MDSIM_CUFFT_CHECK(Fft<real>::forward(forward_.get(), grid_real_.data(), cgrid));

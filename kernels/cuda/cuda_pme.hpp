@@ -13,7 +13,7 @@
 //                 in, and whatever the atom order. In mixed precision with a spatially sorted copy of
 //                 the atoms (compute's `sorted`), each block sums its charges in a shared-memory tile
 //                 of 32-bit fixed point first and adds each touched point to the grid once.
-//   2. convert  — fixed-point grid -> real grid (and the fixed-point grid is zeroed for the next call).
+//   2. convert  — fixed-point grid -> real grid (then a memset zeroes the fixed-point grid for the next call).
 //   3. cuFFT R2C (D2Z in double precision).
 //   4. convolve — multiply by the influence function; the energy (template flag) is summed in double,
 //                 reduced per block in a fixed order and added as fixed point.
