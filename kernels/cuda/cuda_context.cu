@@ -295,6 +295,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     // The fused LangevinMiddle step (langevin_step_kernels.cuh) needs CCMA's single pass and a thread
     // for every atom of a CCMA block; it takes the atoms in no constraint on their own.
     fused_langevin_ = options.fuse_langevin_step && ccma_passes_ == 1 && plan.max_block_atoms <= constraints_.ccma_threads;
+    if (fused_step()) noise_.resize(n);
     {
       std::vector<char> constrained_atom(static_cast<std::size_t>(n), 0);
       for (const cuda::SettleWater& w : plan.settle) constrained_atom[w.o] = constrained_atom[w.h1] = constrained_atom[w.h2] = 1;
@@ -416,25 +417,31 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     device_step_.upload(std::vector<long long>{static_cast<long long>(step)}, stream_);
   }
 
-  // Per step: barostat move when due (host sync), the centre-of-mass velocity on the auxiliary
-  // stream concurrently with the force evaluation (its own graph), then the integrator graph. No
-  // host synchronisation and no host<->device copy otherwise.
+  // Per step: barostat move when due (host sync), the centre-of-mass velocity and (fused
+  // LangevinMiddle) the step's normal draws on the auxiliary stream concurrently with the force
+  // evaluation (its own graph), then the integrator graph. No host synchronisation and no
+  // host<->device copy otherwise.
   void step(int steps) override {
     require_positions("step");
     const bool remove_com = settings_.remove_cm_motion && has_mass_;
+    const bool draw_noise = fused_step();
     for (int s = 0; s < steps; ++s) {
       if (settings_.barostat && step_ > 0 && step_ % settings_.barostat->interval_steps == 0) barostat_move();
-      if (remove_com) {
+      if (remove_com || draw_noise) {
         MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
         MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
-        cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kReduceThreads, 0, aux_stream_>>>(
-            n_, mass_.data(), v_.data(), inverse_total_mass_, com_partial_.data(), com_done_count_.data(),
-            com_velocity_.data());
+        if (remove_com)
+          cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kReduceThreads, 0, aux_stream_>>>(
+              n_, mass_.data(), v_.data(), inverse_total_mass_, com_partial_.data(), com_done_count_.data(),
+              com_velocity_.data());
+        if (draw_noise)
+          cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, aux_stream_>>>(
+              n_, seed_, device_step_.data(), noise_.data());
         MDSIM_CUDA_CHECK_LAUNCH();
         MDSIM_CUDA_CHECK(cudaEventRecord(com_done_, aux_stream_));
       }
       if (!forces_valid_) evaluator_.compute(false);
-      if (remove_com) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, com_done_, 0));
+      if (remove_com || draw_noise) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, com_done_, 0));
       launch_step_graph();
       ++step_;
       time_ps_ += settings_.integrator.timestep_ps;
@@ -541,7 +548,8 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     CudaStepLaunches l;
     l.graphs = 2;
     l.kernels = evaluator_.graph_kernel_count(false) + step_graph_kernels_;
-    l.separate_kernels = settings_.remove_cm_motion && has_mass_ ? 1 : 0;  // the COM velocity on the aux stream
+    // On the aux stream: the COM velocity, and the fused step's normal draws.
+    l.separate_kernels = (settings_.remove_cm_motion && has_mass_ ? 1 : 0) + (fused_step() ? 1 : 0);
     return l;
   }
 
@@ -687,6 +695,12 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     return minimizer_positions_.data();
   }
 
+  // Steps take the fused LangevinMiddle path (langevin_step_kernels.cuh), whose normal draws
+  // langevin_noise_kernel makes beforehand, concurrently with the force evaluation.
+  bool fused_step() const {
+    return settings_.integrator.type == IntegratorType::LangevinMiddle && !system_.constraints.empty() && fused_langevin_;
+  }
+
   // The integrator's kernels for one step (forces of the current positions already in the
   // evaluator's buffer), as CpuContext::step after ensure_forces.
   void enqueue_step() {
@@ -700,7 +714,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     const int blocks = blocks_for(n_);
     // The centre-of-mass velocity is computed before the graph runs (step()).
     const Vec3d* com = settings_.remove_cm_motion && has_mass_ ? com_velocity_.data() : nullptr;
-    if (in.type == IntegratorType::LangevinMiddle && constrained && fused_langevin_) {
+    if (fused_step()) {
       // Waters and free atoms on the auxiliary stream, CCMA blocks on the main one, side by side; the
       // step counter advances once all have read it.
       const cuda::LangevinStepArgs args{force,
@@ -711,10 +725,9 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
                                         0.5 * dt,
                                         inverse_dt,
                                         langevin_coefficients(in.friction_per_ps, dt, in.temperature_k),
-                                        seed_,
-                                        device_step_.data(),
                                         pos,
-                                        v_.data()};
+                                        v_.data(),
+                                        noise_.data()};
       DeviceConstraints& c = constraints_;
       MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
@@ -869,6 +882,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
   // CPU's global count, so that the platforms agree to round-off. Mixed precision stops after the first.
   int ccma_passes_ = 2;
   bool fused_langevin_ = false;     // LangevinMiddle steps through langevin_step_kernels.cuh
+  DeviceBuffer<Vec3d> noise_;       // the fused step's normal draws (langevin_noise_kernel)
   int num_free_atoms_ = 0;          // atoms in no constraint
   DeviceBuffer<int> free_atoms_;
 

@@ -4,7 +4,8 @@
 // through the whole step of kernels/physics/integrator_steps.hpp:
 //   kick (COM removal first) -> constrain velocities -> drift, O step, drift -> constrain positions
 //   (reference: the positions at the start of the step) -> velocity correction
-// with the same functions, random numbers (Philox keyed by seed, step, atom) and CCMA iteration
+// with the same functions, random numbers (Philox keyed by seed, step, atom; drawn beforehand by
+// langevin_noise_kernel) and CCMA iteration
 // (per block, until its constraints converge) as the kernel-per-stage sequence it replaces
 // (langevin_kick_kernel, settle/ccma_velocities_kernel, langevin_drift_kernel, settle/
 // ccma_positions_kernel, velocity_correction_kernel), so the results agree to rounding (the compiler
@@ -31,11 +32,22 @@ struct LangevinStepArgs {
   const Vec3d* com_velocity;   // removed before the kick; null: not removed
   double dt, half_dt, inverse_dt;
   LangevinCoefficients coefficients;
-  std::uint64_t seed;
-  const long long* step;  // read, not advanced
   double4_16a* pos;
   Vec3d* v;
+  const Vec3d* noise;  // this step's gaussian3 draw of every atom (langevin_noise_kernel)
 };
+
+// The O step's standard normal draws of every atom for the current step, gaussian3(seed,
+// kStreamLangevin, step, atom) as langevin_drift_kernel draws them. Launched on its own, concurrently
+// with the force evaluation, so that the step's kernels only read them: the draws (Philox and a
+// double-precision Box-Muller) were most of the work of settle_langevin_step_kernel, whose one
+// thread per water is a long dependent chain at low occupancy.
+__global__ void langevin_noise_kernel(int n, std::uint64_t seed, const long long* __restrict__ step,
+                                      Vec3d* __restrict__ noise) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  noise[i] = gaussian3(seed, kStreamLangevin, static_cast<std::uint64_t>(*step), static_cast<std::uint32_t>(i));
+}
 
 // langevin_kick_kernel for atom i.
 __device__ __forceinline__ Vec3d kicked_velocity(const LangevinStepArgs& a, int i) {
@@ -52,8 +64,7 @@ __device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, int i,
   const double w = a.inverse_mass[i];
   if (w == 0.0) return x;
   Vec3d xn = drift(x, v, a.half_dt);
-  v = langevin_o_step(v, w, a.coefficients,
-                      gaussian3(a.seed, kStreamLangevin, static_cast<std::uint64_t>(*a.step), static_cast<std::uint32_t>(i)));
+  v = langevin_o_step(v, w, a.coefficients, a.noise[i]);
   return drift(xn, v, a.half_dt);
 }
 
