@@ -26,8 +26,7 @@ cpu_rc=$?
   steps=(0 10000 2000 1000 500)
   for r in 1 2 3 4; do
     [ "${1:-}" = quick ] && [ $r -gt 1 ] && break
-    sed "s/^platform:.*/platform: {name: cuda, precision: mixed}/" configs/dhfr_benchmark.yaml > /tmp/bench_$r.yaml
-    sed -i "s|pdb: ../tests|pdb: $PWD/tests|; s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" /tmp/bench_$r.yaml
+    sed "s|pdb: ../tests|pdb: $PWD/tests|; s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" configs/dhfr_benchmark.yaml > /tmp/bench_$r.yaml
     build-device/mdsim bench /tmp/bench_$r.yaml --steps ${steps[$r]} 2>&1
   done
   echo "## amber14/TIP3P, PME 1.0 nm, HBonds, 2 fs"

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
 cfg=/tmp/profile_dhfr.yaml
-sed "s/^platform:.*/platform: {name: cuda, precision: mixed}/; s|pdb: ../tests|pdb: $PWD/tests|" \
+sed "s|pdb: ../tests|pdb: $PWD/tests|" \
   configs/dhfr_benchmark.yaml > $cfg
 r=${PROFILE_REPLICATE:-1}
 [ "$r" = 1 ] || sed -i "s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" $cfg

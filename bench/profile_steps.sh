@@ -9,8 +9,7 @@ OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
 for r in ${PROFILE_REPLICAS:-1 2}; do
   cfg=/tmp/profile_steps_$r.yaml
-  sed "s/^platform:.*/platform: {name: cuda, precision: mixed}/" configs/dhfr_benchmark.yaml > $cfg
-  sed -i "s|pdb: ../tests|pdb: $PWD/tests|; s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" $cfg
+  sed "s|pdb: ../tests|pdb: $PWD/tests|; s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [$r, $r, $r]|" configs/dhfr_benchmark.yaml > $cfg
   # Skip the force-evaluation benchmark and the step warm-up; profile about 80 steps.
   ncu --clock-control none --metrics gpu__time_duration.sum --csv --page raw --launch-skip 26000 \
     --launch-count 2000 build-device/mdsim bench $cfg --steps 3000 > "$OUT/steps_$r.csv" 2> "$OUT/steps_$r.err"
