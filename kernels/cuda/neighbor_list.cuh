@@ -262,10 +262,32 @@ __global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const 
   if (orig >= 0) pos_at_build[orig] = pos[orig];
 }
 
+// The neighbour search's nearest image: BoxVectors::minimum_image with its three divisions replaced by
+// multiplications with precomputed reciprocals (an IEEE division is about a dozen instructions, and
+// these images were a sixth of the column search's). The two can differ only for a displacement
+// within rounding of half a box height along some axis, where both images lie farther than any
+// search range (which stays below half the smallest height), so no decision of the search changes.
+template <typename real>
+struct SearchBox {
+  BoxVectors<real> v;
+  real inv_ax, inv_by, inv_cz;  // 1/nm; infinite for a non-periodic system's zero box (never used)
+  __device__ explicit SearchBox(const BoxVectors<real>& b)
+      : v(b), inv_ax(real(1) / b.a.x), inv_by(real(1) / b.b.y), inv_cz(real(1) / b.c.z) {}
+  __device__ __forceinline__ Vec3<real> minimum_image(Vec3<real> d) const {
+    real s = floor(d.z * inv_cz + real(0.5));
+    d -= v.c * s;
+    s = floor(d.y * inv_by + real(0.5));
+    d -= v.b * s;
+    s = floor(d.x * inv_ax + real(0.5));
+    d -= v.a * s;
+    return d;
+  }
+};
+
 template <typename real, bool PERIODIC>
 __device__ __forceinline__ bool blocks_in_range(const real4_t<real>& ci, const real4_t<real>& hi,
                                                 const real4_t<real>& cj, const real4_t<real>& hj,
-                                                const BoxVectors<real>& box, real range2) {
+                                                const SearchBox<real>& box, real range2) {
   Vec3<real> d(cj.x - ci.x, cj.y - ci.y, cj.z - ci.z);
   if (PERIODIC) d = box.minimum_image(d);
   const real dx = max(real(0), abs(d.x) - hi.x - hj.x);
@@ -425,7 +447,7 @@ struct RowPacker {
   const real4_t<real>* __restrict__ sorted_posq;
   const real4_t<real>* __restrict__ block_center;
   const real4_t<real>* __restrict__ block_half;
-  BoxVectors<real> box;
+  SearchBox<real> box;
   real range2;
   const int* __restrict__ perm;
   TileListView list;
@@ -438,7 +460,8 @@ struct RowPacker {
   // are checked 32 at a time, every lane busy. Used when I's box is compact enough that imaging a
   // candidate once next to the centre finds its nearest image to every atom of I.
   bool atom_filter = false;
-  Vec3<real> xi{};   // this lane's atom of block I relative to I's box centre (imaged next to it)
+  real4_t<real>* xi = nullptr;  // the warp's 32 atoms of block I relative to I's box centre (imaged
+                                // next to it), in shared memory: one broadcast load per check
   real inner2 = 0;   // (range - kShellWidth)^2, or 0
   int* shell = nullptr;
   int shell_fill = 0;  // warp-uniform
@@ -489,9 +512,8 @@ struct RowPacker {
       if (!__any_sync(0xffffffffu, candidate && !close)) break;
 #pragma unroll
       for (int k = 0; k < kTileSize; k += 4) {
-        const real ex = d.x - __shfl_sync(0xffffffffu, xi.x, c + k);
-        const real ey = d.y - __shfl_sync(0xffffffffu, xi.y, c + k);
-        const real ez = d.z - __shfl_sync(0xffffffffu, xi.z, c + k);
+        const real4_t<real> a = xi[c + k];
+        const real ex = d.x - a.x, ey = d.y - a.y, ez = d.z - a.z;
         close |= ex * ex + ey * ey + ez * ez < range2;
       }
     }
@@ -611,11 +633,12 @@ template <typename real, bool PERIODIC>
 __device__ __forceinline__ RowPacker<real, PERIODIC> row_packer(
     int I, const ExclusionTiles& ex, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half,
-    const BoxVectors<real>& box, real range2, const int* __restrict__ perm, const TileListView& list, int* buf) {
+    const BoxVectors<real>& box, real range2, const int* __restrict__ perm, const TileListView& list, int* buf,
+    real4_t<real>* atoms_i) {
   const int lane = threadIdx.x & 31;
-  RowPacker<real, PERIODIC> packer{I,           block_center[I], block_half[I], perm[I * kTileSize + lane] < 0,
-                                   row_exclusions(I, ex), ex,    sorted_posq,   block_center,
-                                   block_half,  box,             range2,        perm,
+  RowPacker<real, PERIODIC> packer{I,           block_center[I], block_half[I],         perm[I * kTileSize + lane] < 0,
+                                   row_exclusions(I, ex), ex,    sorted_posq,           block_center,
+                                   block_half,  SearchBox<real>(box), range2,           perm,
                                    list,        buf};
   packer.load_row_exclusions();
   // The atom filter's condition: a candidate within range of an atom of I lies within range + |h| of
@@ -626,7 +649,11 @@ __device__ __forceinline__ RowPacker<real, PERIODIC> row_packer(
   const real reach = sqrt(range2) + real(2) * sqrt(h2);
   packer.atom_filter = !PERIODIC || reach < half_height;
   if (packer.atom_filter) {
-    packer.xi = packer.from_centre(sorted_posq[I * kTileSize + lane]);
+    const Vec3<real> x = packer.from_centre(sorted_posq[I * kTileSize + lane]);
+    __syncwarp();  // the previous row's checks have read atoms_i
+    atoms_i[lane] = VecTypes<real>::make4(x.x, x.y, x.z, real(0));
+    __syncwarp();
+    packer.xi = atoms_i;
     const real inner = sqrt(range2) - real(kShellWidth);
     packer.inner2 = inner > real(0) ? inner * inner : real(0);
     packer.shell = buf + kPackBuffer;
@@ -650,6 +677,7 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     const int* __restrict__ perm, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
+  __shared__ real4_t<real> atoms_i[4][kTileSize];
   int* buf = buffer[threadIdx.x / 32];
   const int nblocks = *nblocks_used;
   const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
@@ -663,7 +691,8 @@ __global__ void __launch_bounds__(128) tile_build_kernel(
     const int last = min(nblocks, first + kBuildSegment);
     if (segment != 0 && first >= last) continue;
     RowPacker<real, PERIODIC> packer =
-        row_packer<real, PERIODIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf);
+        row_packer<real, PERIODIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
+                                   atoms_i[threadIdx.x / 32]);
     if (segment == 0) emit_exclusion_tiles(I, packer.row, ex, perm, list);
     if (first >= last) continue;
     packer.pack(first, last);
@@ -685,6 +714,7 @@ __global__ void __launch_bounds__(128) tile_build_columns_kernel(
     const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
+  __shared__ real4_t<real> atoms_i[4][kTileSize];
   int* buf = buffer[threadIdx.x / 32];
   const int nblocks = *nblocks_used;
   const real range = sqrt(range2);
@@ -695,7 +725,8 @@ __global__ void __launch_bounds__(128) tile_build_columns_kernel(
   const int warps = gridDim.x * blockDim.x / 32;
   for (int I = (blockIdx.x * blockDim.x + threadIdx.x) / 32; I < nblocks; I += warps) {
     RowPacker<real, true> packer =
-        row_packer<real, true>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf);
+        row_packer<real, true>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
+                               atoms_i[threadIdx.x / 32]);
     emit_exclusion_tiles(I, packer.row, ex, perm, list);
     const int column = block_column[I];
     const int cx = column % ncx, cy = column / ncx;
