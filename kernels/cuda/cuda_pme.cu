@@ -280,18 +280,29 @@ __global__ void __launch_bounds__(kSpreadThreads)
   const int points = sx * sy * sz;
   for (int i = t; i < points; i += kSpreadThreads) tile[i] = 0;
   __syncthreads();
-  // One thread per (atom, x, y) line of a stencil adds its P points along z.
-  const int lines = count_here * P * P;
-  for (int item = t; item < lines; item += kSpreadThreads) {
-    const int a = item / (P * P);
+  // Four threads per atom (kSpreadThreads = 4 * kSpreadAtoms), each adding every fourth (x, y) line
+  // of its stencil, P points along z: the atom's z weights, charge and tile offset stay in
+  // registers, and the lines are followed without divisions.
+  static_assert(kSpreadThreads == 4 * kSpreadAtoms, "four threads per atom");
+  {
+    const int a = t >> 2;
     const float q = q_s[a];
-    if (q == 0.0f) continue;
-    const int xy = item - a * (P * P);
-    const int ix = xy / P, iy = xy - ix * P;
-    const float qxy = q * theta_s[0][ix][a] * theta_s[1][iy][a];
-    int* line = tile + ((local_s[0][a] + ix) * sy + local_s[1][a] + iy) * sz + local_s[2][a];
+    if (a < count_here && q != 0.0f) {
+      float wz[P];
 #pragma unroll
-    for (int iz = 0; iz < P; ++iz) atomicAdd(line + iz, __float2int_rn(qxy * theta_s[2][iz][a] * kTileScaleF));
+      for (int iz = 0; iz < P; ++iz) wz[iz] = theta_s[2][iz][a] * kTileScaleF;  // exact: a power of two
+      const int x0 = local_s[0][a], y0 = local_s[1][a];
+      int* base = tile + local_s[2][a];
+      int ix = 0, iy = t & 3;  // line ix * P + iy
+      while (ix < P) {
+        const float qxy = q * theta_s[0][ix][a] * theta_s[1][iy][a];
+        int* line = base + ((x0 + ix) * sy + y0 + iy) * sz;
+#pragma unroll
+        for (int iz = 0; iz < P; ++iz) atomicAdd(line + iz, __float2int_rn(qxy * wz[iz]));
+        iy += 4;
+        if (iy >= P) iy -= P, ++ix;
+      }
+    }
   }
   __syncthreads();
   // Each touched point to the global grid once. Consecutive threads take consecutive z of a line (a
