@@ -436,7 +436,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
         MDSIM_CUDA_CHECK(cudaEventRecord(fork_, stream_));
         MDSIM_CUDA_CHECK(cudaStreamWaitEvent(aux_stream_, fork_, 0));
         if (remove_com)
-          cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kReduceThreads, 0, aux_stream_>>>(
+          cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kComVelocityThreads, 0, aux_stream_>>>(
               n_, mass_.data(), v_.data(), inverse_total_mass_, com_partial_.data(), com_done_count_.data(),
               com_velocity_.data());
         if (draw_noise)

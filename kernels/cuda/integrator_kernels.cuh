@@ -35,11 +35,12 @@ __device__ __forceinline__ Vec3d load_force(const unsigned long long* force, int
 }
 
 // Sum over the block of one double per thread; the result is valid in thread 0. Fixed order (a
-// tree over shared memory), so the sum is the same every run. blockDim.x must be kReduceThreads.
+// tree over shared memory), so the sum is the same every run. blockDim.x must be THREADS.
+template <int THREADS = kReduceThreads>
 __device__ __forceinline__ double block_sum(double value, double* shared) {
   shared[threadIdx.x] = value;
   __syncthreads();
-  for (int width = kReduceThreads / 2; width > 0; width >>= 1) {
+  for (int width = THREADS / 2; width > 0; width >>= 1) {
     if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
     __syncthreads();
   }
@@ -47,27 +48,29 @@ __device__ __forceinline__ double block_sum(double value, double* shared) {
 }
 
 // Centre-of-mass velocity: sum m v / sum m (total mass given). Each of com_velocity_blocks(n) blocks
-// of kReduceThreads sums its fixed grid-stride share of the atoms into partial[block]; the last block
-// to finish adds the partials in block order, so the result is the same every run. done_count must be
-// 0 before the first launch; the kernel leaves it 0.
-constexpr int kComVelocityMaxBlocks = 256;
+// of kComVelocityThreads sums its fixed grid-stride share of the atoms into partial[block]; the last
+// block to finish adds the partials in block order, so the result is the same every run. done_count
+// must be 0 before the first launch; the kernel leaves it 0. Blocks of 256 threads, about 4 atoms
+// each: at 188k atoms 185 blocks fill the GPU (47 blocks of 1024 took 11.4 us).
+constexpr int kComVelocityThreads = 256;
+constexpr int kComVelocityMaxBlocks = kComVelocityThreads;  // the last block adds one partial per thread
 inline int com_velocity_blocks(int n) {
-  const int per_block = 4 * kReduceThreads;
+  const int per_block = 4 * kComVelocityThreads;
   return n <= per_block ? 1 : (n / per_block + 1 < kComVelocityMaxBlocks ? n / per_block + 1 : kComVelocityMaxBlocks);
 }
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kComVelocityThreads)
     com_velocity_kernel(int n, const double* __restrict__ mass, const Vec3d* __restrict__ v, double inverse_total_mass,
                         Vec3d* __restrict__ partial, unsigned int* __restrict__ done_count,
                         Vec3d* __restrict__ com_velocity) {
-  __shared__ double shared[kReduceThreads];
+  __shared__ double shared[kComVelocityThreads];
   __shared__ bool last;
   Vec3d p(0, 0, 0);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p += v[i] * mass[i];
-  const double px = block_sum(p.x, shared);
+  const double px = block_sum<kComVelocityThreads>(p.x, shared);
   __syncthreads();
-  const double py = block_sum(p.y, shared);
+  const double py = block_sum<kComVelocityThreads>(p.y, shared);
   __syncthreads();
-  const double pz = block_sum(p.z, shared);
+  const double pz = block_sum<kComVelocityThreads>(p.z, shared);
   if (threadIdx.x == 0) {
     partial[blockIdx.x] = Vec3d(px, py, pz);
     __threadfence();
@@ -81,11 +84,11 @@ __global__ void __launch_bounds__(kReduceThreads)
   for (int b = threadIdx.x; b < static_cast<int>(gridDim.x); b += blockDim.x)  // past L1: other blocks wrote them
     q += Vec3d(__ldcg(parts + 3 * b), __ldcg(parts + 3 * b + 1), __ldcg(parts + 3 * b + 2));
   __syncthreads();
-  const double qx = block_sum(q.x, shared);
+  const double qx = block_sum<kComVelocityThreads>(q.x, shared);
   __syncthreads();
-  const double qy = block_sum(q.y, shared);
+  const double qy = block_sum<kComVelocityThreads>(q.y, shared);
   __syncthreads();
-  const double qz = block_sum(q.z, shared);
+  const double qz = block_sum<kComVelocityThreads>(q.z, shared);
   if (threadIdx.x == 0) {
     *com_velocity = Vec3d(qx, qy, qz) * inverse_total_mass;
     *done_count = 0;

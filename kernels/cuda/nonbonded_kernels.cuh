@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
   real2_t<real>* my_params = slot_params[threadIdx.x / 32];
   const int warps = gridDim.x * blockDim.x / 32;
   const int count = min(*tile_count, capacity);  // an overflowed list is redone by the host
+  const SearchBox<real> image_box(box);  // same images as box.minimum_image for every pair in range
   unsigned long long energy_fixed = 0;
   for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < count; t += warps) {
     const int I = tile_row[t];
@@ -102,8 +103,8 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
         per_pair_image = false;
         const real4_t<real> c = block_center[I];
         const Vec3<real> ci(c.x, c.y, c.z);
-        const Vec3<real> xi = ci + box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
-        const Vec3<real> xj = ci + box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
+        const Vec3<real> xi = ci + image_box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
+        const Vec3<real> xj = ci + image_box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
         pi.x = xi.x, pi.y = xi.y, pi.z = xi.z;
         pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
       }
@@ -130,7 +131,7 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
         const real4_t<real> pk = load_shared(pos_address, static_cast<const real4_t<real>*>(nullptr));
         const real2_t<real> sk = load_shared(par_address, static_cast<const real2_t<real>*>(nullptr));
         Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
-        if (per_pair_image) d = box.minimum_image(d);
+        if (per_pair_image) d = image_box.minimum_image(d);
         const real r2 = dot(d, d);
         if (r2 < params.cutoff2) {
           const PairResult<real> pr =
