@@ -119,6 +119,51 @@ __device__ __forceinline__ unsigned long long grid_fixed(double v) {
   return static_cast<unsigned long long>(__double2ll_rn(v * kGridScale));
 }
 
+// The stencil of the point p along axis d: its first grid index i0 and its P B-spline weights, as
+// CpuPme (grid_position, bspline_weights). Column d of rc is selected without indexing the parameter
+// struct at run time (that would copy it to local memory).
+template <typename real, typename real4>
+__device__ __forceinline__ void axis_stencil(const real4& p, const Recip& rc, int d, int nx, int ny, int nz, int& i0,
+                                             real* theta) {
+  const int n = d == 0 ? nx : (d == 1 ? ny : nz);
+  const double r0 = d == 0 ? rc.r[0][0] : (d == 1 ? rc.r[0][1] : rc.r[0][2]);
+  const double r1 = d == 0 ? rc.r[1][0] : (d == 1 ? rc.r[1][1] : rc.r[1][2]);
+  const double r2 = d == 0 ? rc.r[2][0] : (d == 1 ? rc.r[2][1] : rc.r[2][2]);
+  double w;
+  grid_position(p.x, p.y, p.z, r0, r1, r2, n, i0, w);
+  real dtheta[P];
+  bspline_weights<P, real>(static_cast<real>(w), theta, dtheta);
+}
+
+// Adds the P^3 charge contributions of a spread block's first `count` atoms (stencils in the block's
+// shared arrays) straight to the global fixed-point grid: the block's threads share the items,
+// consecutive threads taking consecutive z points so that a warp's atomics touch few cache lines.
+template <typename real>
+__device__ __forceinline__ void add_stencils_to_grid(int count, const real (&theta_s)[3][P][kSpreadAtoms],
+                                                     const int (&index_s)[3][kSpreadAtoms],
+                                                     const real (&q_s)[kSpreadAtoms], int nx, int ny, int nz,
+                                                     unsigned long long* __restrict__ grid) {
+  const int items = count * P3;
+  for (int item = threadIdx.x; item < items; item += kSpreadThreads) {
+    const int a = item / P3;
+    const real q = q_s[a];
+    if (q == real(0)) continue;
+    const int pt = item - a * P3;
+    const int ix = pt / (P * P);
+    const int rest = pt - ix * (P * P);
+    const int iy = rest / P;
+    const int iz = rest - iy * P;
+    int gx = index_s[0][a] + ix;
+    if (gx >= nx) gx -= nx;
+    int gy = index_s[1][a] + iy;
+    if (gy >= ny) gy -= ny;
+    int gz = index_s[2][a] + iz;
+    if (gz >= nz) gz -= nz;
+    const real v = q * theta_s[0][ix][a] * theta_s[1][iy][a] * theta_s[2][iz][a];
+    atomicAdd(grid + (gx * ny + gy) * nz + gz, grid_fixed(v));
+  }
+}
+
 // 1. Charge spreading, one block per kSpreadAtoms consecutive atoms. Threads 0..95 compute the grid
 // index and weights of one (atom, axis) each into shared memory; then every thread adds grid
 // contributions, consecutive threads taking consecutive z points so that a warp's atomics touch few
@@ -140,21 +185,13 @@ __global__ void __launch_bounds__(kSpreadThreads)
     const int a = t % kSpreadAtoms;
     const int d = t / kSpreadAtoms;
     const int atom = first + a;
-    real theta[P], dtheta[P];
+    real theta[P];
     int i0 = 0;
     real q = 0;
     if (atom < natoms) {
       const real4 p = posq[atom];
       q = p.w;
-      // Select column d without indexing the parameter struct at run time (that would copy it to
-      // local memory).
-      const int n = d == 0 ? nx : (d == 1 ? ny : nz);
-      const double r0 = d == 0 ? rc.r[0][0] : (d == 1 ? rc.r[0][1] : rc.r[0][2]);
-      const double r1 = d == 0 ? rc.r[1][0] : (d == 1 ? rc.r[1][1] : rc.r[1][2]);
-      const double r2 = d == 0 ? rc.r[2][0] : (d == 1 ? rc.r[2][1] : rc.r[2][2]);
-      double w;
-      grid_position(p.x, p.y, p.z, r0, r1, r2, n, i0, w);
-      bspline_weights<P, real>(static_cast<real>(w), theta, dtheta);
+      axis_stencil(p, rc, d, nx, ny, nz, i0, theta);
     } else {
       for (int k = 0; k < P; ++k) theta[k] = 0;
     }
@@ -164,26 +201,7 @@ __global__ void __launch_bounds__(kSpreadThreads)
     if (d == 0) q_s[a] = q;
   }
   __syncthreads();
-  const int count = min(kSpreadAtoms, natoms - first);
-  const int items = count * P3;
-  for (int item = t; item < items; item += kSpreadThreads) {
-    const int a = item / P3;
-    const real q = q_s[a];
-    if (q == real(0)) continue;
-    const int pt = item - a * P3;
-    const int ix = pt / (P * P);
-    const int rest = pt - ix * (P * P);
-    const int iy = rest / P;
-    const int iz = rest - iy * P;
-    int gx = index_s[0][a] + ix;
-    if (gx >= nx) gx -= nx;
-    int gy = index_s[1][a] + iy;
-    if (gy >= ny) gy -= ny;
-    int gz = index_s[2][a] + iz;
-    if (gz >= nz) gz -= nz;
-    const real v = q * theta_s[0][ix][a] * theta_s[1][iy][a] * theta_s[2][iz][a];
-    atomicAdd(grid + (gx * ny + gy) * nz + gz, grid_fixed(v));
-  }
+  add_stencils_to_grid(min(kSpreadAtoms, natoms - first), theta_s, index_s, q_s, nx, ny, nz, grid);
 }
 
 // 1'. Mixed precision, atoms spatially sorted in blocks of 32 (the evaluator's copy): each block first
@@ -213,21 +231,13 @@ __global__ void __launch_bounds__(kSpreadThreads)
     const int a = t % kSpreadAtoms;
     const int d = t / kSpreadAtoms;
     const int atom = first + a;
-    float theta[P], dtheta[P];
+    float theta[P];
     int i0 = 0;
     float q = 0;
     if (atom < count) {
       const float4 p = posq[atom];
       q = p.w;
-      if (q != 0.0f) {
-        const int n = d == 0 ? nx : (d == 1 ? ny : nz);
-        const double r0 = d == 0 ? rc.r[0][0] : (d == 1 ? rc.r[0][1] : rc.r[0][2]);
-        const double r1 = d == 0 ? rc.r[1][0] : (d == 1 ? rc.r[1][1] : rc.r[1][2]);
-        const double r2 = d == 0 ? rc.r[2][0] : (d == 1 ? rc.r[2][1] : rc.r[2][2]);
-        double w;
-        grid_position(p.x, p.y, p.z, r0, r1, r2, n, i0, w);
-        bspline_weights<P, float>(static_cast<float>(w), theta, dtheta);
-      }
+      if (q != 0.0f) axis_stencil(p, rc, d, nx, ny, nz, i0, theta);
     }
     if (q == 0.0f)
       for (int k = 0; k < P; ++k) theta[k] = 0;
@@ -257,23 +267,8 @@ __global__ void __launch_bounds__(kSpreadThreads)
   const int sx = span_s[0], sy = span_s[1], sz = span_s[2];
   if (sx == 0) return;  // no charged atom in this block
   const int count_here = min(kSpreadAtoms, count - first);
-  const int items = count_here * P3;
   if (sx > kTileSide || sy > kTileSide || sz > kTileSide) {
-    for (int item = t; item < items; item += kSpreadThreads) {
-      const int a = item / P3;
-      const float q = q_s[a];
-      if (q == 0.0f) continue;
-      const int pt = item - a * P3;
-      const int ix = pt / (P * P), iy = (pt / P) % P, iz = pt % P;
-      int gx = index_s[0][a] + ix;
-      if (gx >= nx) gx -= nx;
-      int gy = index_s[1][a] + iy;
-      if (gy >= ny) gy -= ny;
-      int gz = index_s[2][a] + iz;
-      if (gz >= nz) gz -= nz;
-      const float v = q * theta_s[0][ix][a] * theta_s[1][iy][a] * theta_s[2][iz][a];
-      atomicAdd(grid + (gx * ny + gy) * nz + gz, grid_fixed(v));
-    }
+    add_stencils_to_grid(count_here, theta_s, index_s, q_s, nx, ny, nz, grid);
     return;
   }
   // The tile holds the block's sx x sy x sz points (z fastest), zeroed here.
