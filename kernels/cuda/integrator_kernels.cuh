@@ -47,6 +47,17 @@ __device__ __forceinline__ double block_sum(double value, double* shared) {
   return shared[0];
 }
 
+// block_sum of each component of a vector (valid in thread 0).
+template <int THREADS = kReduceThreads>
+__device__ __forceinline__ Vec3d block_sum3(const Vec3d& value, double* shared) {
+  const double x = block_sum<THREADS>(value.x, shared);
+  __syncthreads();
+  const double y = block_sum<THREADS>(value.y, shared);
+  __syncthreads();
+  const double z = block_sum<THREADS>(value.z, shared);
+  return Vec3d(x, y, z);
+}
+
 // Centre-of-mass velocity: sum m v / sum m (total mass given). Each of com_velocity_blocks(n) blocks
 // of kComVelocityThreads sums its fixed grid-stride share of the atoms into partial[block]; the last
 // block to finish adds the partials in block order, so the result is the same every run. done_count
@@ -66,13 +77,9 @@ __global__ void __launch_bounds__(kComVelocityThreads)
   __shared__ bool last;
   Vec3d p(0, 0, 0);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p += v[i] * mass[i];
-  const double px = block_sum<kComVelocityThreads>(p.x, shared);
-  __syncthreads();
-  const double py = block_sum<kComVelocityThreads>(p.y, shared);
-  __syncthreads();
-  const double pz = block_sum<kComVelocityThreads>(p.z, shared);
+  const Vec3d block_total = block_sum3<kComVelocityThreads>(p, shared);
   if (threadIdx.x == 0) {
-    partial[blockIdx.x] = Vec3d(px, py, pz);
+    partial[blockIdx.x] = block_total;
     __threadfence();
     last = atomicAdd(done_count, 1u) == gridDim.x - 1;
   }
@@ -84,13 +91,9 @@ __global__ void __launch_bounds__(kComVelocityThreads)
   for (int b = threadIdx.x; b < static_cast<int>(gridDim.x); b += blockDim.x)  // past L1: other blocks wrote them
     q += Vec3d(__ldcg(parts + 3 * b), __ldcg(parts + 3 * b + 1), __ldcg(parts + 3 * b + 2));
   __syncthreads();
-  const double qx = block_sum<kComVelocityThreads>(q.x, shared);
-  __syncthreads();
-  const double qy = block_sum<kComVelocityThreads>(q.y, shared);
-  __syncthreads();
-  const double qz = block_sum<kComVelocityThreads>(q.z, shared);
+  const Vec3d total = block_sum3<kComVelocityThreads>(q, shared);
   if (threadIdx.x == 0) {
-    *com_velocity = Vec3d(qx, qy, qz) * inverse_total_mass;
+    *com_velocity = total * inverse_total_mass;
     *done_count = 0;
   }
 }
