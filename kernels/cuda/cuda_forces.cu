@@ -118,7 +118,8 @@ class Evaluator final : public EvaluatorBase {
     params_.upload(params);
     pos_.resize(n_);
     pos_at_build_.resize(n_);
-    posq_.resize(npad_);
+    // The original-order copy is only for a PME solver that reads it (not in mixed precision).
+    if (pme_ && cuda::CudaPme<real>::reads_original_order()) posq_.resize(npad_);
     sorted_posq_.resize(npad_);
     sorted_params_.resize(npad_);
     perm_.resize(npad_);
@@ -196,6 +197,7 @@ class Evaluator final : public EvaluatorBase {
                               : static_cast<int>(std::min<std::size_t>(max_exclusion_tiles, 12 * static_cast<std::size_t>(nblocks_) + 64));
     exclusion_tile_masks_.resize(static_cast<std::size_t>(exclusion_capacity_) * cuda::kTileSize);
     exclusion_tile_count_.resize(1);
+    exclusion_row_start_.resize(nblocks_ + 1);
     slot_of_.resize(n_);
     {
       std::size_t sort_bytes = 0, unique_bytes = 0;
@@ -538,6 +540,8 @@ class Evaluator final : public EvaluatorBase {
     MDSIM_CUDA_CHECK(cub::DeviceSelect::Unique(exclusion_temp_.data(), temp, exclusion_tile_keys_.data(),
                                                exclusion_keys_.data(), exclusion_tile_count_.data(), items, stream_));
     // The unique keys are in exclusion_keys_ now.
+    cuda::exclusion_row_start_kernel<<<blocks_for(nblocks_ + 1), kThreads, 0, stream_>>>(
+        nblocks_, exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_row_start_.data());
     cuda::exclusion_tile_masks_kernel<<<std::max(1, std::min(num_sms_ * 8, (exclusion_capacity_ + 7) / 8)), 256, 0,
                                         stream_>>>(exclusion_keys_.data(), exclusion_tile_count_.data(),
                                                    exclusion_capacity_, perm_.data(), exclusion_view(),
@@ -546,7 +550,8 @@ class Evaluator final : public EvaluatorBase {
   }
 
   cuda::ExclusionTiles exclusion_tiles() const {
-    return {exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_tile_masks_.data(), exclusion_capacity_};
+    return {exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_tile_masks_.data(),
+            exclusion_row_start_.data(), exclusion_capacity_};
   }
 
   void launch_prepare(bool reorder_now, bool force_rebuild) {
@@ -566,12 +571,12 @@ class Evaluator final : public EvaluatorBase {
 
   void launch_rebuild() {
     const auto box = cuda::box_as<real>(box_);
-    const int warps_blocks = blocks_for(static_cast<long long>(nblocks_) * 32);
+    const int bounds_blocks = blocks_for(static_cast<long long>(nblocks_) * 32, cuda::kBoundsThreads);
     const real range2 = std::isfinite(range_) ? real(range_ * range_) : std::numeric_limits<real>::infinity();
     const long long build_items = static_cast<long long>(nblocks_) * ((nblocks_ + cuda::kBuildSegment - 1) / cuda::kBuildSegment);
     const int build_blocks = static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), num_sms_ * 16LL));
     if (periodic_) {
-      cuda::block_bounds_kernel<real, true><<<warps_blocks, kThreads, 0, stream_>>>(
+      cuda::block_bounds_kernel<real, true><<<bounds_blocks, cuda::kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count(),
           rectangular_ ? block_column_.data() : nullptr, ncx_, ncy_, column_excess());
@@ -586,7 +591,7 @@ class Evaluator final : public EvaluatorBase {
             rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
       }
     } else {
-      cuda::block_bounds_kernel<real, false><<<warps_blocks, kThreads, 0, stream_>>>(
+      cuda::block_bounds_kernel<real, false><<<bounds_blocks, cuda::kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count(), nullptr, 1, 1,
           column_excess());
@@ -722,7 +727,7 @@ class Evaluator final : public EvaluatorBase {
   DeviceBuffer<int> slot_of_;          // sorted slot of each atom
   DeviceBuffer<unsigned long long> exclusion_keys_, exclusion_tile_keys_;
   DeviceBuffer<unsigned int> exclusion_tile_masks_;
-  DeviceBuffer<int> exclusion_tile_count_;
+  DeviceBuffer<int> exclusion_tile_count_, exclusion_row_start_;
   DeviceBuffer<unsigned char> exclusion_temp_;
   DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;
   DeviceBuffer<unsigned int> masks_;

@@ -583,7 +583,9 @@ template <typename real>
 void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, unsigned long long* force_fixed,
                             int stride, unsigned long long* energy_fixed, cudaStream_t stream, SortedAtoms sorted) {
   if (num_atoms_ == 0) return;
-  if (posq == nullptr || force_fixed == nullptr) throw RuntimeError("CudaPme::compute: null positions or forces");
+  const bool sorted_only = !reads_original_order() && sorted.posq != nullptr && sorted.original != nullptr;
+  if ((posq == nullptr && !sorted_only) || force_fixed == nullptr)
+    throw RuntimeError("CudaPme::compute: null positions or forces");
   if (stride < num_atoms_)
     throw RuntimeError(fmt::format("CudaPme::compute: force stride {} is smaller than the atom count {}", stride,
                                    num_atoms_));

@@ -93,6 +93,9 @@ class CudaPme {
     int count = 0;                  // slots, a multiple of 32
     const int* original = nullptr;  // atom index of each slot (-1: unused; its charge is 0)
   };
+  // Whether compute() reads posq when given `sorted` with `original`: not in mixed precision, where
+  // both the spread and the gather take the sorted copy (posq may then be null).
+  static constexpr bool reads_original_order() { return !std::is_same_v<real, float>; }
   void compute(const real4* posq, const BoxVectors<double>& box, unsigned long long* force_fixed, int stride,
                unsigned long long* energy_fixed, cudaStream_t stream, SortedAtoms sorted = {});
 

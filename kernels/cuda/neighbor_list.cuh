@@ -165,8 +165,9 @@ __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, con
   sorted_params[s] = orig >= 0 ? params[orig] : VecTypes<real>::make2(real(0), real(0));
 }
 
-// Per evaluation: positions (double, original order) → posq in original and sorted order; flags a
-// rebuild when an atom has moved more than half the buffer since the last build.
+// Per evaluation: positions (double, original order) → posq in sorted order, and in original order
+// when `posq` is non-null; flags a rebuild when an atom has moved more than half the buffer since the
+// last build.
 template <typename real>
 __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict__ pos,
                                          const real* __restrict__ charge, const int* __restrict__ perm,
@@ -191,23 +192,22 @@ __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict
   const real4_t<real> v = VecTypes<real>::make4(real(p.x), real(p.y), real(p.z), q);
   sorted_posq[s] = v;
   if (!real_atom) return;
-  posq[orig] = v;
+  if (posq != nullptr) posq[orig] = v;
   const double4_16a b = pos_at_build[orig];
   const double dx = p.x - b.x, dy = p.y - b.y, dz = p.z - b.z;
   if (dx * dx + dy * dy + dz * dz > half_buffer2) *rebuild_flag = 1;  // benign race: all write 1
 }
 
 // One warp per block: bounding box of the block's atoms (imaged next to its first atom), and the
-// positions the next displacement check compares against.
+// positions the next displacement check compares against. Thread blocks of kBoundsThreads.
+constexpr int kBoundsThreads = 256;
 template <typename real, bool PERIODIC>
-__global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
-                                    BoxVectors<real> box, const int* __restrict__ rebuild_flag,
-                                    real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
-                                    const int* __restrict__ perm, const double4_16a* __restrict__ pos,
-                                    double4_16a* __restrict__ pos_at_build, int* __restrict__ tile_count,
-                                    int* __restrict__ overflow, int* __restrict__ build_count,
-                                    const int* __restrict__ block_column, int ncx, int ncy,
-                                    int* __restrict__ column_excess) {
+__global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
+    const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq, BoxVectors<real> box,
+    const int* __restrict__ rebuild_flag, real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
+    const int* __restrict__ perm, const double4_16a* __restrict__ pos, double4_16a* __restrict__ pos_at_build,
+    int* __restrict__ tile_count, int* __restrict__ overflow, int* __restrict__ build_count,
+    const int* __restrict__ block_column, int ncx, int ncy, int* __restrict__ column_excess) {
   if (*rebuild_flag == 0) return;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
@@ -216,10 +216,13 @@ __global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const 
     *overflow = 0;
     *build_count += 1;
   }
-  if (warp >= *nblocks_used) return;
+  const bool active = warp < *nblocks_used;  // warp-uniform; no early return: the block reduces below
   const int s = warp * kTileSize + lane;
-  const real4_t<real> p = sorted_posq[s];
-  Vec3<real> x = xyz(p);
+  Vec3<real> x(0, 0, 0);
+  if (active) {
+    const real4_t<real> p = sorted_posq[s];
+    x = xyz(p);
+  }
   const Vec3<real> ref(__shfl_sync(0xffffffffu, x.x, 0), __shfl_sync(0xffffffffu, x.y, 0),
                        __shfl_sync(0xffffffffu, x.z, 0));
   if (PERIODIC) x = ref + box.minimum_image(x - ref);
@@ -235,23 +238,36 @@ __global__ void block_bounds_kernel(const int* __restrict__ nblocks_used, const 
   if (PERIODIC && block_column != nullptr) {
     // How far this block's atoms lie outside its column (rectangular box; column (cx, cy) covers
     // [cx wx, (cx + 1) wx) x [cy wy, (cy + 1) wy), periodically): tile_build_columns_kernel widens its
-    // window of columns by the largest such distance since the last sort.
-    const int column = block_column[warp];
-    const real wx = box.a.x / real(ncx), wy = box.b.y / real(ncy);
-    const real center_x = (real(column % ncx) + real(0.5)) * wx, center_y = (real(column / ncx) + real(0.5)) * wy;
-    real dx = x.x - center_x, dy = x.y - center_y;
-    dx -= box.a.x * round(dx / box.a.x);
-    dy -= box.b.y * round(dy / box.b.y);
-    real ex = max(real(0), abs(dx) - real(0.5) * wx), ey = max(real(0), abs(dy) - real(0.5) * wy);
+    // window of columns by the largest such distance since the last sort. Reduced over the thread
+    // block before the one atomic per axis (one per warp, all on the same two words, cost more than
+    // the rest of the kernel).
+    __shared__ float block_excess[2][kBoundsThreads / 32];
+    real ex = 0, ey = 0;
+    if (active) {
+      const int column = block_column[warp];
+      const real wx = box.a.x / real(ncx), wy = box.b.y / real(ncy);
+      const real center_x = (real(column % ncx) + real(0.5)) * wx, center_y = (real(column / ncx) + real(0.5)) * wy;
+      real dx = x.x - center_x, dy = x.y - center_y;
+      dx -= box.a.x * round(dx / box.a.x);
+      dy -= box.b.y * round(dy / box.b.y);
+      ex = max(real(0), abs(dx) - real(0.5) * wx), ey = max(real(0), abs(dy) - real(0.5) * wy);
+    }
     for (int off = 16; off > 0; off >>= 1) {
       ex = max(ex, __shfl_xor_sync(0xffffffffu, ex, off));
       ey = max(ey, __shfl_xor_sync(0xffffffffu, ey, off));
     }
     if (lane == 0) {
-      atomicMax(&column_excess[0], __float_as_int(static_cast<float>(ex) * 1.0001f + 1e-6f));
-      atomicMax(&column_excess[1], __float_as_int(static_cast<float>(ey) * 1.0001f + 1e-6f));
+      block_excess[0][threadIdx.x / 32] = static_cast<float>(ex);
+      block_excess[1][threadIdx.x / 32] = static_cast<float>(ey);
+    }
+    __syncthreads();
+    if (threadIdx.x < 2) {
+      float e = 0.0f;
+      for (int w = 0; w < kBoundsThreads / 32; ++w) e = fmaxf(e, block_excess[threadIdx.x][w]);
+      atomicMax(&column_excess[threadIdx.x], __float_as_int(e * 1.0001f + 1e-6f));
     }
   }
+  if (!active) return;
   if (lane == 0) {
     block_center[warp] = VecTypes<real>::make4(real(0.5) * (lo.x + hi.x), real(0.5) * (lo.y + hi.y),
                                                real(0.5) * (lo.z + hi.z), real(0));
@@ -315,11 +331,12 @@ struct TileListView {
 };
 
 // The exclusion tiles of the current sort: unique sorted keys (I << 32) | J (a final all-ones key
-// marks unused block slots) and 32 masks per key.
+// marks unused block slots), 32 masks per key, and where each row's keys start.
 struct ExclusionTiles {
   const unsigned long long* keys;
   const int* count;
   const unsigned int* masks;
+  const int* row_start;  // row I's keys are [row_start[I], row_start[I + 1]) (exclusion_row_start_kernel)
   int capacity;  // tiles the masks buffer holds; the keys past it are left out (and the overflow flagged)
 };
 
@@ -398,14 +415,23 @@ __global__ void __launch_bounds__(256) exclusion_tile_masks_kernel(const unsigne
   }
 }
 
-// Row I's exclusion tiles: keys [first, last) of ex. Whole warp.
+// After a sort, once the exclusion keys are unique: the first key of every row I in [0, rows] (row
+// `rows` is past the last block slot: its start is the count of keys of real blocks). Once per sort,
+// so that a list build finds each row's keys with two loads instead of two binary searches over all
+// keys (a chain of dependent loads: 7% of the column search's time at 188k atoms).
+__global__ void exclusion_row_start_kernel(int rows, const unsigned long long* __restrict__ keys,
+                                           const int* __restrict__ count, int* __restrict__ row_start) {
+  const int I = blockIdx.x * blockDim.x + threadIdx.x;
+  if (I > rows) return;
+  row_start[I] = lower_bound_key(keys, *count, static_cast<unsigned long long>(I) << 32);
+}
+
+// Row I's exclusion tiles: keys [first, last) of ex.
 struct RowExclusions {
   int first, last;
 };
 __device__ __forceinline__ RowExclusions row_exclusions(int I, const ExclusionTiles& ex) {
-  const int n = *ex.count;
-  const unsigned long long row = static_cast<unsigned long long>(I) << 32;
-  return {lower_bound_key(ex.keys, n, row), lower_bound_key(ex.keys, n, row + (1ull << 32))};
+  return {ex.row_start[I], ex.row_start[I + 1]};
 }
 
 // Copies row I's exclusion tiles, with their masks, into the list. Whole warp.
@@ -739,7 +765,14 @@ __global__ void __launch_bounds__(128) tile_build_columns_kernel(
     for (int run = 0; run < 2 * y_count; ++run) {
       const int k = run >> 1;
       const bool second = run & 1;
-      const int y = all_y ? k : ((cy - ny + k) % ncy + ncy) % ncy;
+      // Wrapped by one period at most (2 ny + 1 < ncy and 2 nx + 1 < ncx unless all_y / all_x): no
+      // integer division, which cost a tenth of the kernel's instructions here.
+      int y = k;
+      if (!all_y) {
+        y = cy - ny + k;
+        if (y < 0) y += ncy;
+        else if (y >= ncy) y -= ncy;
+      }
       const int row_start = y * ncx;
       int first_column = 0, end_column = 0;  // [first, end) of row y
       if (all_x) {
@@ -749,7 +782,7 @@ __global__ void __launch_bounds__(128) tile_build_columns_kernel(
         if (x0 >= 0 && x1 < ncx) {
           if (!second) first_column = x0, end_column = x1 + 1;
         } else {
-          const int a0 = (x0 % ncx + ncx) % ncx, a1 = (x1 % ncx + ncx) % ncx;  // [0, a1] and [a0, ncx)
+          const int a0 = x0 < 0 ? x0 + ncx : x0, a1 = x1 >= ncx ? x1 - ncx : x1;  // [0, a1] and [a0, ncx)
           if (second) first_column = a0, end_column = ncx;
           else end_column = a1 + 1;
         }
