@@ -117,7 +117,9 @@ class Evaluator final : public EvaluatorBase {
     charge_.upload(charge);
     params_.upload(params);
     pos_.resize(n_);
-    pos_at_build_.resize(n_);
+    sorted_at_build_.resize(npad_);
+    sorted_at_build_.zero(stream_);  // read (harmlessly) by the first evaluation, which rebuilds anyway
+    sorted_charge_.resize(npad_);
     // The original-order copy is only for a PME solver that reads it (not in mixed precision).
     if (pme_ && cuda::CudaPme<real>::reads_original_order()) posq_.resize(npad_);
     sorted_posq_.resize(npad_);
@@ -520,8 +522,8 @@ class Evaluator final : public EvaluatorBase {
         perm_.data(), slot_of_.data());
     cuda::column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
         ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data());
-    cuda::sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(npad_, perm_.data(), params_.data(),
-                                                                                  sorted_params_.data(), rebuild_flag());
+    cuda::sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
+        npad_, perm_.data(), params_.data(), charge_.data(), sorted_params_.data(), sorted_charge_.data(), rebuild_flag());
     find_exclusion_tiles();
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -564,8 +566,8 @@ class Evaluator final : public EvaluatorBase {
     }
     const double half_buffer = 0.5 * opt_.neighbor_buffer_nm;
     cuda::prepare_positions_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
-        npad_, pos_.data(), charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), pos_at_build_.data(),
-        std::isfinite(range_) ? half_buffer * half_buffer : std::numeric_limits<double>::infinity(), rebuild_flag());
+        npad_, pos_.data(), sorted_charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), sorted_at_build_.data(),
+        std::isfinite(range_) ? real(half_buffer * half_buffer) : std::numeric_limits<real>::infinity(), rebuild_flag());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -578,7 +580,7 @@ class Evaluator final : public EvaluatorBase {
     if (periodic_) {
       cuda::block_bounds_kernel<real, true><<<bounds_blocks, cuda::kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count(),
+          sorted_at_build_.data(), tile_count(), overflow_flag(), build_count(),
           rectangular_ ? block_column_.data() : nullptr, ncx_, ncy_, column_excess());
       if (column_search()) {
         cuda::tile_build_columns_kernel<real><<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
@@ -593,7 +595,7 @@ class Evaluator final : public EvaluatorBase {
     } else {
       cuda::block_bounds_kernel<real, false><<<bounds_blocks, cuda::kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          perm_.data(), pos_.data(), pos_at_build_.data(), tile_count(), overflow_flag(), build_count(), nullptr, 1, 1,
+          sorted_at_build_.data(), tile_count(), overflow_flag(), build_count(), nullptr, 1, 1,
           column_excess());
       cuda::tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
           nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
@@ -713,10 +715,10 @@ class Evaluator final : public EvaluatorBase {
   int graph_kernels_[2] = {0, 0};                        // kernel nodes in them (0 until captured)
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 
-  DeviceBuffer<double4_16a> pos_, pos_at_build_;
-  DeviceBuffer<real> charge_;
+  DeviceBuffer<double4_16a> pos_;
+  DeviceBuffer<real> charge_, sorted_charge_;
   DeviceBuffer<real2> params_, sorted_params_;
-  DeviceBuffer<real4> posq_, sorted_posq_, block_center_, block_half_;
+  DeviceBuffer<real4> posq_, sorted_posq_, sorted_at_build_, block_center_, block_half_;
   DeviceBuffer<int> perm_, flags_, sort_values_in_, sort_values_out_;
   DeviceBuffer<int> tile_row_, tile_atoms_, excl_start_, excl_partner_;
   DeviceBuffer<int2> excl_range_;

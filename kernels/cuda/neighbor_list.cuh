@@ -150,10 +150,11 @@ __global__ void column_blocks_kernel(int ncolumns, const int* __restrict__ padde
   for (int b = begin; b < end; ++b) block_column[b] = c;
 }
 
-// Per-atom parameters in sorted order (zero for padding); asks for a list rebuild.
+// Per-atom parameters and charges in sorted order (zero for padding); asks for a list rebuild.
 template <typename real>
 __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, const real2_t<real>* __restrict__ params,
-                                     real2_t<real>* __restrict__ sorted_params, int* __restrict__ rebuild_flag) {
+                                     const real* __restrict__ charge, real2_t<real>* __restrict__ sorted_params,
+                                     real* __restrict__ sorted_charge, int* __restrict__ rebuild_flag) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s == 0) {
     *rebuild_flag = 1;
@@ -163,16 +164,18 @@ __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, con
   if (s >= npad) return;
   const int orig = perm[s];
   sorted_params[s] = orig >= 0 ? params[orig] : VecTypes<real>::make2(real(0), real(0));
+  sorted_charge[s] = orig >= 0 ? charge[orig] : real(0);
 }
 
 // Per evaluation: positions (double, original order) → posq in sorted order, and in original order
 // when `posq` is non-null; flags a rebuild when an atom has moved more than half the buffer since the
-// last build.
+// last build, comparing the sorted copy with the one the list was built from (block_bounds_kernel
+// keeps it): per slot, so both reads are coalesced.
 template <typename real>
 __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict__ pos,
-                                         const real* __restrict__ charge, const int* __restrict__ perm,
+                                         const real* __restrict__ sorted_charge, const int* __restrict__ perm,
                                          real4_t<real>* __restrict__ posq, real4_t<real>* __restrict__ sorted_posq,
-                                         const double4_16a* __restrict__ pos_at_build, double half_buffer2,
+                                         const real4_t<real>* __restrict__ sorted_at_build, real half_buffer2,
                                          int* __restrict__ rebuild_flag) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= npad) return;
@@ -188,25 +191,23 @@ __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict
     }
   }
   const double4_16a p = pos[orig];
-  const real q = real_atom ? charge[orig] : real(0);
-  const real4_t<real> v = VecTypes<real>::make4(real(p.x), real(p.y), real(p.z), q);
+  const real4_t<real> v = VecTypes<real>::make4(real(p.x), real(p.y), real(p.z), sorted_charge[s]);
   sorted_posq[s] = v;
   if (!real_atom) return;
   if (posq != nullptr) posq[orig] = v;
-  const double4_16a b = pos_at_build[orig];
-  const double dx = p.x - b.x, dy = p.y - b.y, dz = p.z - b.z;
+  const real4_t<real> b = sorted_at_build[s];
+  const real dx = v.x - b.x, dy = v.y - b.y, dz = v.z - b.z;
   if (dx * dx + dy * dy + dz * dz > half_buffer2) *rebuild_flag = 1;  // benign race: all write 1
 }
 
 // One warp per block: bounding box of the block's atoms (imaged next to its first atom), and the
-// positions the next displacement check compares against. Thread blocks of kBoundsThreads.
+// sorted positions the next displacement checks compare against. Thread blocks of kBoundsThreads.
 constexpr int kBoundsThreads = 256;
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq, BoxVectors<real> box,
     const int* __restrict__ rebuild_flag, real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
-    const int* __restrict__ perm, const double4_16a* __restrict__ pos, double4_16a* __restrict__ pos_at_build,
-    int* __restrict__ tile_count, int* __restrict__ overflow, int* __restrict__ build_count,
+    real4_t<real>* __restrict__ sorted_at_build, int* __restrict__ tile_count, int* __restrict__ overflow, int* __restrict__ build_count,
     const int* __restrict__ block_column, int ncx, int ncy, int* __restrict__ column_excess) {
   if (*rebuild_flag == 0) return;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -221,6 +222,7 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
   Vec3<real> x(0, 0, 0);
   if (active) {
     const real4_t<real> p = sorted_posq[s];
+    sorted_at_build[s] = p;
     x = xyz(p);
   }
   const Vec3<real> ref(__shfl_sync(0xffffffffu, x.x, 0), __shfl_sync(0xffffffffu, x.y, 0),
@@ -274,8 +276,6 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     block_half[warp] = VecTypes<real>::make4(real(0.5) * (hi.x - lo.x), real(0.5) * (hi.y - lo.y),
                                              real(0.5) * (hi.z - lo.z), real(0));
   }
-  const int orig = perm[s];
-  if (orig >= 0) pos_at_build[orig] = pos[orig];
 }
 
 // Nearest image for the neighbour search and the tile kernel: BoxVectors::minimum_image with its three
