@@ -31,11 +31,14 @@ struct TorsionData {
   real k;      // kJ/mol
 };
 
-// x_b - x_a formed in double and rounded once to real (see exceptions_kernel).
+// x_b - x_a formed in double and rounded once to real (see exception_force in nonbonded_kernels.cuh).
+template <typename real>
+__device__ __forceinline__ Vec3<real> delta(const double4_16a& pa, const double4_16a& pb) {
+  return Vec3<real>(real(pb.x - pa.x), real(pb.y - pa.y), real(pb.z - pa.z));
+}
 template <typename real>
 __device__ __forceinline__ Vec3<real> delta(const double4_16a* __restrict__ pos, int a, int b) {
-  const double4_16a pa = pos[a], pb = pos[b];
-  return Vec3<real>(real(pb.x - pa.x), real(pb.y - pa.y), real(pb.z - pa.z));
+  return delta<real>(pos[a], pos[b]);
 }
 
 template <typename real>

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -147,14 +149,41 @@ class Evaluator final : public EvaluatorBase {
                                                      stream_));
     sort_temp_.resize(std::max<std::size_t>(temp, 1));
 
-    // Exceptions: their own kernel; every one also excludes its pair from the tile sum, through
+    // Exceptions: their own kernel (with PME, a rigid water's three excluded pairs are handled
+    // together, by the kernel's first blocks); every one also excludes its pair from the tile sum, through
     // per-atom exclusion data (a 64-bit window of nearby partners, a CSR list of the rest).
+    std::vector<char> in_water_kernel(system.exceptions.size(), 0);
+    std::vector<cuda::WaterExclusionData<real>> waters;
+    if (pme_) {
+      std::unordered_map<unsigned long long, std::size_t> pure_exclusion;  // pair key -> exception index
+      auto key = [](int a, int b) {
+        return (static_cast<unsigned long long>(std::min(a, b)) << 32) | static_cast<unsigned int>(std::max(a, b));
+      };
+      for (std::size_t k = 0; k < system.exceptions.size(); ++k) {
+        const NonbondedException& e = system.exceptions[k];
+        if (e.charge_product_e2 == 0.0 && e.epsilon_kj_per_mol == 0.0) pure_exclusion.emplace(key(e.i, e.j), k);
+      }
+      for (const RigidWater& w : system.rigid_waters) {
+        const auto oh1 = pure_exclusion.find(key(w.oxygen, w.hydrogen1));
+        const auto oh2 = pure_exclusion.find(key(w.oxygen, w.hydrogen2));
+        const auto hh = pure_exclusion.find(key(w.hydrogen1, w.hydrogen2));
+        if (oh1 == pure_exclusion.end() || oh2 == pure_exclusion.end() || hh == pure_exclusion.end()) continue;
+        if (in_water_kernel[oh1->second] || in_water_kernel[oh2->second] || in_water_kernel[hh->second]) continue;
+        in_water_kernel[oh1->second] = in_water_kernel[oh2->second] = in_water_kernel[hh->second] = 1;
+        const std::vector<double>& q = system.charge_e;
+        waters.push_back({w.oxygen, w.hydrogen1, w.hydrogen2, real(q[w.oxygen] * q[w.hydrogen1]),
+                          real(q[w.oxygen] * q[w.hydrogen2]), real(q[w.hydrogen1] * q[w.hydrogen2])});
+      }
+    }
+    water_exclusions_.upload(waters);
     std::vector<cuda::ExceptionData<real>> exc;
     exc.reserve(system.exceptions.size());
     std::vector<std::vector<int>> partners(n_);
-    for (const NonbondedException& e : system.exceptions) {
-      exc.push_back({make_int2(e.i, e.j), real(e.charge_product_e2), real(e.sigma_nm), real(e.epsilon_kj_per_mol),
-                     real(system.charge_e[e.i] * system.charge_e[e.j])});
+    for (std::size_t k = 0; k < system.exceptions.size(); ++k) {
+      const NonbondedException& e = system.exceptions[k];
+      if (!in_water_kernel[k])
+        exc.push_back({make_int2(e.i, e.j), real(e.charge_product_e2), real(e.sigma_nm), real(e.epsilon_kj_per_mol),
+                       real(system.charge_e[e.i] * system.charge_e[e.j])});
       partners[e.i].push_back(e.j);
       partners[e.j].push_back(e.i);
     }
@@ -657,21 +686,23 @@ class Evaluator final : public EvaluatorBase {
 
   void launch_exceptions(bool with_energy, cudaStream_t stream) {
     const int count = static_cast<int>(exceptions_.size());
-    if (count == 0) return;
+    const int waters = static_cast<int>(water_exclusions_.size());
+    if (count + waters == 0) return;
     const auto box = cuda::box_as<real>(box_);
     const real alpha = real(pme_params_.alpha_per_nm);
     unsigned long long* e = energy_.data() + kSlotExceptions;
-    const int blocks = blocks_for(count);
+    const int water_blocks = waters > 0 ? blocks_for(waters) : 0;
+    const int blocks = water_blocks + (count > 0 ? blocks_for(count) : 0);
+    const auto launch = [&](auto kernel) {
+      kernel<<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), waters, water_exclusions_.data(), water_blocks,
+                                              pos_.data(), npad_, force_.data(), e, box, alpha);
+    };
     if (pme_) {
-      if (with_energy)
-        cuda::exceptions_kernel<real, true, true><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
-      else
-        cuda::exceptions_kernel<real, true, false><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+      if (with_energy) launch(cuda::exceptions_kernel<real, true, true>);
+      else launch(cuda::exceptions_kernel<real, true, false>);
     } else {
-      if (with_energy)
-        cuda::exceptions_kernel<real, false, true><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
-      else
-        cuda::exceptions_kernel<real, false, false><<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), pos_.data(), npad_, force_.data(), e, box, alpha);
+      if (with_energy) launch(cuda::exceptions_kernel<real, false, true>);
+      else launch(cuda::exceptions_kernel<real, false, false>);
     }
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -738,6 +769,7 @@ class Evaluator final : public EvaluatorBase {
   DeviceBuffer<unsigned char> sort_temp_;
   DeviceBuffer<unsigned long long> force_, energy_;
   DeviceBuffer<cuda::ExceptionData<real>> exceptions_;
+  DeviceBuffer<cuda::WaterExclusionData<real>> water_exclusions_;  // PME only
   DeviceBuffer<cuda::BondData<real>> bonds_;
   DeviceBuffer<cuda::AngleData<real>> angles_;
   DeviceBuffer<cuda::TorsionData<real>> torsions_;
