@@ -581,8 +581,7 @@ class Evaluator final : public EvaluatorBase {
   }
 
   cuda::ExclusionTiles exclusion_tiles() const {
-    return {exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_tile_masks_.data(),
-            exclusion_row_start_.data(), exclusion_capacity_};
+    return {exclusion_keys_.data(), exclusion_tile_masks_.data(), exclusion_row_start_.data(), exclusion_capacity_};
   }
 
   void launch_prepare(bool reorder_now, bool force_rebuild) {

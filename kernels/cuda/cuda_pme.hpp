@@ -84,7 +84,7 @@ class CudaPme {
   // Everything is enqueued on `stream`; no host synchronisation, no host<->device copies.
   //
   // Optionally the same atoms again, spatially sorted in blocks of 32 (any slot left over has charge
-  // 0), each slot holding exactly the values of its atom in posq. In mixed precision the spread then
+  // 0), each slot holding exactly its atom's (x, y, z, q). In mixed precision the spread then
   // sums each block's charges in a shared-memory tile before they go to the grid (spread_tiled_kernel
   // in cuda_pme.cu); with `original` the gather reads them too, in spatial order. Both give the same
   // grid and forces bit for bit as the unsorted atoms (fixed-point sums).

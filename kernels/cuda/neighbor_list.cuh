@@ -334,7 +334,6 @@ struct TileListView {
 // marks unused block slots), 32 masks per key, and where each row's keys start.
 struct ExclusionTiles {
   const unsigned long long* keys;
-  const int* count;
   const unsigned int* masks;
   const int* row_start;  // row I's keys are [row_start[I], row_start[I + 1]) (exclusion_row_start_kernel)
   int capacity;  // tiles the masks buffer holds; the keys past it are left out (and the overflow flagged)

@@ -218,7 +218,7 @@ __device__ __forceinline__ Vec3<real> exception_force(const ExceptionData<real>&
 // `water_blocks` thread blocks take one rigid water each instead (PME only): its three pairs'
 // corrections, computed exactly as for three exceptions, but each atom's two terms summed before its
 // atomics: 9 atomic adds and 3 position loads per water instead of 18 and 6 (the waters' pairs were
-// 61% of the exceptions at 188k atoms; 2x2x2 replica step 525.3 -> 519.9 us).
+// 61% of the exceptions at 188k atoms; 2x2x2 replica step 523.9 -> 521.1 us).
 template <typename real, bool EWALD, bool ENERGY>
 __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restrict__ exceptions, int water_count,
                                   const WaterExclusionData<real>* __restrict__ waters, int water_blocks,
