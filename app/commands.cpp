@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "engine/platform.hpp"
-#include "engine/run_config.hpp"
+#include "model/run_config.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/simulation.hpp"

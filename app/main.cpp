@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "mdsim_version.hpp"
 
 int main(int argc, char** argv) {

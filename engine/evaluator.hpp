@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "engine/platform.hpp"
-#include "engine/run_config.hpp"
-#include "engine/system.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 

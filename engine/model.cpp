@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
-#include "engine/forcefield.hpp"
+#include "common/errors.hpp"
+#include "model/forcefield.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 

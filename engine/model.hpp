@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_config.hpp"
-#include "engine/system.hpp"
-#include "engine/topology.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
+#include "model/topology.hpp"
 
 namespace mdsim {
 

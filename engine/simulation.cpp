@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/context.hpp"
-#include "engine/errors.hpp"
+#include "kernels/plan/context.hpp"
+#include "common/errors.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
@@ -71,68 +71,80 @@ Checkpoint make_checkpoint(Context& context, const System& system, const std::st
   return c;
 }
 
-}  // namespace
+// The platform for this run (its one-line notice printed when "auto" fell back to the CPU).
+struct RunPlatform {
+  PlatformChoice choice;
+  CudaOptions cuda;
+};
 
-RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
-  RunSummary summary;
-  Model model = build_model(cfg);
-  const System& system = model.system;
-  const std::string config_hash = content_hash_hex(request.config_text);
-
-  // Platform: the CPU reference context, or the CUDA context (whole step on the GPU).
-  PlatformChoice platform = choose_platform(cfg.platform.name, cfg.platform.device);
-  if (!platform.notice.empty()) std::fprintf(stderr, "%s\n", platform.notice.c_str());
-  const CudaOptions cuda = cuda_options(cfg.platform, platform.device);
-  summary.platform = platform.kind == PlatformKind::Cuda
-                         ? std::string(cuda.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
+RunPlatform choose_run_platform(const RunConfig& cfg, RunSummary& summary) {
+  RunPlatform p{choose_platform(cfg.platform.name, cfg.platform.device), {}};
+  if (!p.choice.notice.empty()) std::fprintf(stderr, "%s\n", p.choice.notice.c_str());
+  p.cuda = cuda_options(cfg.platform, p.choice.device);
+  summary.platform = p.choice.kind == PlatformKind::Cuda
+                         ? std::string(p.cuda.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
                          : std::string("cpu (double precision)");
+  return p;
+}
 
+// The platform's context: the CPU reference or the CUDA context (whole step on the GPU), with the
+// checkpoint's seed when the run resumes.
+std::unique_ptr<Context> make_context(const RunConfig& cfg, const System& system, const RunPlatform& platform,
+                                      const std::optional<Checkpoint>& restart, RunSummary& summary) {
   DynamicsSettings settings = dynamics_settings(cfg);
-  std::optional<Checkpoint> restart;
-  const std::string checkpoint_file =
-      cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
-  if (request.resume || cfg.run.initial_velocities == InitialVelocities::FromCheckpoint) {
-    if (checkpoint_file.empty()) throw InputError(cfg.source + ": resuming needs output.checkpoint.file");
-    if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
-    restart = read_checkpoint(checkpoint_file, system_fingerprint(system));
-    settings.integrator.seed = restart->seed;
-  }
-  std::unique_ptr<Context> context = platform.kind == PlatformKind::Cuda
-                                         ? make_cuda_context(system, settings, cuda)
+  if (restart) settings.integrator.seed = restart->seed;
+  std::unique_ptr<Context> context = platform.choice.kind == PlatformKind::Cuda
+                                         ? make_cuda_context(system, settings, platform.cuda)
                                          : make_cpu_context(system, settings);
   summary.seed = context->seed();
+  return context;
+}
 
-  // Everything the user could get wrong has been checked: from here on files are written.
-  prepare_output_directory(cfg);
+// The checkpoint to resume from, when the run resumes (InputError when there is none).
+std::optional<Checkpoint> read_restart(const RunConfig& cfg, const RunRequest& request, const System& system,
+                                       const std::string& checkpoint_file) {
+  if (!request.resume && cfg.run.initial_velocities != InitialVelocities::FromCheckpoint) return std::nullopt;
+  if (checkpoint_file.empty()) throw InputError(cfg.source + ": resuming needs output.checkpoint.file");
+  if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
+  return read_checkpoint(checkpoint_file, system_fingerprint(system));
+}
 
+// The starting state: the checkpoint's, or the model's positions (constrained, minimised when asked)
+// with velocities at the temperature or zero.
+void set_initial_state(Context& context, const RunConfig& cfg, const Model& model, const std::optional<Checkpoint>& restart) {
   if (restart) {
-    context->set_positions(restart->positions_nm);
-    context->set_velocities(restart->velocities_nm_per_ps);
-    if (restart->box) context->set_box(*restart->box);
-    context->set_step(restart->step, restart->time_ps);
-    context->set_barostat_state(restart->barostat_state);
-  } else {
-    context->set_positions(model.positions_nm);
-    if (!system.constraints.empty()) context->apply_constraints(cfg.integrator.constraint_tolerance);
-    if (cfg.minimize) {
-      const MinimizationResult m = context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
-      fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
-                 m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
-    }
-    if (cfg.run.initial_velocities == InitialVelocities::Temperature)
-      context->set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
-    else
-      context->set_velocities(std::vector<Vec3d>(system.num_particles(), Vec3d(0, 0, 0)));
+    context.set_positions(restart->positions_nm);
+    context.set_velocities(restart->velocities_nm_per_ps);
+    if (restart->box) context.set_box(*restart->box);
+    context.set_step(restart->step, restart->time_ps);
+    context.set_barostat_state(restart->barostat_state);
+    return;
   }
+  context.set_positions(model.positions_nm);
+  if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
+  if (cfg.minimize) {
+    const MinimizationResult m = context.minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
+    fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
+               m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
+  }
+  if (cfg.run.initial_velocities == InitialVelocities::Temperature)
+    context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+  else
+    context.set_velocities(std::vector<Vec3d>(model.system.num_particles(), Vec3d(0, 0, 0)));
+}
 
-  const std::int64_t first_step = restart ? restart->step : 0;
-  const std::int64_t last_step = cfg.run.steps;
-  const double dt = cfg.integrator.timestep_ps;
-  const std::optional<std::int64_t> append_after = restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
-
-  // Reporters.
-  const auto& out = cfg.output;
+// The run's reporters (each absent when the config switches it off).
+struct Reporters {
   std::unique_ptr<FrameWriter> trajectory;
+  std::unique_ptr<StateLog> state_log;
+  std::optional<ProgressReporter> progress;
+};
+
+Reporters open_reporters(const RunConfig& cfg, const Model& model, Context& context, const std::string& config_hash,
+                         std::int64_t first_step, std::optional<std::int64_t> append_after, RunSummary& summary) {
+  const auto& out = cfg.output;
+  const System& system = model.system;
+  Reporters r;
   if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
     TrajectoryOptions options;
     options.atoms = select_atoms(model.topology, out.trajectory.atoms, cfg.source + ": output.trajectory.atoms");
@@ -147,22 +159,82 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     auto sink = std::make_unique<TrajectoryWriter>(path, model.topology, options);
     FrameWriterOptions writer_options;
     writer_options.flush_interval_s = out.trajectory.flush_interval_s;
-    trajectory = std::make_unique<FrameWriter>(
+    r.trajectory = std::make_unique<FrameWriter>(
         std::move(sink), FrameLayout{system.num_particles(), out.trajectory.velocities, out.trajectory.forces},
-        writer_options, context->frame_allocator());
+        writer_options, context.frame_allocator());
     summary.outputs.emplace_back("trajectory", path);
   }
-  std::unique_ptr<StateLog> state_log;
   if (out.state.interval_steps > 0 && !out.state.file.empty()) {
     double mass = 0.0;
     for (double m : system.mass_amu) mass += m;
     const std::string path = output_path(cfg, out.state.file);
-    state_log = std::make_unique<StateLog>(path, mass, append_after);
+    r.state_log = std::make_unique<StateLog>(path, mass, append_after);
     summary.outputs.emplace_back("state log", path);
   }
+  if (out.progress) r.progress.emplace(stderr, first_step, cfg.run.steps, cfg.integrator.timestep_ps);
+  return r;
+}
+
+// A trajectory frame: the platform fills the pooled (on CUDA: pinned) buffer asynchronously; the
+// writer thread waits for the copy, so neither the GPU nor the step loop waits for the disk.
+void write_frame(Context& context, FrameWriter& trajectory, const TrajectoryOutput& out) {
+  StateRequest header_only;
+  header_only.positions = false;
+  const SimulationState s = context.state(header_only);
+  FrameBuffer& buffer = trajectory.acquire();
+  buffer.step = s.step;
+  buffer.time_ps = s.time_ps;
+  buffer.box = s.has_box ? std::optional<Boxd>(s.box) : std::nullopt;
+  Context::FrameTarget destination;
+  destination.positions_nm = buffer.positions_nm().data();
+  if (out.velocities) destination.velocities_nm_per_ps = buffer.velocities_nm_per_ps().data();
+  if (out.forces) destination.forces_kj_per_mol_nm = buffer.forces_kj_per_mol_nm().data();
+  buffer.ready = context.capture_frame(destination);
+  trajectory.submit();
+}
+
+void write_state_line(Context& context, StateLog& state_log, const std::optional<ProgressReporter>& progress,
+                      std::int64_t step) {
+  StateRequest request_state;
+  request_state.positions = false;
+  request_state.energy = true;
+  const SimulationState s = context.state(request_state);
+  StateSample sample;
+  sample.step = s.step;
+  sample.time_ps = s.time_ps;
+  sample.potential_kj_per_mol = s.potential.total;
+  sample.kinetic_kj_per_mol = s.kinetic_kj_per_mol;
+  sample.temperature_k = s.temperature_k;
+  if (s.has_box) sample.volume_nm3 = s.box.volume();
+  if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
+  state_log.write(sample);
+}
+
+}  // namespace
+
+RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
+  RunSummary summary;
+  Model model = build_model(cfg);
+  const System& system = model.system;
+  const std::string config_hash = content_hash_hex(request.config_text);
+  const RunPlatform platform = choose_run_platform(cfg, summary);
+  const std::string checkpoint_file =
+      cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
+  const std::optional<Checkpoint> restart = read_restart(cfg, request, system, checkpoint_file);
+  std::unique_ptr<Context> context = make_context(cfg, system, platform, restart, summary);
+
+  // Everything the user could get wrong has been checked: from here on files are written.
+  prepare_output_directory(cfg);
+  set_initial_state(*context, cfg, model, restart);
+
+  const std::int64_t first_step = restart ? restart->step : 0;
+  const std::int64_t last_step = cfg.run.steps;
+  const double dt = cfg.integrator.timestep_ps;
+  const std::optional<std::int64_t> append_after = restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
+  const auto& out = cfg.output;
+  Reporters reporters = open_reporters(cfg, model, *context, config_hash, first_step, append_after, summary);
+  auto& [trajectory, state_log, progress] = reporters;
   if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
-  std::optional<ProgressReporter> progress;
-  if (out.progress) progress.emplace(stderr, first_step, last_step, dt);
 
   const auto start = std::chrono::steady_clock::now();
   std::int64_t step = first_step;
@@ -183,40 +255,8 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     context->step(static_cast<int>(target - step));
     step = target;
 
-    const bool frame = trajectory && due(step, out.trajectory.interval_steps);
-    const bool line = state_log && due(step, out.state.interval_steps);
-    if (frame) {
-      // The platform fills the pooled (on CUDA: pinned) buffer asynchronously; the writer thread
-      // waits for the copy, so neither the GPU nor this loop waits for the disk.
-      StateRequest header_only;
-      header_only.positions = false;
-      const SimulationState s = context->state(header_only);
-      FrameBuffer& buffer = trajectory->acquire();
-      buffer.step = s.step;
-      buffer.time_ps = s.time_ps;
-      buffer.box = s.has_box ? std::optional<Boxd>(s.box) : std::nullopt;
-      Context::FrameTarget destination;
-      destination.positions_nm = buffer.positions_nm().data();
-      if (out.trajectory.velocities) destination.velocities_nm_per_ps = buffer.velocities_nm_per_ps().data();
-      if (out.trajectory.forces) destination.forces_kj_per_mol_nm = buffer.forces_kj_per_mol_nm().data();
-      buffer.ready = context->capture_frame(destination);
-      trajectory->submit();
-    }
-    if (line) {
-      StateRequest request_state;
-      request_state.positions = false;
-      request_state.energy = true;
-      const SimulationState s = context->state(request_state);
-      StateSample sample;
-      sample.step = s.step;
-      sample.time_ps = s.time_ps;
-      sample.potential_kj_per_mol = s.potential.total;
-      sample.kinetic_kj_per_mol = s.kinetic_kj_per_mol;
-      sample.temperature_k = s.temperature_k;
-      if (s.has_box) sample.volume_nm3 = s.box.volume();
-      if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
-      state_log->write(sample);
-    }
+    if (trajectory && due(step, out.trajectory.interval_steps)) write_frame(*context, *trajectory, out.trajectory);
+    if (state_log && due(step, out.state.interval_steps)) write_state_line(*context, *state_log, progress, step);
     if (due(step, out.checkpoint.interval_steps)) {
       context->mark_restart_point();  // also without a checkpoint file: the same trajectory either way
       if (!checkpoint_file.empty()) {

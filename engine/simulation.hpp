@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/run_config.hpp"
+#include "model/run_config.hpp"
 
 namespace mdsim {
 

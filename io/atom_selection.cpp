@@ -10,7 +10,7 @@
 #include <limits>
 #include <map>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim {
 

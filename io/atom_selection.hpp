@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/topology.hpp"
+#include "model/topology.hpp"
 
 namespace mdsim {
 

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "io/h5_util.hpp"
 #include "io/trajectory_h5.hpp"  // hdf5_mutex()
 #include "mdsim_version.hpp"

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/system.hpp"
+#include "model/system.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "io/units.hpp"
 
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/run_config.hpp"
+#include "model/run_config.hpp"
 
 namespace mdsim {
 

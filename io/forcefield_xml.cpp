@@ -18,7 +18,7 @@
 #include <system_error>
 #include <unordered_set>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <new>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim {
 

@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "io/host_buffer.hpp"
+#include "common/host_buffer.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 

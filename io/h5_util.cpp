@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim {
 

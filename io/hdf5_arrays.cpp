@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "io/h5_util.hpp"
 
 namespace mdsim {

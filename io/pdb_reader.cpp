@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
-#include "io/elements.hpp"
+#include "common/errors.hpp"
+#include "model/elements.hpp"
 
 namespace mdsim {
 namespace {

@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "engine/topology.hpp"
+#include "model/topology.hpp"
 
 namespace mdsim {
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "mdsim_version.hpp"
 
 namespace mdsim {

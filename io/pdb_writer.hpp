@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/topology.hpp"
+#include "model/topology.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim {
 

@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <type_traits>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "io/h5_util.hpp"
 #include "mdsim_version.hpp"
 

@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/topology.hpp"
+#include "model/topology.hpp"
 #include "io/frame_writer.hpp"
 
 namespace mdsim {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "io/elements.hpp"
+#include "model/elements.hpp"
 #include "io/pdb_reader.hpp"
 #include "support/run_mdsim.hpp"
 

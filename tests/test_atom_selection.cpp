@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "engine/errors.hpp"
-#include "engine/forcefield.hpp"
+#include "common/errors.hpp"
+#include "model/forcefield.hpp"
 #include "io/atom_selection.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"

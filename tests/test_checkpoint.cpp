@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
-#include "engine/forcefield.hpp"
+#include "common/errors.hpp"
+#include "model/forcefield.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "io/config.hpp"
 #include "io/units.hpp"
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "kernels/cpu/cell_list.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_pme.hpp"
-#include "kernels/cpu/dispersion_correction.hpp"
+#include "kernels/plan/dispersion_correction.hpp"
 #include "kernels/physics/nonbonded.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"

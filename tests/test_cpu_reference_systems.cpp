@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/forcefield.hpp"
+#include "model/forcefield.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "kernels/cpu/cpu_forces.hpp"

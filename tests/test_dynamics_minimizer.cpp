@@ -5,8 +5,8 @@
 #include <random>
 #include <string>
 
-#include "engine/context.hpp"
-#include "engine/errors.hpp"
+#include "kernels/plan/context.hpp"
+#include "common/errors.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/system.hpp"
+#include "model/system.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/physics/settle.hpp"
 #include "support/catch.hpp"
@@ -103,8 +103,8 @@ TEST_CASE("SETTLE positions restore the rigid geometry exactly and match the ite
 
   // The CpuConstraints dispatcher uses SETTLE for the flagged waters ...
   CpuConstraints with_settle(rigid, rigid.mass_amu);
-  CHECK(with_settle.num_settle() == waters);
-  CHECK(with_settle.num_ccma() == 0);
+  CHECK(with_settle.plan().num_settle() == waters);
+  CHECK(with_settle.plan().num_ccma() == 0);
   std::vector<Vec3d> via_dispatcher = moved;
   with_settle.apply_positions(reference, via_dispatcher, 1e-6);
   for (std::size_t i = 0; i < moved.size(); ++i) CHECK(norm(via_dispatcher[i] - settled[i]) == 0.0);
@@ -112,8 +112,8 @@ TEST_CASE("SETTLE positions restore the rigid geometry exactly and match the ite
   // ... and the same constraints solved iteratively (CCMA, no rigid-water flag) converge to the same
   // positions: SETTLE is the exact solution of the SHAKE/CCMA equations.
   CpuConstraints iterative(general, general.mass_amu);
-  CHECK(iterative.num_settle() == 0);
-  CHECK(iterative.num_ccma() == 3 * waters);
+  CHECK(iterative.plan().num_settle() == 0);
+  CHECK(iterative.plan().num_ccma() == 3 * waters);
   std::vector<Vec3d> ccma = moved;
   iterative.apply_positions(reference, ccma, 1e-13);
   CHECK(iterative.last_converged());
@@ -178,6 +178,6 @@ TEST_CASE("waters with unequal hydrogen masses fall back to CCMA") {
     return w;
   }();
   CpuConstraints c(s, s.mass_amu);
-  CHECK(c.num_settle() == 1);
-  CHECK(c.num_ccma() == 3);
+  CHECK(c.plan().num_settle() == 1);
+  CHECK(c.plan().num_ccma() == 3);
 }

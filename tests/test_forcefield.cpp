@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
-#include "engine/forcefield.hpp"
+#include "common/errors.hpp"
+#include "model/forcefield.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "support/catch.hpp"

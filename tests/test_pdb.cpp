@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/errors.hpp"
-#include "engine/topology.hpp"
-#include "io/elements.hpp"
+#include "common/errors.hpp"
+#include "model/topology.hpp"
+#include "model/elements.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/pdb_writer.hpp"
 #include "support/catch.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/system.hpp"
+#include "model/system.hpp"
 #include "kernels/physics/bonded.hpp"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"

@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
-#include "io/elements.hpp"
+#include "common/errors.hpp"
+#include "model/elements.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/state_log.hpp"
 #include "support/catch.hpp"

@@ -25,8 +25,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
-#include "engine/forcefield.hpp"
+#include "common/errors.hpp"
+#include "model/forcefield.hpp"
 #include "io/atom_selection.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/frame_writer.hpp"

@@ -6,11 +6,12 @@
 #include <string>
 #include <utility>
 
-#include "engine/errors.hpp"
-#include "kernels/cpu/cpu_barostat.hpp"
+#include "common/errors.hpp"
+#include "kernels/plan/barostat.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
+#include "kernels/plan/velocities.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/physics/philox.hpp"
 
@@ -53,17 +54,10 @@ class CpuContext final : public Context {
   }
 
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
-    if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
-      throw InputError("initial velocities: temperature must be zero or positive, got " + quoted_number(temperature_k) + " K");
+    check_initial_temperature(temperature_k);
     if (!constraints_.empty()) require_positions("set_velocities_to_temperature");
-    const std::uint64_t s = seed != 0 ? seed : seed_;
-    const double kt = kBoltzmannKjPerMolK * temperature_k;
-    for (std::size_t i = 0; i < v_.size(); ++i)
-      v_[i] = inverse_mass_[i] > 0.0
-                  ? thermal_velocity(inverse_mass_[i], kt,
-                                     gaussian3(s, kStreamInitialVelocities, 0, static_cast<std::uint32_t>(i)))
-                  : Vec3d(0, 0, 0);
-    if (settings_.remove_cm_motion) remove_com_velocity();
+    v_ = thermal_velocities(inverse_mass_, temperature_k, seed != 0 ? seed : seed_);
+    if (settings_.remove_cm_motion) remove_com_velocity(v_, system_.mass_amu, inverse_mass_);
     if (!constraints_.empty()) constraints_.apply_velocities(x_, v_, settings_.integrator.constraint_tolerance);
   }
 
@@ -93,7 +87,7 @@ class CpuContext final : public Context {
   void step(int steps) override {
     require_positions("step");
     for (int s = 0; s < steps; ++s) {
-      if (settings_.remove_cm_motion) remove_com_velocity();
+      if (settings_.remove_cm_motion) remove_com_velocity(v_, system_.mass_amu, inverse_mass_);
       if (barostat_ && barostat_->due(step_)) barostat_move();
       ensure_forces();
       if (settings_.integrator.type == IntegratorType::LangevinMiddle)
@@ -166,19 +160,6 @@ class CpuContext final : public Context {
     if (forces_valid_) return;
     energy_ = evaluator_.compute(x_, &f_);
     forces_valid_ = true;
-  }
-
-  void remove_com_velocity() {
-    Vec3d momentum(0, 0, 0);
-    double mass = 0.0;
-    for (std::size_t i = 0; i < v_.size(); ++i) {
-      momentum += v_[i] * system_.mass_amu[i];
-      mass += system_.mass_amu[i];
-    }
-    if (!(mass > 0.0)) return;
-    const Vec3d v_cm = momentum / mass;
-    for (std::size_t i = 0; i < v_.size(); ++i)
-      if (inverse_mass_[i] > 0.0) v_[i] -= v_cm;
   }
 
   void barostat_move() {
@@ -271,7 +252,7 @@ class CpuContext final : public Context {
   DynamicsSettings settings_;
   CpuForceEvaluator evaluator_;
   CpuConstraints constraints_;
-  std::optional<CpuMonteCarloBarostat> barostat_;
+  std::optional<MonteCarloBarostat> barostat_;
   std::uint64_t seed_;
   int dof_;
   std::vector<double> inverse_mass_;

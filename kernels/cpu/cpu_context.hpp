@@ -1,4 +1,4 @@
-// The CPU reference platform's Context (engine/context.hpp): double precision throughout, forces
+// The CPU reference platform's Context (kernels/plan/context.hpp): double precision throughout, forces
 // from CpuForceEvaluator, constraints from CpuConstraints (SETTLE + CCMA), the per-atom integrator
 // pieces of kernels/physics/integrator_steps.hpp, Philox random numbers, L-BFGS minimiser and Monte
 // Carlo barostat of kernels/cpu. Each step costs one force evaluation (forces at the current
@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "engine/context.hpp"
-#include "engine/system.hpp"
+#include "kernels/plan/context.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

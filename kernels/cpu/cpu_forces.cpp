@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "kernels/cpu/cell_list.hpp"
 #include "kernels/cpu/cpu_pme.hpp"
-#include "kernels/cpu/dispersion_correction.hpp"
 #include "kernels/physics/bonded.hpp"
 #include "kernels/physics/nonbonded.hpp"
 
@@ -22,14 +19,6 @@
 namespace mdsim {
 
 namespace {
-
-std::string fmt_nm(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-bool is_periodic(NonbondedMethod m) { return m == NonbondedMethod::CutoffPeriodic || m == NonbondedMethod::PME; }
 
 // Minimum-image displacement in OpenMM's reduced triclinic form (same sequence of wraps as
 // BoxVectors::minimum_image, with the divisions replaced by precomputed reciprocals).
@@ -50,14 +39,6 @@ struct Imager {
     return d;
   }
 };
-
-void check_index(int index, int n, const char* what, size_t term) {
-  if (index < 0 || index >= n)
-    throw RuntimeError(std::string("system: ") + what + " " + std::to_string(term) + " refers to particle " +
-                       std::to_string(index) + ", but the system has " + std::to_string(n) + " particles");
-}
-
-enum class Coulomb { Plain, ReactionField, Ewald };
 
 // How a pair's displacement is found: open boundaries; periodic with the cell list's per
 // neighbour-cell image shift; periodic with a minimum-image wrap per pair (boxes too small for
@@ -138,89 +119,28 @@ double cpu_torsion_energy(const std::vector<PeriodicTorsionTerm>& torsions, cons
 
 struct CpuForceEvaluator::Impl {
   std::optional<Boxd> box;
-  std::vector<double> sqrt_epsilon;
-  // Every exception partner of each particle (both directions), CSR layout.
-  std::vector<int> excl_start, excl_partner;
   // Exceptions that interact (nonzero charge product or epsilon).
   std::vector<NonbondedException> interacting;
-  ReactionField<double> rf{0.0, 0.0};
   std::unique_ptr<CpuPme> pme;
   CellList cells;
   // scratch, in cell order
-  std::vector<double> qs, sigmas, seps;
+  std::vector<double> qs;
+  std::vector<LjParticle<double>> lj;
   std::vector<std::vector<Vec3d>> thread_forces;
   std::vector<std::vector<int>> thread_stamp;
 };
 
-CpuForceEvaluator::CpuForceEvaluator(const System& system) : system_(system), impl_(std::make_unique<Impl>()) {
+CpuForceEvaluator::CpuForceEvaluator(const System& system)
+    : system_(system), plan_(plan_nonbonded(system_)), impl_(std::make_unique<Impl>()) {
   const System& s = system_;
   const int n = s.num_particles();
-  if (s.charge_e.size() != size_t(n) || s.sigma_nm.size() != size_t(n) || s.epsilon_kj_per_mol.size() != size_t(n))
-    throw RuntimeError("system: per-particle arrays (mass, charge, sigma, epsilon) differ in length");
-  for (size_t t = 0; t < s.bonds.size(); ++t) {
-    check_index(s.bonds[t].i, n, "bond", t);
-    check_index(s.bonds[t].j, n, "bond", t);
-  }
-  for (size_t t = 0; t < s.angles.size(); ++t) {
-    check_index(s.angles[t].i, n, "angle", t);
-    check_index(s.angles[t].j, n, "angle", t);
-    check_index(s.angles[t].k, n, "angle", t);
-  }
-  for (size_t t = 0; t < s.torsions.size(); ++t) {
-    check_index(s.torsions[t].i, n, "torsion", t);
-    check_index(s.torsions[t].j, n, "torsion", t);
-    check_index(s.torsions[t].k, n, "torsion", t);
-    check_index(s.torsions[t].l, n, "torsion", t);
-  }
-  for (int i = 0; i < n; ++i) {
-    if (s.sigma_nm[size_t(i)] < 0.0 || s.epsilon_kj_per_mol[size_t(i)] < 0.0)
-      throw RuntimeError("system: particle " + std::to_string(i) + " has a negative sigma or epsilon");
-  }
-
-  // Exceptions: each pair at most once; every one removes the normal pair interaction.
-  std::vector<std::vector<int>> partners(static_cast<size_t>(n));
-  std::set<std::pair<int, int>> seen;
-  for (size_t t = 0; t < s.exceptions.size(); ++t) {
-    const NonbondedException& e = s.exceptions[t];
-    check_index(e.i, n, "exception", t);
-    check_index(e.j, n, "exception", t);
-    if (e.i == e.j) throw RuntimeError("system: exception " + std::to_string(t) + " pairs particle " + std::to_string(e.i) + " with itself");
-    if (!seen.insert({std::min(e.i, e.j), std::max(e.i, e.j)}).second)
-      throw RuntimeError("system: more than one exception for particles " + std::to_string(e.i) + " and " + std::to_string(e.j));
-    partners[size_t(e.i)].push_back(e.j);
-    partners[size_t(e.j)].push_back(e.i);
+  for (const NonbondedException& e : s.exceptions)
     if (e.charge_product_e2 != 0.0 || e.epsilon_kj_per_mol != 0.0) impl_->interacting.push_back(e);
+  if (plan_.periodic) impl_->box = *s.box;
+  if (plan_.pme) {
+    const PmeParameters& pme = plan_.pme_parameters;
+    impl_->pme = std::make_unique<CpuPme>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm);
   }
-  impl_->excl_start.assign(size_t(n) + 1, 0);
-  for (int i = 0; i < n; ++i) impl_->excl_start[size_t(i) + 1] = impl_->excl_start[size_t(i)] + int(partners[size_t(i)].size());
-  impl_->excl_partner.reserve(size_t(impl_->excl_start[size_t(n)]));
-  for (int i = 0; i < n; ++i) impl_->excl_partner.insert(impl_->excl_partner.end(), partners[size_t(i)].begin(), partners[size_t(i)].end());
-
-  impl_->sqrt_epsilon.resize(size_t(n));
-  for (int i = 0; i < n; ++i) impl_->sqrt_epsilon[size_t(i)] = std::sqrt(s.epsilon_kj_per_mol[size_t(i)]);
-
-  // Nonbonded settings.
-  const NonbondedSettings& nb = s.nonbonded;
-  if (nb.method != NonbondedMethod::NoCutoff) {
-    if (!(nb.cutoff_nm > 0.0)) throw InputError("nonbonded: the cutoff must be positive (got " + fmt_nm(nb.cutoff_nm) + " nm)");
-    if (nb.switch_distance_nm && (*nb.switch_distance_nm < 0.0 || *nb.switch_distance_nm >= nb.cutoff_nm))
-      throw InputError("nonbonded: the switching distance must satisfy 0 <= r_switch < cutoff (got " +
-                       fmt_nm(*nb.switch_distance_nm) + " nm with cutoff " + fmt_nm(nb.cutoff_nm) + " nm)");
-    impl_->rf = reaction_field_constants(nb.cutoff_nm, nb.reaction_field_dielectric);
-  }
-  if (is_periodic(nb.method)) {
-    if (!s.box) throw InputError("nonbonded: a periodic nonbonded method needs a periodic box");
-    set_box(*s.box);
-  }
-  if (nb.method == NonbondedMethod::PME) {
-    if (!(nb.ewald_tolerance > 0.0 && nb.ewald_tolerance < 0.5))
-      throw InputError("nonbonded: the Ewald error tolerance must lie in (0, 0.5) (got " + fmt_nm(nb.ewald_tolerance) + ")");
-    pme_params_ = choose_pme_parameters(*s.box, nb);  // follows nb.pme_grid; the CUDA platform copies these
-    impl_->pme = std::make_unique<CpuPme>(pme_params_.grid[0], pme_params_.grid[1], pme_params_.grid[2],
-                                          pme_params_.alpha_per_nm);
-  }
-  dispersion_coefficient_ = dispersion_correction_coefficient(s);
-
   const int threads = max_threads();
   impl_->thread_forces.resize(size_t(threads));
   impl_->thread_stamp.assign(size_t(threads), std::vector<int>(size_t(n), -1));
@@ -229,13 +149,7 @@ CpuForceEvaluator::CpuForceEvaluator(const System& system) : system_(system), im
 CpuForceEvaluator::~CpuForceEvaluator() = default;
 
 void CpuForceEvaluator::set_box(const Boxd& box) {
-  const double cutoff = system_.nonbonded.cutoff_nm;
-  if (!(box.a.x > 0.0 && box.b.y > 0.0 && box.c.z > 0.0))
-    throw InputError("nonbonded: periodic box vectors must have positive diagonal elements");
-  const double half_min = 0.5 * std::min({box.a.x, box.b.y, box.c.z});
-  if (is_periodic(system_.nonbonded.method) && cutoff > half_min)
-    throw InputError("nonbonded: the cutoff " + fmt_nm(cutoff) + " nm exceeds half the periodic box size (" +
-                     fmt_nm(half_min) + " nm)");
+  check_periodic_box(system_.nonbonded, box);
   impl_->box = box;
 }
 
@@ -250,26 +164,21 @@ struct PairLoopInput {
   const CellList* cells;
   const std::vector<Vec3d>* xs;  // positions in cell order
   const std::vector<double>* qs;
-  const std::vector<double>* sigmas;
-  const std::vector<double>* seps;  // sqrt(epsilon)
+  const std::vector<LjParticle<double>>* lj;
   const std::vector<int>* excl_start;
   const std::vector<int>* excl_partner;
   const Imager* imager;  // null: open boundaries
   double cutoff2;        // infinite: no cutoff
-  double cutoff;
-  double switch_distance;
-  double alpha;
-  ReactionField<double> rf;
+  PairConstants<double> pair;
 };
 
-template <Coulomb C, Geometry G, bool kCutoff, bool kSwitch>
+template <CoulombMethod C, Geometry G, bool kCutoff, bool kSwitch>
 double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& thread_forces,
                  std::vector<std::vector<int>>& thread_stamp, bool want_forces) {
   const CellList& cells = *in.cells;
   const std::vector<Vec3d>& xs = *in.xs;
   const std::vector<double>& qs = *in.qs;
-  const std::vector<double>& sigmas = *in.sigmas;
-  const std::vector<double>& seps = *in.seps;
+  const std::vector<LjParticle<double>>& lj = *in.lj;
   const int ncell = cells.num_cells();
   const size_t n = xs.size();
   const int threads = int(thread_forces.size());
@@ -292,7 +201,8 @@ double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& threa
         for (int e = (*in.excl_start)[size_t(i)]; e < (*in.excl_start)[size_t(i) + 1]; ++e)
           stamp[size_t((*in.excl_partner)[size_t(e)])] = i;
         const Vec3d xi = xs[size_t(p)];
-        const double qi = qs[size_t(p)], si = sigmas[size_t(p)], ei = seps[size_t(p)];
+        const double qi = qs[size_t(p)];
+        const LjParticle<double> lj_i = lj[size_t(p)];
         Vec3d fi;
         const std::vector<int>& neighbors = cells.upper_neighbors[size_t(c)];
         for (size_t nc = 0; nc < neighbors.size(); ++nc) {
@@ -312,19 +222,8 @@ double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& threa
             }
             const double r = std::sqrt(r2);
             const double inv_r = 1.0 / r;
-            const double qq = qi * qs[size_t(pj)];
-            PairResult<double> pr{0.0, 0.0};
-            if (qq != 0.0) {
-              if constexpr (C == Coulomb::Plain) pr = coulomb_plain(qq, inv_r);
-              if constexpr (C == Coulomb::ReactionField) pr = coulomb_reaction_field(qq, r, inv_r, in.rf);
-              if constexpr (C == Coulomb::Ewald) pr = coulomb_ewald_direct(qq, r, inv_r, in.alpha);
-            }
-            const double eps = ei * seps[size_t(pj)];
-            if (eps != 0.0) {
-              PairResult<double> lj = lennard_jones(inv_r * inv_r, combine_sigma(si, sigmas[size_t(pj)]), eps);
-              if constexpr (kSwitch) lj = apply_switch(lj, switching_function(r, in.switch_distance, in.cutoff), r);
-              pr += lj;
-            }
+            const PairResult<double> pr =
+                nonbonded_pair<double, C, kSwitch, true>(r, inv_r, qi, qs[size_t(pj)], lj_i, lj[size_t(pj)], in.pair);
             energy += pr.energy;
             if (want_forces) {
               const Vec3d fj = d * pr.f_over_r;
@@ -359,56 +258,54 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
   if (terms & kTermAngle) e.angle = cpu_angle_energy(s.angles, x, forces);
   if (terms & kTermTorsion) e.torsion = cpu_torsion_energy(s.torsions, x, forces);
 
-  const NonbondedSettings& nb = s.nonbonded;
-  const bool periodic = is_periodic(nb.method);
-  const bool pme = nb.method == NonbondedMethod::PME;
+  const bool periodic = plan_.periodic;
+  const bool pme = plan_.pme;
+  const double alpha = plan_.pair.alpha_per_nm;
   Impl& im = *impl_;
 
   if (terms & kTermNonbondedDirect) {
     // Real-space pairs.
-    const double cutoff = nb.method == NonbondedMethod::NoCutoff ? std::numeric_limits<double>::infinity() : nb.cutoff_nm;
+    const double cutoff = plan_.cutoff_nm;
     im.cells.build(x, periodic ? &*im.box : nullptr, cutoff);
     im.qs.resize(size_t(n));
-    im.sigmas.resize(size_t(n));
-    im.seps.resize(size_t(n));
+    im.lj.resize(size_t(n));
     for (int p = 0; p < n; ++p) {
       const size_t i = size_t(im.cells.atoms[size_t(p)]);
       im.qs[size_t(p)] = s.charge_e[i];
-      im.sigmas[size_t(p)] = s.sigma_nm[i];
-      im.seps[size_t(p)] = im.sqrt_epsilon[i];
+      im.lj[size_t(p)] = lj_particle<double>(s.sigma_nm[i], s.epsilon_kj_per_mol[i]);
     }
     std::optional<Imager> imager;
     if (periodic) imager.emplace(*im.box);
-    PairLoopInput in{&im.cells, &im.cells.sorted_positions, &im.qs, &im.sigmas, &im.seps, &im.excl_start, &im.excl_partner,
-                     imager ? &*imager : nullptr, cutoff * cutoff, cutoff,
-                     nb.switch_distance_nm.value_or(0.0), pme ? pme_params_.alpha_per_nm : 0.0, im.rf};
-    const bool sw = nb.switch_distance_nm.has_value() && nb.method != NonbondedMethod::NoCutoff;
+    PairLoopInput in{&im.cells, &im.cells.sorted_positions, &im.qs, &im.lj, &plan_.exclusion_start,
+                     &plan_.exclusion_partner, imager ? &*imager : nullptr, cutoff * cutoff, plan_.pair};
+    const bool sw = plan_.switching;
+    const NonbondedMethod method = plan_.method;
     const bool want = forces != nullptr;
     auto& tf = im.thread_forces;
     auto& ts = im.thread_stamp;
     double pair_energy = 0.0;
-    if (nb.method == NonbondedMethod::NoCutoff) {
-      pair_energy = pair_loop<Coulomb::Plain, Geometry::Open, false, false>(in, tf, ts, want);
-    } else if (nb.method == NonbondedMethod::CutoffNonPeriodic) {
-      pair_energy = sw ? pair_loop<Coulomb::ReactionField, Geometry::Open, true, true>(in, tf, ts, want)
-                       : pair_loop<Coulomb::ReactionField, Geometry::Open, true, false>(in, tf, ts, want);
+    if (method == NonbondedMethod::NoCutoff) {
+      pair_energy = pair_loop<CoulombMethod::Plain, Geometry::Open, false, false>(in, tf, ts, want);
+    } else if (method == NonbondedMethod::CutoffNonPeriodic) {
+      pair_energy = sw ? pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, true>(in, tf, ts, want)
+                       : pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, false>(in, tf, ts, want);
     } else {
       // periodic: reaction field or Ewald, image shifts per neighbour cell or wraps per pair
       const bool exact = im.cells.shifts_exact;
-      if (nb.method == NonbondedMethod::CutoffPeriodic) {
+      if (method == NonbondedMethod::CutoffPeriodic) {
         if (exact)
-          pair_energy = sw ? pair_loop<Coulomb::ReactionField, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
-                           : pair_loop<Coulomb::ReactionField, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
+          pair_energy = sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
+                           : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
         else
-          pair_energy = sw ? pair_loop<Coulomb::ReactionField, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
-                           : pair_loop<Coulomb::ReactionField, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
+          pair_energy = sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
+                           : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
       } else {
         if (exact)
-          pair_energy = sw ? pair_loop<Coulomb::Ewald, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
-                           : pair_loop<Coulomb::Ewald, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
+          pair_energy = sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
+                           : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
         else
-          pair_energy = sw ? pair_loop<Coulomb::Ewald, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
-                           : pair_loop<Coulomb::Ewald, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
+          pair_energy = sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
+                           : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
       }
     }
     if (forces) {
@@ -421,7 +318,7 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
     // Exceptions: plain Coulomb + LJ with their own parameters, no cutoff, no periodic images.
     for (const NonbondedException& ex : im.interacting) {
       const Vec3d d = x[size_t(ex.j)] - x[size_t(ex.i)];
-      const PairResult<double> pr = exception_pair(ex.charge_product_e2, ex.sigma_nm, ex.epsilon_kj_per_mol, std::sqrt(dot(d, d)));
+      const PairResult<double> pr = exception_interaction(exception_params<double>(s, ex), std::sqrt(dot(d, d)));
       direct += pr.energy;
       if (forces) {
         (*forces)[size_t(ex.j)] += d * pr.f_over_r;
@@ -432,10 +329,10 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
     if (pme) {
       const Imager img(*im.box);
       for (const NonbondedException& ex : s.exceptions) {
-        const double qq = s.charge_e[size_t(ex.i)] * s.charge_e[size_t(ex.j)];
-        if (qq == 0.0) continue;
+        const ExceptionParams<double> params = exception_params<double>(s, ex);
+        if (params.atoms_charge_product_e2 == 0.0) continue;
         const Vec3d d = img(x[size_t(ex.j)] - x[size_t(ex.i)]);
-        const PairResult<double> pr = ewald_exclusion_correction(qq, std::sqrt(dot(d, d)), pme_params_.alpha_per_nm);
+        const PairResult<double> pr = exception_ewald_correction(params, std::sqrt(dot(d, d)), alpha);
         direct += pr.energy;
         if (forces) {
           (*forces)[size_t(ex.j)] += d * pr.f_over_r;
@@ -443,8 +340,8 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
         }
       }
     }
-    if (periodic && dispersion_coefficient_ != 0.0) {
-      e.dispersion_correction = dispersion_coefficient_ / im.box->volume();
+    if (periodic && plan_.dispersion_coefficient != 0.0) {
+      e.dispersion_correction = plan_.dispersion_coefficient / im.box->volume();
       direct += e.dispersion_correction;
     }
     e.nonbonded_direct = direct;
@@ -453,7 +350,8 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
   if ((terms & kTermNonbondedReciprocal) && pme) {
     // The reciprocal-space forces go straight into the output (added to what is there).
     double recip = im.pme->compute(x, s.charge_e, *im.box, forces);
-    for (int i = 0; i < n; ++i) recip += ewald_self_energy(s.charge_e[size_t(i)], pme_params_.alpha_per_nm);
+    // Per charge, in order (not plan_.self_energy_kj_per_mol: the same terms, summed into recip).
+    for (int i = 0; i < n; ++i) recip += ewald_self_energy(s.charge_e[size_t(i)], alpha);
     e.nonbonded_reciprocal = recip;
   }
 

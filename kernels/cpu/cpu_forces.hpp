@@ -3,54 +3,25 @@
 // reproduces OpenMM 7.7's Reference platform (HarmonicBondForce, HarmonicAngleForce,
 // PeriodicTorsionForce, NonbondedForce with NoCutoff, CutoffNonPeriodic, CutoffPeriodic (reaction
 // field) and PME).
-//
-// Energy bookkeeping follows shared/reference/README.md (OpenMM's force groups):
-//   nonbonded_direct     = real-space pairs + exceptions + Ewald exclusion corrections
-//                          + dispersion correction
-//   nonbonded_reciprocal = PME reciprocal sum + Ewald self energy
-//   nonbonded            = nonbonded_direct + nonbonded_reciprocal
-//   total                = bond + angle + torsion + nonbonded
+// Energy terms as kernels/plan/energy_terms.hpp defines them.
 // Units: positions nm, energies kJ/mol, forces kJ/mol/nm.
 #pragma once
 
 #include <memory>
 #include <vector>
 
-#include "engine/system.hpp"
+#include "kernels/plan/energy_terms.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
+#include "model/system.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/pme_params.hpp"
 #include "kernels/physics/vec3.hpp"
 
 namespace mdsim {
 
-struct EnergyTerms {
-  double bond = 0.0;
-  double angle = 0.0;
-  double torsion = 0.0;
-  double nonbonded_direct = 0.0;
-  double nonbonded_reciprocal = 0.0;
-  double dispersion_correction = 0.0;  // also contained in nonbonded_direct
-  double nonbonded = 0.0;
-  double total = 0.0;
-};
-
-// Bit mask selecting the terms a call evaluates (energies of the others stay 0, their forces are
-// not added).
-enum ForceTerm : unsigned {
-  kTermBond = 1u << 0,
-  kTermAngle = 1u << 1,
-  kTermTorsion = 1u << 2,
-  kTermNonbondedDirect = 1u << 3,
-  kTermNonbondedReciprocal = 1u << 4,
-  kTermBonded = kTermBond | kTermAngle | kTermTorsion,
-  kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
-  kTermAll = kTermBonded | kTermNonbonded,
-};
-
-// Evaluator for one System: checks it and precomputes what does not depend on the positions
-// (exclusion lists, PME parameters and B-spline moduli, dispersion-correction coefficient).
-// Throws InputError for settings the user must fix (periodic method without a box, cutoff larger
-// than half the box, bad switching distance) and RuntimeError for an inconsistent System.
+// Evaluator for one System: takes its checks and position-independent data from plan_nonbonded
+// (kernels/plan/nonbonded_plan: InputError for settings the user must fix, RuntimeError for an
+// inconsistent System) and adds the PME solver's B-spline moduli.
 // Not thread-safe: one evaluator per thread of control (it parallelises internally with OpenMP).
 class CpuForceEvaluator {
  public:
@@ -70,17 +41,15 @@ class CpuForceEvaluator {
   const Boxd* box() const;
 
   const System& system() const { return system_; }
-  bool uses_pme() const { return system_.nonbonded.method == NonbondedMethod::PME; }
-  // Valid when uses_pme(); the grid follows system.nonbonded.pme_grid. The CUDA platform takes its
-  // PME parameters from here, so both platforms use one grid for one System.
-  const PmeParameters& pme_parameters() const { return pme_params_; }
-  double dispersion_coefficient() const { return dispersion_coefficient_; }  // E_disp = coefficient / V
+  const NonbondedPlan& nonbonded_plan() const { return plan_; }
+  bool uses_pme() const { return plan_.pme; }
+  const PmeParameters& pme_parameters() const { return plan_.pme_parameters; }  // valid when uses_pme()
+  double dispersion_coefficient() const { return plan_.dispersion_coefficient; }  // E_disp = coefficient / V
 
  private:
   struct Impl;
   System system_;
-  PmeParameters pme_params_;
-  double dispersion_coefficient_ = 0.0;
+  NonbondedPlan plan_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -2,9 +2,10 @@
 
 #include <cmath>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
 
 namespace mdsim {
 
@@ -12,49 +13,17 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// |sum_j M(j+1) exp(2 pi i m j / n)|^2 for m = 0..n-1. Where it vanishes (m = n/2 for even n and
-// even-degree splines) it is replaced by the mean of its neighbours, as OpenMM's reference PME does,
-// so that the influence function stays finite.
-std::vector<double> bspline_moduli_for(int n) {
-  double values[kPmeOrder];
-  bspline_integer_values<kPmeOrder, double>(values);
-  std::vector<double> moduli(static_cast<size_t>(n));
-  for (int m = 0; m < n; ++m) {
-    double re = 0.0, im = 0.0;
-    for (int j = 0; j < kPmeOrder; ++j) {  // the constructor ensures n >= kPmeOrder
-      const double arg = 2.0 * kPi * double(m) * double(j) / double(n);
-      re += values[j] * std::cos(arg);
-      im += values[j] * std::sin(arg);
-    }
-    moduli[static_cast<size_t>(m)] = re * re + im * im;
-  }
-  for (int m = 0; m < n; ++m) {
-    if (moduli[static_cast<size_t>(m)] < 1.0e-7)
-      moduli[static_cast<size_t>(m)] =
-          0.5 * (moduli[static_cast<size_t>((m - 1 + n) % n)] + moduli[static_cast<size_t>((m + 1) % n)]);
-  }
-  return moduli;
-}
-
 // Signed frequency of grid index k on an axis of n points: 0..(n+1)/2-1 positive, the rest negative.
 inline int signed_frequency(int k, int n) { return k < (n + 1) / 2 ? k : k - n; }
 
 }  // namespace
-
-void reciprocal_box_vectors(const Boxd& box, Vec3d recip[3]) {
-  const double ax = box.a.x, bx = box.b.x, by = box.b.y, cx = box.c.x, cy = box.c.y, cz = box.c.z;
-  const double inv_det = 1.0 / (ax * by * cz);
-  recip[0] = Vec3d(by * cz, 0.0, 0.0) * inv_det;
-  recip[1] = Vec3d(-bx * cz, ax * cz, 0.0) * inv_det;
-  recip[2] = Vec3d(bx * cy - by * cx, -ax * cy, ax * by) * inv_det;
-}
 
 CpuPme::CpuPme(int nx, int ny, int nz, double alpha_per_nm)
     : n_{nx, ny, nz}, alpha_(alpha_per_nm), fft_(nx, ny, nz) {
   if (nx < kPmeOrder || ny < kPmeOrder || nz < kPmeOrder)
     throw RuntimeError("PME grid must have at least " + std::to_string(kPmeOrder) + " points per axis");
   if (!(alpha_per_nm > 0.0)) throw RuntimeError("PME: Ewald alpha must be positive");
-  for (int d = 0; d < 3; ++d) moduli_[d] = bspline_moduli_for(n_[d]);
+  for (int d = 0; d < 3; ++d) moduli_[d] = pme_bspline_moduli(n_[d]);
   grid_.resize(static_cast<size_t>(nx) * ny * nz);
 }
 

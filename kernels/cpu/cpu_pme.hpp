@@ -50,8 +50,4 @@ double ewald_reciprocal_direct(const std::vector<Vec3d>& positions_nm, const std
                                const Boxd& box, double alpha_per_nm, const int kmax[3],
                                std::vector<Vec3d>* forces);
 
-// Reciprocal box vectors (rows) of a reduced triclinic box: recip[i] . box_j = delta_ij when
-// read as columns, i.e. the fractional coordinate along axis d of x is sum_k x_k recip[k][d].
-void reciprocal_box_vectors(const Boxd& box, Vec3d recip[3]);
-
 }  // namespace mdsim

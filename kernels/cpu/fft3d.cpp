@@ -2,7 +2,7 @@
 
 #include <unsupported/Eigen/FFT>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>

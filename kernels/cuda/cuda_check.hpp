@@ -1,4 +1,4 @@
-// Error checking and RAII device memory for the CUDA platform. Every CUDA runtime call goes through
+// Error checking and RAII device memory, streams and events for the CUDA platform. Every CUDA runtime call goes through
 // MDSIM_CUDA_CHECK, which throws mdsim::RuntimeError naming the call, file and line.
 // Host<->device copies made through DeviceBuffer are counted (transfer_count()), so a test can prove
 // that a step makes none.
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim::cuda {
 
@@ -33,6 +33,42 @@ std::size_t transfer_count();
 void count_transfer();
 // Kernel nodes in a captured graph (for the benchmark's "kernels per step").
 int count_kernel_nodes(cudaGraph_t graph);
+
+// A CUDA stream owned for its lifetime (non-blocking: no implicit order with the legacy default
+// stream). Converts to cudaStream_t for launches; the destructor waits for its work, then destroys it.
+class Stream {
+ public:
+  Stream() { MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() {
+    if (stream_ == nullptr) return;
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  operator cudaStream_t() const { return stream_; }  // NOLINT(google-explicit-constructor): used as a handle
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// A CUDA event owned for its lifetime; `timing` false (the default) makes it a cheaper
+// synchronisation-only event.
+class Event {
+ public:
+  explicit Event(bool timing = false) {
+    MDSIM_CUDA_CHECK(timing ? cudaEventCreate(&event_) : cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  }
+  ~Event() {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  operator cudaEvent_t() const { return event_; }  // NOLINT(google-explicit-constructor): used as a handle
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
 
 template <typename T>
 class DeviceBuffer {

@@ -1,6 +1,6 @@
 // CUDA platform: the dynamics Context (see cuda_context.hpp for the design). The CPU reference
-// context (kernels/cpu/cpu_context.cpp, cpu_constraints.cpp, cpu_minimizer.cpp, cpu_barostat.cpp) is
-// the specification; each piece below names the CPU code it mirrors. The minimiser's device backend
+// context (kernels/cpu/cpu_context.cpp, cpu_constraints.cpp) is the specification; the planning both
+// share (constraint plan, barostat, minimiser driver, velocities) comes from kernels/plan. The minimiser's device backend
 // is kernels/cuda/cuda_minimizer.cu; this file gives it the constraint operations
 // (CudaMinimizerConstraints) on its SETTLE and CCMA kernels.
 #include "kernels/cuda/cuda_context.hpp"
@@ -18,10 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "engine/errors.hpp"
-#include "kernels/cpu/cpu_barostat.hpp"
-#include "kernels/cpu/cpu_constraints.hpp"
-#include "kernels/cpu/cpu_minimizer.hpp"
+#include "common/errors.hpp"
+#include "kernels/plan/barostat.hpp"
+#include "kernels/plan/constraint_plan.hpp"
+#include "kernels/plan/minimizer.hpp"
+#include "kernels/plan/velocities.hpp"
 #include "kernels/cuda/constraint_kernels.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
@@ -40,15 +41,15 @@ using Coords = std::vector<Vec3d>;
 int blocks_for(int n, int threads = cuda::kAtomThreads) { return std::max(1, (n + threads - 1) / threads); }
 
 // ---------------------------------------------------------------------------------------------
-// Constraint data: CpuConstraints' plan (its SETTLE selection, CCMA constraint order, inverse
-// coupling matrix with the element cutoff, coupled groups) laid out for the device, so that both
-// platforms run the same iteration. The context keeps the CpuConstraints for validation too.
+// Constraint data: the platform-neutral ConstraintPlan (its SETTLE selection, CCMA constraint order,
+// inverse coupling matrix with the element cutoff, coupled groups) laid out for the device, so that
+// both platforms run the same iteration. The context keeps the plan for the final constraint check.
 
 // CCMA constraints are packed into thread blocks of whole coupled groups, about this many each.
 constexpr int kCcmaBlockConstraints = 64;
 
 // The CCMA data in the layout of cuda::CcmaView (constraints numbered block by block).
-struct ConstraintPlan {
+struct DeviceConstraintPlan {
   std::vector<cuda::SettleWater> settle;
   std::vector<int> block_constraint_start{0}, block_atom_start{0};
   std::vector<int2> ccma_atoms, ccma_local;  // system indices; block-local atom slots
@@ -63,10 +64,10 @@ struct ConstraintPlan {
   int num_blocks() const { return static_cast<int>(block_constraint_start.size()) - 1; }
 };
 
-ConstraintPlan build_constraint_plan(const CpuConstraints& host) {
-  ConstraintPlan plan;
+DeviceConstraintPlan build_constraint_plan(const ConstraintPlan& host) {
+  DeviceConstraintPlan plan;
   const std::vector<double>& inverse_mass = host.inverse_masses();
-  for (const CpuConstraints::Settle& w : host.settle_waters()) {
+  for (const ConstraintPlan::Settle& w : host.settle_waters()) {
     cuda::SettleWater s;
     s.o = w.o;
     s.h1 = w.h1;
@@ -80,7 +81,7 @@ ConstraintPlan build_constraint_plan(const CpuConstraints& host) {
     s.hh = w.hh;
     plan.settle.push_back(s);
   }
-  const std::vector<CpuConstraints::Ccma>& ccma = host.ccma_constraints();
+  const std::vector<ConstraintPlan::Ccma>& ccma = host.ccma_constraints();
   const auto& inverse_coupling = host.inverse_coupling();
   const int nc = static_cast<int>(ccma.size());
   const std::vector<std::vector<int>>& groups = host.coupled_groups();
@@ -114,7 +115,7 @@ ConstraintPlan build_constraint_plan(const CpuConstraints& host) {
     for (std::size_t q = 0; q < atoms.size(); ++q) slot[atoms[q]] = static_cast<int>(q);
     std::map<int, std::vector<int>> entries;  // atom -> 2 k + side, ascending k
     for (int c : b) {
-      const CpuConstraints::Ccma& k = ccma[static_cast<std::size_t>(c)];
+      const ConstraintPlan::Ccma& k = ccma[static_cast<std::size_t>(c)];
       const int local_k = new_index[static_cast<std::size_t>(c)] - c_begin;
       plan.ccma_atoms.push_back(make_int2(k.a, k.b));
       plan.ccma_local.push_back(make_int2(slot.at(k.a), slot.at(k.b)));
@@ -159,7 +160,7 @@ struct DeviceConstraints {
   std::size_t shared_bytes = 0;  // dynamic shared memory of a CCMA launch (0: the global scratch arrays)
 
   // max_shared: the device's opt-in shared memory per block.
-  void upload(const ConstraintPlan& plan, cudaStream_t stream, int max_shared) {
+  void upload(const DeviceConstraintPlan& plan, cudaStream_t stream, int max_shared) {
     num_settle = static_cast<int>(plan.settle.size());
     num_ccma = plan.num_ccma();
     ccma_blocks = plan.num_blocks();
@@ -252,7 +253,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
       : system_(system),
         settings_((check_dynamics_settings(system, settings), settings)),
         evaluator_(system_, context_evaluator_options(options)),
-        host_constraints_(system_, system_.mass_amu),
+        constraint_plan_(system_, system_.mass_amu),
         seed_(choose_seed(settings.integrator.seed)),
         dof_(degrees_of_freedom(system_, settings.remove_cm_motion)),
         n_(system_.num_particles()),
@@ -291,7 +292,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
 
     int max_shared = 0;
     MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.device));
-    const ConstraintPlan plan = build_constraint_plan(host_constraints_);
+    const DeviceConstraintPlan plan = build_constraint_plan(constraint_plan_);
     constraints_.upload(plan, stream_, max_shared);
     allow_ccma_shared_bytes(constraints_.shared_bytes);
     // The fused LangevinMiddle step (langevin_step_kernels.cuh) needs CCMA's single pass and a thread
@@ -310,9 +311,9 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
       free_atoms_.upload(free_atoms, stream_);
     }
     if (!system_.constraints.empty()) {
-      // The minimiser's plan: the same constraints with unit masses (CpuConstraints decides SETTLE and
+      // The minimiser's plan: the same constraints with unit masses (ConstraintPlan decides SETTLE and
       // the CCMA preconditioner from the masses, as cpu_minimizer's projector does).
-      const CpuConstraints unit(system_, std::vector<double>(n, 1.0));
+      const ConstraintPlan unit(system_, std::vector<double>(n, 1.0));
       unit_constraints_.upload(build_constraint_plan(unit), stream_, max_shared);
       allow_ccma_shared_bytes(unit_constraints_.shared_bytes);
     }
@@ -367,29 +368,9 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
   // As the CPU: Maxwell-Boltzmann draws and the COM removal on the host (the same arithmetic), the
   // velocity constraints on the device.
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
-    if (!(temperature_k >= 0.0) || !std::isfinite(temperature_k))
-      throw InputError("initial velocities: temperature must be zero or positive, got " + quoted_number(temperature_k) + " K");
-    const std::uint64_t s = seed != 0 ? seed : seed_;
-    const double kt = kBoltzmannKjPerMolK * temperature_k;
-    Coords v(static_cast<std::size_t>(n_));
-    for (std::size_t i = 0; i < v.size(); ++i)
-      v[i] = host_inverse_mass_[i] > 0.0
-                 ? thermal_velocity(host_inverse_mass_[i], kt,
-                                    gaussian3(s, kStreamInitialVelocities, 0, static_cast<std::uint32_t>(i)))
-                 : Vec3d(0, 0, 0);
-    if (settings_.remove_cm_motion) {
-      Vec3d momentum(0, 0, 0);
-      double mass = 0.0;
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        momentum += v[i] * system_.mass_amu[i];
-        mass += system_.mass_amu[i];
-      }
-      if (mass > 0.0) {
-        const Vec3d v_cm = momentum / mass;
-        for (std::size_t i = 0; i < v.size(); ++i)
-          if (host_inverse_mass_[i] > 0.0) v[i] -= v_cm;
-      }
-    }
+    check_initial_temperature(temperature_k);
+    Coords v = thermal_velocities(host_inverse_mass_, temperature_k, seed != 0 ? seed : seed_);
+    if (settings_.remove_cm_motion) remove_com_velocity(v, system_.mass_amu, host_inverse_mass_);
     require_positions("set_velocities_to_temperature");
     v_.upload(v, stream_);
     constrain_velocities(v_.data(), settings_.integrator.constraint_tolerance);
@@ -525,7 +506,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     return st;
   }
 
-  // The minimiser of kernels/cpu/cpu_minimizer (L-BFGS on the constraint manifold) on the device
+  // The minimiser of kernels/plan/minimizer (L-BFGS on the constraint manifold) on the device
   // backend of kernels/cuda/cuda_minimizer: energies, forces, vector algebra and constraint
   // projections on the GPU (this context's SETTLE and CCMA kernels), from and into the evaluator's
   // device positions. The neighbour list is reset before (so the result depends only on the start
@@ -536,7 +517,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     evaluator_.reset_neighbor_list();
     CudaMinimizerConstraints* device_constraints = system_.constraints.empty() ? nullptr : this;
     const MinimizationResult result =
-        cuda_minimize(evaluator_, system_, host_constraints_, device_constraints, tolerance, max_iterations,
+        cuda_minimize(evaluator_, system_, constraint_plan_, device_constraints, tolerance, max_iterations,
                       settings_.integrator.constraint_tolerance, ForceCriterion::MaxAtom, &minimization_stats_);
     evaluator_.reset_neighbor_list();
     evaluator_.compute(true);
@@ -632,7 +613,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
         [&](cudaStream_t s) {
           for (int pass = 0; pass < passes; ++pass)
             cuda::ccma_positions_kernel<<<blocks, threads, shared, s>>>(view, reference, pos, tolerance,
-                                                                        CpuConstraints::kMaxIterations, pass == 1);
+                                                                        ConstraintPlan::kMaxIterations, pass == 1);
         });
   }
 
@@ -652,7 +633,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
         [&](cudaStream_t s) {
           for (int pass = 0; pass < passes; ++pass)
             cuda::ccma_velocities_kernel<<<blocks, threads, shared, s>>>(view, pos, v, tolerance,
-                                                                         CpuConstraints::kMaxIterations, pass == 1);
+                                                                         ConstraintPlan::kMaxIterations, pass == 1);
         });
   }
 
@@ -748,7 +729,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
       MDSIM_CUDA_CHECK(cudaEventRecord(free_join_, free_stream_));
       if (c.num_ccma > 0)
         cuda::ccma_langevin_step_kernel<<<c.ccma_blocks, c.ccma_threads, c.shared_bytes, stream_>>>(
-            c.view(), args, tolerance, CpuConstraints::kMaxIterations);
+            c.view(), args, tolerance, ConstraintPlan::kMaxIterations);
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, free_join_, 0));
       cuda::advance_step_kernel<<<1, 1, 0, stream_>>>(device_step_.data());
@@ -824,13 +805,13 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
     return 0.5 * scalar_.download(stream_)[0];
   }
 
-  // CpuMonteCarloBarostat::attempt with the positions on the device: the barostat's proposal
+  // MonteCarloBarostat::attempt with the positions on the device: the barostat's proposal
   // (random numbers, trial volume), the molecule centres scaled on the device, its acceptance rule and
   // move-size adaptation.
   void barostat_move() {
     ensure_forces(true);
     const double current_energy = evaluator_.energies().total;
-    const CpuMonteCarloBarostat::Proposal proposal = barostat_->propose(box_, seed_, step_);
+    const MonteCarloBarostat::Proposal proposal = barostat_->propose(box_, seed_, step_);
 
     double4_16a* pos = positions();
     MDSIM_CUDA_CHECK(cudaMemcpyAsync(position_backup_.data(), pos, static_cast<std::size_t>(n_) * sizeof(double4_16a),
@@ -858,7 +839,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
   System system_;
   DynamicsSettings settings_;
   CudaForceEvaluator evaluator_;
-  CpuConstraints host_constraints_;  // validation, the minimiser's start projection and final check
+  ConstraintPlan constraint_plan_;  // validation, the minimiser's start projection and final check
   std::uint64_t seed_;
   int dof_;
   int n_;
@@ -898,7 +879,7 @@ class CudaContext final : public Context, private CudaMinimizerConstraints {
   int num_molecules_ = 0;
   DeviceBuffer<int> molecule_start_, molecule_atoms_;
   DeviceBuffer<double4_16a> position_backup_;
-  std::optional<CpuMonteCarloBarostat> barostat_;  // proposals, acceptance, adaptation, state
+  std::optional<MonteCarloBarostat> barostat_;  // proposals, acceptance, adaptation, state
 
   bool forces_valid_ = false, energy_valid_ = false, positions_set_ = false;
   Boxd box_{};

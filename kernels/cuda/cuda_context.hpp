@@ -1,4 +1,4 @@
-// The CUDA platform's Context (engine/context.hpp): the whole time step runs on the GPU, with the
+// The CUDA platform's Context (kernels/plan/context.hpp): the whole time step runs on the GPU, with the
 // semantics of the CPU reference context (kernels/cpu/cpu_context) — the oracle it is tested against.
 // Host-only header (no CUDA syntax).
 //
@@ -34,8 +34,8 @@
 
 #include <memory>
 
-#include "engine/context.hpp"
-#include "engine/system.hpp"
+#include "kernels/plan/context.hpp"
+#include "model/system.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
 

@@ -19,6 +19,7 @@
 #include "kernels/cuda/neighbor_list.cuh"
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/physics/nonbonded.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
 
 namespace mdsim {
 
@@ -34,8 +35,6 @@ constexpr double kPi = 3.14159265358979323846;
 bool is_rectangular(const Boxd& b) { return b.b.x == 0.0 && b.c.x == 0.0 && b.c.y == 0.0; }
 
 int blocks_for(long long n, int threads = kThreads) { return static_cast<int>(std::max<long long>(1, (n + threads - 1) / threads)); }
-
-bool is_periodic(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
 
 // Precision-independent interface of the implementation.
 struct EvaluatorBase {
@@ -66,23 +65,15 @@ class Evaluator final : public EvaluatorBase {
   using real4 = cuda::real4_t<real>;
   using real2 = cuda::real2_t<real>;
 
-  Evaluator(const System& system, const CudaOptions& options) : sys_(system), opt_(options) {
+  Evaluator(const System& system, const CudaOptions& options)
+      : sys_(system), plan_(plan_nonbonded(sys_)), opt_(options) {
     std::size_t free_before = 0, total = 0;
     MDSIM_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
-    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&pme_stream_, cudaStreamNonBlocking));
-    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&positions_ready_, cudaEventDisableTiming));
-    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&pme_done_, cudaEventDisableTiming));
-    MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&bonded_stream_, cudaStreamNonBlocking));
-    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&bonded_done_, cudaEventDisableTiming));
-    MDSIM_CUDA_CHECK(cudaEventCreate(&start_));
-    MDSIM_CUDA_CHECK(cudaEventCreate(&stop_));
 
     n_ = system.num_particles();
     if (n_ == 0) throw InputError("CUDA platform: the system has no particles");
-    const NonbondedSettings& nb = system.nonbonded;
-    periodic_ = is_periodic(nb.method);
-    pme_ = nb.method == NonbondedMethod::PME;
+    periodic_ = plan_.periodic;
+    pme_ = plan_.pme;
     if (periodic_) {
       // Columns about as wide as a cube holding one block of 32 atoms at the system's density.
       const double side = std::cbrt(cuda::kTileSize * system.box->volume() / n_);
@@ -94,27 +85,18 @@ class Evaluator final : public EvaluatorBase {
     npad_ = (n_ + 31 * ncolumns + cuda::kTileSize - 1) / cuda::kTileSize * cuda::kTileSize;
     nblocks_ = npad_ / cuda::kTileSize;
 
-    // Host constants shared with the CPU reference: PME parameters, dispersion coefficient, and the
-    // input checks (box present, cutoff within half the box).
-    {
-      CpuForceEvaluator reference(system);
-      if (pme_) pme_params_ = reference.pme_parameters();
-      dispersion_coefficient_ = reference.dispersion_coefficient();
-    }
     if (periodic_) {
       box_ = *system.box;
       rectangular_ = is_rectangular(box_);
     }
-    self_energy_ = 0.0;
-    if (pme_)
-      for (double q : system.charge_e) self_energy_ += ewald_self_energy(q, pme_params_.alpha_per_nm);
 
-    // Per-particle data.
+    // Per-particle data: charges, and the pair step's LJ encoding (sigma/2, sqrt(epsilon)).
     std::vector<real> charge(n_);
     std::vector<real2> params(n_);
     for (int i = 0; i < n_; ++i) {
       charge[i] = real(system.charge_e[i]);
-      params[i] = cuda::VecTypes<real>::make2(real(0.5 * system.sigma_nm[i]), real(std::sqrt(system.epsilon_kj_per_mol[i])));
+      const LjParticle<real> lj = lj_particle<real>(system.sigma_nm[i], system.epsilon_kj_per_mol[i]);
+      params[i] = cuda::VecTypes<real>::make2(lj.half_sigma_nm, lj.sqrt_epsilon);
     }
     charge_.upload(charge);
     params_.upload(params);
@@ -129,8 +111,8 @@ class Evaluator final : public EvaluatorBase {
     perm_.resize(npad_);
     force_.resize(3 * static_cast<std::size_t>(npad_));
     energy_.resize(kNumSlots);
-    flags_.resize(cuda::kNumFlags);  // see kNumFlags (neighbor_list.cuh)
-    flags_.zero(stream_);
+    status_.resize(1);
+    status_.zero(stream_);
     block_center_.resize(nblocks_);
     block_half_.resize(nblocks_);
     sort_keys_in_.resize(n_);
@@ -178,14 +160,9 @@ class Evaluator final : public EvaluatorBase {
     water_exclusions_.upload(waters);
     std::vector<cuda::ExceptionData<real>> exc;
     exc.reserve(system.exceptions.size());
-    std::vector<std::vector<int>> partners(n_);
     for (std::size_t k = 0; k < system.exceptions.size(); ++k) {
       const NonbondedException& e = system.exceptions[k];
-      if (!in_water_kernel[k])
-        exc.push_back({make_int2(e.i, e.j), real(e.charge_product_e2), real(e.sigma_nm), real(e.epsilon_kj_per_mol),
-                       real(system.charge_e[e.i] * system.charge_e[e.j])});
-      partners[e.i].push_back(e.j);
-      partners[e.j].push_back(e.i);
+      if (!in_water_kernel[k]) exc.push_back({make_int2(e.i, e.j), exception_params<real>(system, e)});
     }
     exceptions_.upload(exc);
     std::vector<unsigned long long> excl_window(n_, 0ull);
@@ -193,7 +170,8 @@ class Evaluator final : public EvaluatorBase {
     std::vector<int2> excl_range(n_);
     for (int i = 0; i < n_; ++i) {
       std::vector<int> far;
-      for (int b : partners[i]) {
+      for (int e = plan_.exclusion_start[i]; e < plan_.exclusion_start[i + 1]; ++e) {
+        const int b = plan_.exclusion_partner[e];
         const int offset = b - i + 32;
         if (offset >= 0 && offset < 64) excl_window[i] |= 1ull << offset;
         else far.push_back(b);
@@ -209,8 +187,8 @@ class Evaluator final : public EvaluatorBase {
     std::vector<int2> excluded_pairs;
     for (int a = 0; a < n_; ++a) {
       std::vector<int> later;
-      for (int b : partners[a])
-        if (b > a) later.push_back(b);
+      for (int e = plan_.exclusion_start[a]; e < plan_.exclusion_start[a + 1]; ++e)
+        if (plan_.exclusion_partner[e] > a) later.push_back(plan_.exclusion_partner[e]);
       std::sort(later.begin(), later.end());
       later.erase(std::unique(later.begin(), later.end()), later.end());
       for (int b : later) excluded_pairs.push_back(make_int2(a, b));
@@ -255,21 +233,19 @@ class Evaluator final : public EvaluatorBase {
     angles_.upload(angles);
     torsions_.upload(torsions);
 
-    // Pair parameters.
-    const double cutoff = nb.method == NonbondedMethod::NoCutoff ? std::numeric_limits<double>::infinity() : nb.cutoff_nm;
-    pair_.cutoff = real(cutoff);
+    // Pair parameters, from the plan both platforms share.
+    const double cutoff = plan_.cutoff_nm;
+    pair_.pair.cutoff_nm = real(cutoff);
+    pair_.pair.switch_distance_nm = real(plan_.pair.switch_distance_nm);
+    pair_.pair.alpha_per_nm = real(plan_.pair.alpha_per_nm);
+    pair_.pair.rf = {real(plan_.pair.rf.k_rf), real(plan_.pair.rf.c_rf)};
     pair_.cutoff2 = real(cutoff * cutoff);
-    pair_.alpha = real(pme_params_.alpha_per_nm);
-    pair_.switch_distance = real(nb.switch_distance_nm.value_or(0.0));
-    if (nb.method == NonbondedMethod::CutoffPeriodic || nb.method == NonbondedMethod::CutoffNonPeriodic)
-      pair_.rf = reaction_field_constants(real(nb.cutoff_nm), real(nb.reaction_field_dielectric));
-    switching_ = nb.switch_distance_nm.has_value() && nb.method != NonbondedMethod::NoCutoff;
-    range_ = nb.method == NonbondedMethod::NoCutoff ? std::numeric_limits<double>::infinity()
-                                                     : nb.cutoff_nm + opt_.neighbor_buffer_nm;
+    range_ = std::isfinite(cutoff) ? cutoff + opt_.neighbor_buffer_nm : std::numeric_limits<double>::infinity();
 
-    if (pme_)
-      pme_solver_ = std::make_unique<cuda::CudaPme<real>>(pme_params_.grid[0], pme_params_.grid[1], pme_params_.grid[2],
-                                                          pme_params_.alpha_per_nm, n_);
+    if (pme_) {
+      const PmeParameters& pme = plan_.pme_parameters;
+      pme_solver_ = std::make_unique<cuda::CudaPme<real>>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm, n_);
+    }
 
     grow_tile_capacity(opt_.initial_tiles > 0 ? static_cast<std::size_t>(opt_.initial_tiles) : estimate_tiles());
 
@@ -279,19 +255,11 @@ class Evaluator final : public EvaluatorBase {
     memory_bytes = free_before > free_after ? free_before - free_after : 0;
   }
 
-  ~Evaluator() override {
+  ~Evaluator() override {  // the streams' work must end before the buffers below them are freed
     cudaStreamSynchronize(stream_);
-    invalidate_graphs();
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-    cudaEventDestroy(positions_ready_);
-    cudaEventDestroy(pme_done_);
     cudaStreamSynchronize(pme_stream_);
-    cudaStreamDestroy(pme_stream_);
-    cudaEventDestroy(bonded_done_);
     cudaStreamSynchronize(bonded_stream_);
-    cudaStreamDestroy(bonded_stream_);
-    cudaStreamDestroy(stream_);
+    invalidate_graphs();
   }
 
   void set_positions(const std::vector<Vec3d>& x, bool resort) override {
@@ -410,9 +378,9 @@ class Evaluator final : public EvaluatorBase {
     t.bond = cuda::from_fixed(e[kSlotBond]);
     t.angle = cuda::from_fixed(e[kSlotAngle]);
     t.torsion = cuda::from_fixed(e[kSlotTorsion]);
-    if (periodic_ && dispersion_coefficient_ != 0.0) t.dispersion_correction = dispersion_coefficient_ / box_.volume();
+    if (periodic_ && plan_.dispersion_coefficient != 0.0) t.dispersion_correction = plan_.dispersion_coefficient / box_.volume();
     t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
-    t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + self_energy_ : 0.0;
+    t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + plan_.self_energy_kj_per_mol : 0.0;
     t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
     t.total = t.bond + t.angle + t.torsion + t.nonbonded;
     return t;
@@ -420,7 +388,7 @@ class Evaluator final : public EvaluatorBase {
 
   int num_tiles() override {
     settle_overflow();
-    return flags_.download(stream_)[1];
+    return list_status().tile_count;
   }
 
   void* device_positions() override { return pos_.data(); }
@@ -429,13 +397,13 @@ class Evaluator final : public EvaluatorBase {
   void* device_stream() const override { return stream_; }
   const unsigned long long* device_energies_fixed() const override { return energy_.data(); }
   double energy_constant() const override {
-    return (pme_ ? self_energy_ : 0.0) +
-           (periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0);
+    return (pme_ ? plan_.self_energy_kj_per_mol : 0.0) +
+           (periodic_ && plan_.dispersion_coefficient != 0.0 ? plan_.dispersion_coefficient / box_.volume() : 0.0);
   }
 
   int num_list_builds() override {
     settle_overflow();
-    return flags_.download(stream_)[3];
+    return list_status().builds;
   }
 
   CudaTimings benchmark(int repetitions) override {
@@ -472,11 +440,12 @@ class Evaluator final : public EvaluatorBase {
   }
 
  private:
-  int* rebuild_flag() { return flags_.data(); }
-  int* tile_count() { return flags_.data() + 1; }
-  int* overflow_flag() { return flags_.data() + 2; }
-  int* build_count() { return flags_.data() + 3; }
-  int* column_excess() { return flags_.data() + cuda::kColumnExcessFlag; }
+  cuda::NeighborListStatus list_status() const { return status_.download(stream_)[0]; }
+  int* rebuild_flag() { return &status_.data()->rebuild; }
+  int* tile_count() { return &status_.data()->tile_count; }
+  int* overflow_flag() { return &status_.data()->tile_overflow; }
+  int* build_count() { return &status_.data()->builds; }
+  int* column_excess() { return status_.data()->column_excess; }
   // The column search (O(N)) for large periodic systems in a rectangular box, the all-pairs block scan
   // otherwise (cheaper for small systems: more warps share the work).
   bool column_search() const { return periodic_ && rectangular_ && nblocks_ >= opt_.column_search_min_blocks; }
@@ -516,17 +485,17 @@ class Evaluator final : public EvaluatorBase {
   void settle_overflow() {
     for (int attempt = 0; attempt < 8; ++attempt) {
       MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      const std::vector<int> flags = flags_.download(stream_);
-      if (flags[2] == 0 && flags[cuda::kExclusionOverflowFlag] == 0) return;
-      if (flags[cuda::kExclusionOverflowFlag] != 0) {
+      const cuda::NeighborListStatus status = list_status();
+      if (status.tile_overflow == 0 && status.exclusion_overflow == 0) return;
+      if (status.exclusion_overflow != 0) {
         const int needed = exclusion_tile_count_.download(stream_)[0];
         invalidate_graphs();  // the masks buffer is baked into the captured build kernels
         exclusion_capacity_ = needed + needed / 4 + 64;
         exclusion_tile_masks_.resize(static_cast<std::size_t>(exclusion_capacity_) * cuda::kTileSize);
-        MDSIM_CUDA_CHECK(cudaMemsetAsync(flags_.data() + cuda::kExclusionOverflowFlag, 0, sizeof(int), stream_));
+        MDSIM_CUDA_CHECK(cudaMemsetAsync(&status_.data()->exclusion_overflow, 0, sizeof(int), stream_));
         need_reorder_ = true;  // finds the exclusion tiles again
       }
-      if (flags[2] != 0) grow_tile_capacity(static_cast<std::size_t>(flags[1]) * 5 / 4 + 64);
+      if (status.tile_overflow != 0) grow_tile_capacity(static_cast<std::size_t>(status.tile_count) * 5 / 4 + 64);
       force_rebuild_ = true;
       compute(last_with_energy_);
     }
@@ -552,7 +521,7 @@ class Evaluator final : public EvaluatorBase {
     cuda::column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
         ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data());
     cuda::sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
-        npad_, perm_.data(), params_.data(), charge_.data(), sorted_params_.data(), sorted_charge_.data(), rebuild_flag());
+        npad_, perm_.data(), params_.data(), charge_.data(), sorted_params_.data(), sorted_charge_.data(), status_.data());
     find_exclusion_tiles();
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -577,7 +546,7 @@ class Evaluator final : public EvaluatorBase {
                                         stream_>>>(exclusion_keys_.data(), exclusion_tile_count_.data(),
                                                    exclusion_capacity_, perm_.data(), exclusion_view(),
                                                    exclusion_tile_masks_.data(),
-                                                   flags_.data() + cuda::kExclusionOverflowFlag);
+                                                   &status_.data()->exclusion_overflow);
   }
 
   cuda::ExclusionTiles exclusion_tiles() const {
@@ -638,8 +607,8 @@ class Evaluator final : public EvaluatorBase {
   int persistent_blocks() const { return num_sms_ * 16; }
 
   // Pair parameters for the current box (the image limit depends on it).
-  cuda::PairParams<real> pair_params() const {
-    cuda::PairParams<real> p = pair_;
+  cuda::TilePairParams<real> pair_params() const {
+    cuda::TilePairParams<real> p = pair_;
     const double half_height = 0.5 * std::min({box_.a.x, box_.b.y, box_.c.z});
     p.image_limit = periodic_ ? real(half_height - sys_.nonbonded.cutoff_nm - opt_.neighbor_buffer_nm) : real(0);
     return p;
@@ -653,27 +622,27 @@ class Evaluator final : public EvaluatorBase {
     return {tile_count(), overflow_flag(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data()};
   }
 
-  template <cuda::PairKind KIND, bool PERIODIC, bool SWITCH, bool ENERGY>
+  template <CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
   void tile_kernel() {
-    cuda::nonbonded_tile_kernel<real, KIND, PERIODIC, SWITCH, ENERGY><<<persistent_blocks(), 256, 0, stream_>>>(
+    cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY><<<persistent_blocks(), 256, 0, stream_>>>(
         tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(), sorted_params_.data(), perm_.data(), npad_,
         force_.data(), energy_.data() + kSlotPairs, block_center_.data(), block_half_.data(), cuda::box_as<real>(box_),
         pair_params());
   }
 
-  template <cuda::PairKind KIND, bool PERIODIC, bool ENERGY>
+  template <CoulombMethod C, bool PERIODIC, bool ENERGY>
   void tile_kernel_switch() {
-    if (switching_) tile_kernel<KIND, PERIODIC, true, ENERGY>();
-    else tile_kernel<KIND, PERIODIC, false, ENERGY>();
+    if (plan_.switching) tile_kernel<C, PERIODIC, true, ENERGY>();
+    else tile_kernel<C, PERIODIC, false, ENERGY>();
   }
 
   template <bool ENERGY>
   void tile_kernel_method() {
     switch (sys_.nonbonded.method) {
-      case NonbondedMethod::PME: tile_kernel_switch<cuda::PairKind::Ewald, true, ENERGY>(); break;
-      case NonbondedMethod::CutoffPeriodic: tile_kernel_switch<cuda::PairKind::ReactionField, true, ENERGY>(); break;
-      case NonbondedMethod::CutoffNonPeriodic: tile_kernel_switch<cuda::PairKind::ReactionField, false, ENERGY>(); break;
-      case NonbondedMethod::NoCutoff: tile_kernel<cuda::PairKind::Plain, false, false, ENERGY>(); break;
+      case NonbondedMethod::PME: tile_kernel_switch<CoulombMethod::Ewald, true, ENERGY>(); break;
+      case NonbondedMethod::CutoffPeriodic: tile_kernel_switch<CoulombMethod::ReactionField, true, ENERGY>(); break;
+      case NonbondedMethod::CutoffNonPeriodic: tile_kernel_switch<CoulombMethod::ReactionField, false, ENERGY>(); break;
+      case NonbondedMethod::NoCutoff: tile_kernel<CoulombMethod::Plain, false, false, ENERGY>(); break;
     }
   }
 
@@ -688,7 +657,7 @@ class Evaluator final : public EvaluatorBase {
     const int waters = static_cast<int>(water_exclusions_.size());
     if (count + waters == 0) return;
     const auto box = cuda::box_as<real>(box_);
-    const real alpha = real(pme_params_.alpha_per_nm);
+    const real alpha = real(plan_.pair.alpha_per_nm);
     unsigned long long* e = energy_.data() + kSlotExceptions;
     const int water_blocks = waters > 0 ? blocks_for(waters) : 0;
     const int blocks = water_blocks + (count > 0 ? blocks_for(count) : 0);
@@ -727,29 +696,30 @@ class Evaluator final : public EvaluatorBase {
   }
 
   System sys_;
+  NonbondedPlan plan_;  // checks, PME parameters, dispersion coefficient, self energy, exclusion partners
   CudaOptions opt_;
   int n_ = 0, npad_ = 0, nblocks_ = 0, capacity_ = 0, num_sms_ = 1;
   int ncx_ = 1, ncy_ = 1;  // sort columns (periodic systems)
   bool rectangular_ = false;  // periodic box with orthogonal vectors (the column search's geometry)
-  bool periodic_ = false, pme_ = false, switching_ = false;
+  bool periodic_ = false, pme_ = false;
   bool need_reorder_ = true, force_rebuild_ = true, last_with_energy_ = false;
   int evaluations_since_sort_ = 0;
-  double range_ = 0.0, dispersion_coefficient_ = 0.0, self_energy_ = 0.0;
-  PmeParameters pme_params_;
+  double range_ = 0.0;
   Boxd box_{};
   double3 region_extent_{1, 1, 1};  // bounding box of the positions given last (tile-capacity estimate)
-  cuda::PairParams<real> pair_{};
-  cudaStream_t stream_ = nullptr, pme_stream_ = nullptr, bonded_stream_ = nullptr;
-  cudaEvent_t positions_ready_ = nullptr, pme_done_ = nullptr, bonded_done_ = nullptr;
+  cuda::TilePairParams<real> pair_{};
+  cuda::Stream stream_, pme_stream_, bonded_stream_;
+  cuda::Event positions_ready_, pme_done_, bonded_done_;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
   int graph_kernels_[2] = {0, 0};                        // kernel nodes in them (0 until captured)
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cuda::Event start_{true}, stop_{true};                 // benchmark timing
 
   DeviceBuffer<double4_16a> pos_;
   DeviceBuffer<real> charge_, sorted_charge_;
   DeviceBuffer<real2> params_, sorted_params_;
   DeviceBuffer<real4> posq_, sorted_posq_, sorted_at_build_, block_center_, block_half_;
-  DeviceBuffer<int> perm_, flags_, sort_values_in_, sort_values_out_;
+  DeviceBuffer<int> perm_, sort_values_in_, sort_values_out_;
+  DeviceBuffer<cuda::NeighborListStatus> status_;  // one
   DeviceBuffer<int> tile_row_, tile_atoms_, excl_start_, excl_partner_;
   DeviceBuffer<int2> excl_range_;
   DeviceBuffer<unsigned long long> excl_window_;

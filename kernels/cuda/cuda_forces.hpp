@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/system.hpp"
-#include "kernels/cpu/cpu_forces.hpp"
+#include "model/system.hpp"
+#include "kernels/plan/energy_terms.hpp"
 #include "kernels/physics/vec3.hpp"
 
 namespace mdsim {

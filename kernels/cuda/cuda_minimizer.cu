@@ -1,5 +1,5 @@
 // CUDA platform: the minimiser's device backend (see cuda_minimizer.hpp). The algorithm is
-// kernels/cpu/cpu_minimizer.cpp's minimize_with_backend; this file holds only the vector kernels and
+// kernels/plan/minimizer.cpp's minimize_with_backend; this file holds only the vector kernels and
 // the glue to the force evaluator. Every kernel runs on the evaluator's stream.
 #include "kernels/cuda/cuda_minimizer.hpp"
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/fixed_point.cuh"
 
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(kThreads)
 
 class CudaMinimizerBackend final : public MinimizerBackend {
  public:
-  CudaMinimizerBackend(CudaForceEvaluator& evaluator, int particles, const CpuConstraints& host_constraints,
+  CudaMinimizerBackend(CudaForceEvaluator& evaluator, int particles, const ConstraintPlan& host_constraints,
                        CudaMinimizerConstraints* device_constraints, CudaMinimizationStats& stats)
       : evaluator_(evaluator),
         stream_(static_cast<cudaStream_t>(evaluator.device_stream())),
@@ -301,7 +301,7 @@ class CudaMinimizerBackend final : public MinimizerBackend {
   CudaForceEvaluator& evaluator_;
   cudaStream_t stream_;
   int n_;
-  const CpuConstraints& host_constraints_;
+  const ConstraintPlan& host_constraints_;
   CudaMinimizerConstraints* device_constraints_;
   CudaMinimizationStats& stats_;
   std::deque<DeviceBuffer<Vec3d>> vectors_;  // handle = index
@@ -312,7 +312,7 @@ class CudaMinimizerBackend final : public MinimizerBackend {
 }  // namespace
 
 MinimizationResult cuda_minimize(CudaForceEvaluator& evaluator, const System& system,
-                                 const CpuConstraints& host_constraints, CudaMinimizerConstraints* device_constraints,
+                                 const ConstraintPlan& host_constraints, CudaMinimizerConstraints* device_constraints,
                                  double tolerance, int max_iterations, double constraint_tolerance,
                                  ForceCriterion criterion, CudaMinimizationStats* stats) {
   CudaMinimizationStats local;

@@ -1,4 +1,4 @@
-// The CUDA platform's energy minimiser: the L-BFGS driver of kernels/cpu/cpu_minimizer
+// The CUDA platform's energy minimiser: the L-BFGS driver of kernels/plan/minimizer
 // (minimize_with_backend: the same algorithm, on the constraint manifold) on a device backend.
 // Host-only header (no CUDA syntax).
 //
@@ -20,10 +20,10 @@
 // the CUDA context implements with its SETTLE and CCMA kernels.
 #pragma once
 
-#include "engine/context.hpp"  // MinimizationResult
-#include "engine/system.hpp"
-#include "kernels/cpu/cpu_constraints.hpp"
-#include "kernels/cpu/cpu_minimizer.hpp"  // ForceCriterion, MinimizerBackend
+#include "kernels/plan/context.hpp"  // MinimizationResult
+#include "model/system.hpp"
+#include "kernels/plan/constraint_plan.hpp"
+#include "kernels/plan/minimizer.hpp"  // ForceCriterion, MinimizerBackend
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/physics/vec3.hpp"
 
@@ -57,7 +57,7 @@ struct CudaMinimizationStats {
 // system is constrained and checks the final positions; `device_constraints` must be given when it
 // has constraints. Arguments and result as minimize_on_manifold's. Synchronises.
 MinimizationResult cuda_minimize(CudaForceEvaluator& evaluator, const System& system,
-                                 const CpuConstraints& host_constraints, CudaMinimizerConstraints* device_constraints,
+                                 const ConstraintPlan& host_constraints, CudaMinimizerConstraints* device_constraints,
                                  double tolerance_kj_per_mol_nm, int max_iterations, double constraint_tolerance,
                                  ForceCriterion criterion = ForceCriterion::MaxAtom,
                                  CudaMinimizationStats* stats = nullptr);

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
-#include "kernels/cpu/cpu_pme.hpp"
+#include "common/errors.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"
@@ -537,13 +537,12 @@ CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atom
     throw RuntimeError(fmt::format("CudaPme: Ewald alpha must be positive and finite (got {})", alpha_per_nm));
   if (num_atoms < 0) throw RuntimeError(fmt::format("CudaPme: negative atom count {}", num_atoms));
 
-  // B-spline moduli exactly as the CPU reference computes them.
+  // B-spline moduli from the plan both platforms use.
   {
-    const CpuPme reference(nx, ny, nz, alpha_per_nm);
     std::vector<double> moduli;
     moduli.reserve(static_cast<std::size_t>(nx + ny + nz));
-    for (int d = 0; d < 3; ++d) {
-      const std::vector<double>& m = reference.bspline_moduli(d);
+    for (const int n : {nx, ny, nz}) {
+      const std::vector<double> m = pme_bspline_moduli(n);
       moduli.insert(moduli.end(), m.begin(), m.end());
     }
     moduli_.upload(moduli);

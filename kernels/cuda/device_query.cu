@@ -1,9 +1,9 @@
-// CUDA device discovery for engine/platform. Only runtime API calls; failures become a reason string.
+// CUDA device discovery (device_query.hpp). Only runtime API calls; failures become a reason string.
 #include <cuda_runtime.h>
 
 #include <string>
 
-#include "engine/platform.hpp"
+#include "kernels/cuda/device_query.hpp"
 
 namespace mdsim {
 

@@ -129,13 +129,17 @@ __global__ void exclusion_keys_kernel(int npairs, const int2* __restrict__ pairs
   }
 }
 
-// Layout of the evaluator's int flags: [0] rebuild, [1] tile count, [2] overflow, [3] builds so far,
-// [4], [5]: the farthest any block's atoms reach outside their column in x and y since the last sort
-// (nm, float bits; non-negative floats order as their bit patterns), [6] more exclusion tiles than
-// their buffers hold (set after a sort, cleared by the host).
-constexpr int kColumnExcessFlag = 4;
-constexpr int kExclusionOverflowFlag = 6;
-constexpr int kNumFlags = 7;
+// The neighbour list's state in device memory, written by the kernels and read by the host only at
+// synchronising calls. Plain ints so that kernels can update them with atomics.
+struct NeighborListStatus {
+  int rebuild;             // nonzero: this evaluation rebuilds the tile list (set by the displacement check)
+  int tile_count;          // tiles in the current list (may exceed the capacity: an overflow)
+  int tile_overflow;       // the last build found more tiles than the list holds
+  int builds;              // list builds so far
+  int column_excess[2];    // the farthest any block's atoms reach outside their column in x and y since the
+                           // last sort (nm, float bits; non-negative floats order as their bit patterns)
+  int exclusion_overflow;  // more exclusion tiles than their buffers hold (set after a sort, cleared by the host)
+};
 
 // Block range of every column after a sort: blocks [start[c], start[c + 1]) hold column c; and the
 // column of every block in use.
@@ -154,12 +158,12 @@ __global__ void column_blocks_kernel(int ncolumns, const int* __restrict__ padde
 template <typename real>
 __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, const real2_t<real>* __restrict__ params,
                                      const real* __restrict__ charge, real2_t<real>* __restrict__ sorted_params,
-                                     real* __restrict__ sorted_charge, int* __restrict__ rebuild_flag) {
+                                     real* __restrict__ sorted_charge, NeighborListStatus* __restrict__ status) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s == 0) {
-    *rebuild_flag = 1;
-    rebuild_flag[kColumnExcessFlag] = 0;  // new columns: no block reaches out of its column yet
-    rebuild_flag[kColumnExcessFlag + 1] = 0;
+    status->rebuild = 1;
+    status->column_excess[0] = 0;  // new columns: no block reaches out of its column yet
+    status->column_excess[1] = 0;
   }
   if (s >= npad) return;
   const int orig = perm[s];

@@ -11,17 +11,14 @@
 
 namespace mdsim::cuda {
 
-enum class PairKind { Ewald, ReactionField, Plain };
-
+// The tile kernel's constants: the pair step's (kernels/physics/nonbonded.hpp) plus what the tile
+// geometry needs.
 template <typename real>
-struct PairParams {
-  real image_limit;     // periodic: a tile whose block-I box half-diagonal h has 2h < image_limit is imaged
-                        // once per atom, not per pair (half the smallest box height − cutoff − buffer)
-  real cutoff2;         // nm^2 (infinite for no cutoff)
-  real cutoff;          // nm
-  real alpha;           // Ewald splitting parameter, 1/nm
-  real switch_distance; // nm; used when SWITCH
-  ReactionField<real> rf;
+struct TilePairParams {
+  PairConstants<real> pair;  // cutoff, switch distance, alpha, reaction field
+  real cutoff2;              // nm^2 (infinite for no cutoff)
+  real image_limit;          // periodic: a tile whose block-I box half-diagonal h has 2h < image_limit is imaged
+                             // once per atom, not per pair (half the smallest box height − cutoff − buffer)
 };
 
 // Loads from a shared-memory address held as a 32-bit window offset (see the tile kernel: the compiler
@@ -48,36 +45,20 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
   return v;
 }
 
-// Energy and -(dE/dr)/r of one non-excluded pair within the cutoff.
-template <typename real, PairKind KIND, bool SWITCH>
-__device__ __forceinline__ PairResult<real> pair_interaction(real r2, real qq, real sigma, real epsilon,
-                                                             const PairParams<real>& p) {
-  const real inv_r = rsqrt(r2);
-  const real r = r2 * inv_r;
-  PairResult<real> lj = lennard_jones(inv_r * inv_r, sigma, epsilon);
-  if (SWITCH) lj = apply_switch(lj, switching_function(r, p.switch_distance, p.cutoff), r);
-  PairResult<real> c;
-  if (KIND == PairKind::Ewald) c = coulomb_ewald_direct(qq, r, inv_r, p.alpha);
-  else if (KIND == PairKind::ReactionField) c = coulomb_reaction_field(qq, r, inv_r, p.rf);
-  else c = coulomb_plain(qq, inv_r);
-  lj += c;
-  return lj;
-}
-
 // One warp per tile. Lane l owns atom i = I*32 + l and slot l. The slot atoms' positions and
 // parameters go to the warp's shared memory; at step k lane l reads slot (l + k) mod 32 there, while
 // the force on that slot rotates round the warp by shuffles, so after 32 steps every (i, slot) pair
 // has been seen once and each slot force is back in its own lane. Forces go to the original atom
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
 // own, so the total does not depend on which warp took which tile.
-template <typename real, PairKind KIND, bool PERIODIC, bool SWITCH, bool ENERGY>
+template <typename real, CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
 __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
     const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
     const int* __restrict__ tile_atoms, const unsigned int* __restrict__ masks,
     const real4_t<real>* __restrict__ sorted_posq, const real2_t<real>* __restrict__ sorted_params,
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
     unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
-    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, PairParams<real> params) {
+    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params) {
   __shared__ real4_t<real> slot_posq[8][kTileSize];  // 256 threads: 8 warps
   __shared__ real2_t<real> slot_params[8][kTileSize];
   const int lane = threadIdx.x & 31;
@@ -135,8 +116,11 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
         if (per_pair_image) d = image_box.minimum_image(d);
         const real r2 = dot(d, d);
         if (r2 < params.cutoff2) {
-          const PairResult<real> pr =
-              pair_interaction<real, KIND, SWITCH>(r2, pi.w * pk.w, si.x + sk.x, si.y * sk.y, params);
+          const real inv_r = rsqrt(r2);
+          // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
+          // skipped (a warp would diverge).
+          const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false>(r2 * inv_r, inv_r, pi.w * pk.w, si.x + sk.x,
+                                                                             si.y * sk.y, params.pair);
           const Vec3<real> f = d * pr.f_over_r;
           fj += f;
           fi -= f;
@@ -178,10 +162,7 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
 template <typename real>
 struct ExceptionData {
   int2 atoms;
-  real charge_product;  // e^2, the exception's own (scaled) value
-  real sigma;           // nm
-  real epsilon;         // kJ/mol
-  real qq;              // product of the two atoms' charges, for the Ewald exclusion correction
+  ExceptionParams<real> params;  // kernels/physics/nonbonded.hpp
 };
 
 // A rigid water's three excluded pairs (O-H1, O-H2, H1-H2) under PME, handled together by
@@ -196,17 +177,17 @@ struct WaterExclusionData {
 // displacement d = x_b - x_a (formed in double and rounded once to real: in float, absolute coordinates
 // of a few nm would leave an error of ~1e-7 nm in short bonded distances).
 template <typename real, bool EWALD, bool ENERGY>
-__device__ __forceinline__ Vec3<real> exception_force(const ExceptionData<real>& ex, const Vec3<real>& d,
+__device__ __forceinline__ Vec3<real> exception_force(const ExceptionParams<real>& ex, const Vec3<real>& d,
                                                       const BoxVectors<real>& box, real alpha, double& energy_sum) {
   Vec3<real> f(0, 0, 0);
-  if (ex.charge_product != real(0) || ex.epsilon != real(0)) {
-    const PairResult<real> pr = exception_pair(ex.charge_product, ex.sigma, ex.epsilon, sqrt(dot(d, d)));
+  if (exception_interacts(ex)) {
+    const PairResult<real> pr = exception_interaction(ex, sqrt(dot(d, d)));
     f += d * pr.f_over_r;
     if (ENERGY) energy_sum += double(pr.energy);
   }
-  if (EWALD && ex.qq != real(0)) {
+  if (EWALD && ex.atoms_charge_product_e2 != real(0)) {
     const Vec3<real> dm = box.minimum_image(d);
-    const PairResult<real> pr = ewald_exclusion_correction(ex.qq, sqrt(dot(dm, dm)), alpha);
+    const PairResult<real> pr = exception_ewald_correction(ex, sqrt(dot(dm, dm)), alpha);
     f += dm * pr.f_over_r;
     if (ENERGY) energy_sum += double(pr.energy);
   }
@@ -217,8 +198,7 @@ __device__ __forceinline__ Vec3<real> exception_force(const ExceptionData<real>&
 // and with PME the removal of the pair's reciprocal-space share (minimum image). The first
 // `water_blocks` thread blocks take one rigid water each instead (PME only): its three pairs'
 // corrections, computed exactly as for three exceptions, but each atom's two terms summed before its
-// atomics: 9 atomic adds and 3 position loads per water instead of 18 and 6 (the waters' pairs were
-// 61% of the exceptions at 188k atoms; 2x2x2 replica step 523.9 -> 521.1 us).
+// atomics: 9 atomic adds and 3 position loads per water instead of 18 and 6.
 template <typename real, bool EWALD, bool ENERGY>
 __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restrict__ exceptions, int water_count,
                                   const WaterExclusionData<real>* __restrict__ waters, int water_blocks,
@@ -232,7 +212,7 @@ __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restri
       const WaterExclusionData<real> x = waters[w];
       const double4_16a o = pos[x.o], h1 = pos[x.h1], h2 = pos[x.h2];
       auto pair = [&](const double4_16a& a, const double4_16a& b, real qq) {
-        const ExceptionData<real> ex{make_int2(0, 0), real(0), real(0), real(0), qq};
+        const ExceptionParams<real> ex{real(0), real(0), real(0), qq};  // a pure exclusion
         return exception_force<real, EWALD, ENERGY>(ex, delta<real>(a, b), box, alpha, energy_sum);
       };
       const Vec3<real> f1 = pair(o, h1, x.qq_oh1), f2 = pair(o, h2, x.qq_oh2), f3 = pair(h1, h2, x.qq_hh);
@@ -245,7 +225,7 @@ __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restri
     if (e < count) {
       const ExceptionData<real> ex = exceptions[e];
       const Vec3<real> f =
-          exception_force<real, EWALD, ENERGY>(ex, delta<real>(pos, ex.atoms.x, ex.atoms.y), box, alpha, energy_sum);
+          exception_force<real, EWALD, ENERGY>(ex.params, delta<real>(pos, ex.atoms.x, ex.atoms.y), box, alpha, energy_sum);
       if (f.x != real(0) || f.y != real(0) || f.z != real(0)) {
         add_force(force, stride, ex.atoms.y, f);
         add_force(force, stride, ex.atoms.x, -f);

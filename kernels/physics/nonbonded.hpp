@@ -157,6 +157,102 @@ MDSIM_HD PairResult<T> exception_pair(T charge_product_e2, T sigma_nm, T epsilon
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The pair step, written once: every platform's pair loop (the CPU cell list, the CUDA tile kernel)
+// calls nonbonded_pair with the same per-particle encoding and the same Coulomb method.
+
+// How the real-space Coulomb term of a non-excluded pair is computed (OpenMM's NonbondedForce):
+// NoCutoff pairs are plain Coulomb, the cutoff methods use the reaction field, PME uses the
+// Ewald-screened direct sum.
+enum class CoulombMethod { Plain, ReactionField, Ewald };
+
+// Per-particle Lennard-Jones parameters in the pair step's encoding: sigma_i/2 and sqrt(eps_i), so
+// that Lorentz-Berthelot's sigma_ij = sigma_i/2 + sigma_j/2 and eps_ij = sqrt(eps_i) sqrt(eps_j)
+// cost one add and one multiply (and equal combine_sigma / combine_epsilon to the last bit: halving
+// is exact).
+template <typename T>
+struct LjParticle {
+  T half_sigma_nm;
+  T sqrt_epsilon;  // sqrt(kJ/mol)
+};
+
+// A particle's parameters in that encoding, from sigma (nm) and epsilon (kJ/mol), computed in double
+// and rounded once to T (host code: the platforms' set-up).
+template <typename T>
+inline LjParticle<T> lj_particle(double sigma_nm, double epsilon_kj_per_mol) {
+  return {T(0.5 * sigma_nm), T(pmath::sqrt_(epsilon_kj_per_mol))};
+}
+
+// Position-independent constants of the pair step (nm, 1/nm).
+template <typename T>
+struct PairConstants {
+  T cutoff_nm;           // the LJ switch ends here
+  T switch_distance_nm;  // start of the LJ switch, when SWITCH
+  T alpha_per_nm;        // Ewald splitting parameter, when Ewald
+  ReactionField<T> rf;   // when ReactionField
+};
+
+// Energy and -(dE/dr)/r of one non-excluded pair inside the cutoff at distance r (inv_r = 1/r),
+// charge product qq (e^2), combined sigma (nm) and epsilon (kJ/mol): Coulomb by method C plus LJ,
+// the LJ part multiplied by the switching function when SWITCH.
+// SKIP_ZERO leaves out a term whose charge product or epsilon is zero (it adds exactly zero then):
+// worth it where a branch is cheap (the CPU loop: water hydrogens carry no LJ), not in a warp,
+// where it would diverge.
+template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO>
+MDSIM_HD PairResult<T> nonbonded_pair(T r, T inv_r, T qq, T sigma_nm, T epsilon_kj_per_mol,
+                                      const PairConstants<T>& k) {
+  PairResult<T> out{T(0), T(0)};
+  if (!SKIP_ZERO || epsilon_kj_per_mol != T(0)) {
+    out = lennard_jones(inv_r * inv_r, sigma_nm, epsilon_kj_per_mol);
+    if (SWITCH) out = apply_switch(out, switching_function(r, k.switch_distance_nm, k.cutoff_nm), r);
+  }
+  if (!SKIP_ZERO || qq != T(0)) {
+    if (C == CoulombMethod::Plain) out += coulomb_plain(qq, inv_r);
+    else if (C == CoulombMethod::ReactionField) out += coulomb_reaction_field(qq, r, inv_r, k.rf);
+    else out += coulomb_ewald_direct(qq, r, inv_r, k.alpha_per_nm);
+  }
+  return out;
+}
+
+// The same with the parameters of two particles in the pair step's encoding.
+template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO>
+MDSIM_HD PairResult<T> nonbonded_pair(T r, T inv_r, T q_i, T q_j, const LjParticle<T>& a, const LjParticle<T>& b,
+                                      const PairConstants<T>& k) {
+  return nonbonded_pair<T, C, SWITCH, SKIP_ZERO>(r, inv_r, q_i * q_j, a.half_sigma_nm + b.half_sigma_nm,
+                                                 a.sqrt_epsilon * b.sqrt_epsilon, k);
+}
+
+// An exception (System::exceptions entry) as both platforms evaluate it: its own scaled Coulomb + LJ
+// (no cutoff, no periodic images, as OpenMM) and, under Ewald, the removal of the pair's share of the
+// reciprocal sum (at the minimum-image distance, with the product of the atoms' own charges).
+template <typename T>
+struct ExceptionParams {
+  T charge_product_e2;  // the exception's own (scaled) value
+  T sigma_nm;
+  T epsilon_kj_per_mol;
+  T atoms_charge_product_e2;  // q_i q_j, for the Ewald exclusion correction
+};
+
+// Whether the exception's own interaction is nonzero.
+template <typename T>
+MDSIM_HD bool exception_interacts(const ExceptionParams<T>& e) {
+  return e.charge_product_e2 != T(0) || e.epsilon_kj_per_mol != T(0);
+}
+
+// The exception's own interaction at distance r (zero when it does not interact).
+template <typename T>
+MDSIM_HD PairResult<T> exception_interaction(const ExceptionParams<T>& e, T r) {
+  if (!exception_interacts(e)) return {T(0), T(0)};
+  return exception_pair(e.charge_product_e2, e.sigma_nm, e.epsilon_kj_per_mol, r);
+}
+
+// Under Ewald: the exclusion correction at minimum-image distance r (zero without charges).
+template <typename T>
+MDSIM_HD PairResult<T> exception_ewald_correction(const ExceptionParams<T>& e, T r, T alpha_per_nm) {
+  if (e.atoms_charge_product_e2 == T(0)) return {T(0), T(0)};
+  return ewald_exclusion_correction(e.atoms_charge_product_e2, r, alpha_per_nm);
+}
+
 // Ewald self energy of one charge, -K q^2 alpha/sqrt(pi).
 template <typename T>
 MDSIM_HD T ewald_self_energy(T charge_e, T alpha_per_nm) {

@@ -30,4 +30,15 @@ struct BoxVectors {
 
 using Boxd = BoxVectors<double>;
 
+// Reciprocal box vectors (rows) of a reduced triclinic box: recip[i] . box_j = delta_ij when
+// read as columns, i.e. the fractional coordinate along axis d of x is sum_k x_k recip[k][d].
+template <typename T>
+MDSIM_HD void reciprocal_box_vectors(const BoxVectors<T>& box, Vec3<T> recip[3]) {
+  const T ax = box.a.x, bx = box.b.x, by = box.b.y, cx = box.c.x, cy = box.c.y, cz = box.c.z;
+  const T inv_det = T(1) / (ax * by * cz);
+  recip[0] = Vec3<T>(by * cz, T(0), T(0)) * inv_det;
+  recip[1] = Vec3<T>(-bx * cz, ax * cz, T(0)) * inv_det;
+  recip[2] = Vec3<T>(bx * cy - by * cx, -ax * cy, ax * by) * inv_det;
+}
+
 }  // namespace mdsim

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/context.hpp"
+#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"

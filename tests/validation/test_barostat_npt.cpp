@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/context.hpp"
+#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_context.hpp"

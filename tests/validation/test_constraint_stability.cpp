@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/context.hpp"
+#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"

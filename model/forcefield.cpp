@@ -2,7 +2,7 @@
 // app/forcefield.py createSystem (and Topology.createStandardBonds / createDisulfideBonds, PDBFile's CONECT
 // handling, NonbondedForce::createExceptionsFromBonds) so that every term, its parameters and its atom order
 // equal OpenMM's for the same input.
-#include "engine/forcefield.hpp"
+#include "model/forcefield.hpp"
 
 #include <fmt/format.h>
 
@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/errors.hpp"
-#include "io/elements.hpp"
+#include "common/errors.hpp"
+#include "model/elements.hpp"
 
 namespace mdsim {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/system.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

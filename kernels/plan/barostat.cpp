@@ -1,4 +1,4 @@
-#include "kernels/cpu/cpu_barostat.hpp"
+#include "kernels/plan/barostat.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/physics/philox.hpp"
 
@@ -80,7 +80,7 @@ void scale_molecule_centres(std::vector<Vec3d>& positions, const std::vector<std
   }
 }
 
-CpuMonteCarloBarostat::CpuMonteCarloBarostat(const System& system, const BarostatConfig& config) : config_(config) {
+MonteCarloBarostat::MonteCarloBarostat(const System& system, const BarostatConfig& config) : config_(config) {
   if (!system.box)
     throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
                      "nonbonded method)");
@@ -93,7 +93,7 @@ CpuMonteCarloBarostat::CpuMonteCarloBarostat(const System& system, const Barosta
   volume_scale_ = 0.01 * system.box->volume();
 }
 
-CpuMonteCarloBarostat::Proposal CpuMonteCarloBarostat::propose(const Boxd& box, std::uint64_t seed,
+MonteCarloBarostat::Proposal MonteCarloBarostat::propose(const Boxd& box, std::uint64_t seed,
                                                                std::int64_t step) const {
   const Philox4x32 r = philox_draw(seed, kStreamBarostat, static_cast<std::uint64_t>(step), 0u);
   Proposal p;
@@ -106,7 +106,7 @@ CpuMonteCarloBarostat::Proposal CpuMonteCarloBarostat::propose(const Boxd& box, 
   return p;
 }
 
-bool CpuMonteCarloBarostat::decide(const Proposal& p, double current_energy, double trial_energy) {
+bool MonteCarloBarostat::decide(const Proposal& p, double current_energy, double trial_energy) {
   const double kt = kBoltzmannKjPerMolK * config_.temperature_k;
   const double pressure = config_.pressure_bar * kKjPerMolNm3PerBar;
   const double w = trial_energy - current_energy + pressure * p.delta_volume -
@@ -131,7 +131,7 @@ bool CpuMonteCarloBarostat::decide(const Proposal& p, double current_energy, dou
   return accept;
 }
 
-bool CpuMonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, double current_energy,
+bool MonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, double current_energy,
                                     std::uint64_t seed, std::int64_t step, const TrialEnergy& trial_energy) {
   const Proposal p = propose(box, seed, step);
   trial_ = positions;
@@ -148,12 +148,12 @@ bool CpuMonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, do
   return accept;
 }
 
-std::vector<double> CpuMonteCarloBarostat::state() const {
+std::vector<double> MonteCarloBarostat::state() const {
   return {volume_scale_, static_cast<double>(attempted_), static_cast<double>(accepted_),
           static_cast<double>(total_attempted_), static_cast<double>(total_accepted_)};
 }
 
-void CpuMonteCarloBarostat::set_state(const std::vector<double>& state) {
+void MonteCarloBarostat::set_state(const std::vector<double>& state) {
   if (state.size() != 5 || !(state[0] > 0.0) || state[1] < 0 || state[2] < 0 || state[2] > state[1] ||
       state[3] < 0 || state[4] < 0)
     throw InputError("barostat state: expected 5 values (move size > 0, attempts, acceptances, total attempts, "
@@ -165,11 +165,11 @@ void CpuMonteCarloBarostat::set_state(const std::vector<double>& state) {
   total_accepted_ = static_cast<std::int64_t>(state[4]);
 }
 
-std::vector<double> barostat_state_of(const std::optional<CpuMonteCarloBarostat>& barostat) {
+std::vector<double> barostat_state_of(const std::optional<MonteCarloBarostat>& barostat) {
   return barostat ? barostat->state() : std::vector<double>{};
 }
 
-void restore_barostat_state(std::optional<CpuMonteCarloBarostat>& barostat, const std::vector<double>& state) {
+void restore_barostat_state(std::optional<MonteCarloBarostat>& barostat, const std::vector<double>& state) {
   if (!barostat) {
     if (state.empty()) return;
     throw InputError("barostat state given, but the run has no barostat");

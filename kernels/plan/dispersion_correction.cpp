@@ -1,10 +1,10 @@
-#include "kernels/cpu/dispersion_correction.hpp"
+#include "kernels/plan/dispersion_correction.hpp"
 
 #include <cmath>
 #include <map>
 #include <utility>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 #include "kernels/physics/nonbonded.hpp"
 
 namespace mdsim {

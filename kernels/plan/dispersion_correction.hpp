@@ -8,7 +8,7 @@
 // where <.> averages over the N(N+1)/2 pairs i <= j. Exceptions do not change it.
 #pragma once
 
-#include "engine/system.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

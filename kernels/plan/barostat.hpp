@@ -13,8 +13,8 @@
 #include <optional>
 #include <vector>
 
-#include "engine/run_config.hpp"
-#include "engine/system.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 
@@ -33,10 +33,10 @@ void scale_molecule_centres(std::vector<Vec3d>& positions, const std::vector<std
 // Pressure in kJ/mol/nm^3 from bar.
 constexpr double kKjPerMolNm3PerBar = 0.0602214076;
 
-class CpuMonteCarloBarostat {
+class MonteCarloBarostat {
  public:
   // Throws InputError when the System has no periodic box or the interval is not positive.
-  CpuMonteCarloBarostat(const System& system, const BarostatConfig& config);
+  MonteCarloBarostat(const System& system, const BarostatConfig& config);
 
   int interval() const { return config_.interval_steps; }
   // A move is made before integrating a step whenever the completed step count is a positive
@@ -86,7 +86,7 @@ class CpuMonteCarloBarostat {
 
 // Context::barostat_state / set_barostat_state for a context that may have no barostat: an empty
 // state for none; restoring a non-empty state without a barostat is an InputError.
-std::vector<double> barostat_state_of(const std::optional<CpuMonteCarloBarostat>& barostat);
-void restore_barostat_state(std::optional<CpuMonteCarloBarostat>& barostat, const std::vector<double>& state);
+std::vector<double> barostat_state_of(const std::optional<MonteCarloBarostat>& barostat);
+void restore_barostat_state(std::optional<MonteCarloBarostat>& barostat, const std::vector<double>& state);
 
 }  // namespace mdsim

@@ -1,4 +1,4 @@
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 #include <cstdio>
 

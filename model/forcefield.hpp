@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_config.hpp"  // ConstraintMode
-#include "engine/system.hpp"
-#include "engine/topology.hpp"
-#include "io/forcefield_xml.hpp"
+#include "model/run_config.hpp"  // ConstraintMode
+#include "model/system.hpp"
+#include "model/topology.hpp"
+#include "model/forcefield_data.hpp"
 
 namespace mdsim {
 

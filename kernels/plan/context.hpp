@@ -24,10 +24,10 @@
 #include <random>
 #include <vector>
 
-#include "engine/run_config.hpp"
-#include "engine/system.hpp"
-#include "io/host_buffer.hpp"
-#include "kernels/cpu/cpu_forces.hpp"  // EnergyTerms
+#include "model/run_config.hpp"
+#include "model/system.hpp"
+#include "common/host_buffer.hpp"
+#include "kernels/plan/energy_terms.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
 

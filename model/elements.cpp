@@ -1,4 +1,4 @@
-#include "io/elements.hpp"
+#include "model/elements.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,9 +1,9 @@
-#include "engine/context.hpp"
+#include "kernels/plan/context.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "common/errors.hpp"
 
 namespace mdsim {
 

@@ -1,4 +1,4 @@
-#include "engine/run_config.hpp"
+#include "model/run_config.hpp"
 
 namespace mdsim {
 

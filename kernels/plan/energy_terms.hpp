@@ -1,0 +1,37 @@
+// The potential energy by term, as every platform reports it, and the bit mask selecting terms.
+// Bookkeeping follows shared/reference/README.md (OpenMM's force groups):
+//   nonbonded_direct     = real-space pairs + exceptions + Ewald exclusion corrections
+//                          + dispersion correction
+//   nonbonded_reciprocal = PME reciprocal sum + Ewald self energy
+//   nonbonded            = nonbonded_direct + nonbonded_reciprocal
+//   total                = bond + angle + torsion + nonbonded
+// Units: kJ/mol.
+#pragma once
+
+namespace mdsim {
+
+struct EnergyTerms {
+  double bond = 0.0;
+  double angle = 0.0;
+  double torsion = 0.0;
+  double nonbonded_direct = 0.0;
+  double nonbonded_reciprocal = 0.0;
+  double dispersion_correction = 0.0;  // also contained in nonbonded_direct
+  double nonbonded = 0.0;
+  double total = 0.0;
+};
+
+// Bit mask selecting the terms a call evaluates (energies of the others stay 0, their forces are
+// not added).
+enum ForceTerm : unsigned {
+  kTermBond = 1u << 0,
+  kTermAngle = 1u << 1,
+  kTermTorsion = 1u << 2,
+  kTermNonbondedDirect = 1u << 3,
+  kTermNonbondedReciprocal = 1u << 4,
+  kTermBonded = kTermBond | kTermAngle | kTermTorsion,
+  kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
+  kTermAll = kTermBonded | kTermNonbonded,
+};
+
+}  // namespace mdsim
