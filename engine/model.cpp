@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,20 @@
 namespace mdsim {
 
 namespace {
+
+// Appends every bonded term of `source` to the list of its type in `target`, atoms shifted by offset.
+void append_bonded(System& target, const System& source, int offset) {
+  target.for_each_bonded([&](auto& terms) {
+    using List = std::decay_t<decltype(terms)>;
+    source.for_each_bonded([&](const auto& from) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(from)>, List>)
+        for (auto term : from) {
+          term.shift_atoms(offset);
+          terms.push_back(term);
+        }
+    });
+  });
+}
 
 bool periodic_method(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
 
@@ -91,9 +106,7 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
         append(s.charge_e, t.charge_e);
         append(s.sigma_nm, t.sigma_nm);
         append(s.epsilon_kj_per_mol, t.epsilon_kj_per_mol);
-        for (auto b : t.bonds) { b.i += off; b.j += off; s.bonds.push_back(b); }
-        for (auto a : t.angles) { a.i += off; a.j += off; a.k += off; s.angles.push_back(a); }
-        for (auto q : t.torsions) { q.i += off; q.j += off; q.k += off; q.l += off; s.torsions.push_back(q); }
+        append_bonded(s, t, off);
         for (auto e : t.exceptions) { e.i += off; e.j += off; s.exceptions.push_back(e); }
         for (auto c : t.constraints) { c.i += off; c.j += off; s.constraints.push_back(c); }
         for (auto w : t.rigid_waters) { w.oxygen += off; w.hydrogen1 += off; w.hydrogen2 += off; s.rigid_waters.push_back(w); }

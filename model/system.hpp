@@ -1,34 +1,66 @@
 // System: the force-field-parameterised model a platform simulates. Units: nm, ps, kJ/mol, amu, e, rad.
-// Built by engine/forcefield from a Topology and force field files; same content as OpenMM's System
+// Built by model/forcefield from a Topology and force field files; same content as OpenMM's System
 // for the same inputs (HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "kernels/physics/bonded.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/pme_params.hpp"
 
 namespace mdsim {
 
+// The energy term (EnergyTerms field, OpenMM force group) a bonded term's energy is reported in.
+enum class BondedEnergy { Bond, Angle, Torsion };
+inline constexpr int kNumBondedEnergies = 3;
+
+// Bonded terms. Each type says, for code that treats them alike (the platforms' force loops, the
+// checks, molecule finding, replication): its atom count and atoms() in the order its physics
+// takes them, its name in messages, its energy term, and params<T>() for
+// evaluate_bonded (kernels/physics/bonded.hpp). System::for_each_bonded visits every list.
 struct HarmonicBondTerm {  // E = 1/2 k (r - r0)^2
+  static constexpr int kAtoms = 2;
+  static constexpr const char* kName = "bond";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::Bond;
   int i, j;
   double length_nm;
   double k_kj_per_mol_nm2;
+  std::array<int, kAtoms> atoms() const { return {i, j}; }
+  void shift_atoms(int offset) { i += offset, j += offset; }
+  template <typename T>
+  HarmonicBondParams<T> params() const { return {T(length_nm), T(k_kj_per_mol_nm2)}; }
 };
 
 struct HarmonicAngleTerm {  // E = 1/2 k (theta - theta0)^2
+  static constexpr int kAtoms = 3;
+  static constexpr const char* kName = "angle";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::Angle;
   int i, j, k;  // j is the vertex
   double angle_rad;
   double k_kj_per_mol_rad2;
+  std::array<int, kAtoms> atoms() const { return {i, j, k}; }
+  void shift_atoms(int offset) { i += offset, j += offset, k += offset; }
+  template <typename T>
+  HarmonicAngleParams<T> params() const { return {T(angle_rad), T(k_kj_per_mol_rad2)}; }
 };
 
 struct PeriodicTorsionTerm {  // E = k (1 + cos(n phi - phase)); one entry per periodicity
+  static constexpr int kAtoms = 4;
+  static constexpr const char* kName = "torsion";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::Torsion;
   int i, j, k, l;
   int periodicity;
   double phase_rad;
   double k_kj_per_mol;
+  std::array<int, kAtoms> atoms() const { return {i, j, k, l}; }
+  void shift_atoms(int offset) { i += offset, j += offset, k += offset, l += offset; }
+  template <typename T>
+  PeriodicTorsionParams<T> params() const { return {periodicity, T(phase_rad), T(k_kj_per_mol)}; }
 };
 
 struct NonbondedException {  // replaces the normal pair interaction of i and j
@@ -90,6 +122,23 @@ struct System {
   std::optional<Boxd> box;  // required for periodic methods
 
   int num_particles() const { return static_cast<int>(mass_amu.size()); }
+
+  // Calls f(list) for every bonded term list, in this order (BondedTermTypes' order).
+  template <typename F>
+  void for_each_bonded(F&& f) const {
+    f(bonds);
+    f(angles);
+    f(torsions);
+  }
+  template <typename F>
+  void for_each_bonded(F&& f) {
+    f(bonds);
+    f(angles);
+    f(torsions);
+  }
 };
+
+// The bonded term types, in for_each_bonded's order (the CUDA platform's device lists follow it).
+using BondedTermTypes = std::tuple<HarmonicBondTerm, HarmonicAngleTerm, PeriodicTorsionTerm>;
 
 }  // namespace mdsim

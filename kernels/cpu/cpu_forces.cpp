@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -62,57 +63,6 @@ int thread_id() {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------------
-// Bonded terms
-
-double cpu_bond_energy(const std::vector<HarmonicBondTerm>& bonds, const std::vector<Vec3d>& x,
-                       std::vector<Vec3d>* forces) {
-  double energy = 0.0;
-  for (const HarmonicBondTerm& b : bonds) {
-    const BondResult<double> r = harmonic_bond(x[size_t(b.j)] - x[size_t(b.i)], b.length_nm, b.k_kj_per_mol_nm2);
-    energy += r.energy;
-    if (forces) {
-      (*forces)[size_t(b.i)] += r.force_i;
-      (*forces)[size_t(b.j)] += r.force_j;
-    }
-  }
-  return energy;
-}
-
-double cpu_angle_energy(const std::vector<HarmonicAngleTerm>& angles, const std::vector<Vec3d>& x,
-                        std::vector<Vec3d>* forces) {
-  double energy = 0.0;
-  for (const HarmonicAngleTerm& a : angles) {
-    const AngleResult<double> r =
-        harmonic_angle(x[size_t(a.i)] - x[size_t(a.j)], x[size_t(a.k)] - x[size_t(a.j)], a.angle_rad, a.k_kj_per_mol_rad2);
-    energy += r.energy;
-    if (forces) {
-      (*forces)[size_t(a.i)] += r.force_i;
-      (*forces)[size_t(a.j)] += r.force_j;
-      (*forces)[size_t(a.k)] += r.force_k;
-    }
-  }
-  return energy;
-}
-
-double cpu_torsion_energy(const std::vector<PeriodicTorsionTerm>& torsions, const std::vector<Vec3d>& x,
-                          std::vector<Vec3d>* forces) {
-  double energy = 0.0;
-  for (const PeriodicTorsionTerm& t : torsions) {
-    const TorsionResult<double> r =
-        periodic_torsion(x[size_t(t.j)] - x[size_t(t.i)], x[size_t(t.k)] - x[size_t(t.j)], x[size_t(t.l)] - x[size_t(t.k)],
-                         t.periodicity, t.phase_rad, t.k_kj_per_mol);
-    energy += r.energy;
-    if (forces) {
-      (*forces)[size_t(t.i)] += r.force_i;
-      (*forces)[size_t(t.j)] += r.force_j;
-      (*forces)[size_t(t.k)] += r.force_k;
-      (*forces)[size_t(t.l)] += r.force_l;
-    }
-  }
-  return energy;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Evaluator state
@@ -254,9 +204,10 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
                        " particles");
   if (forces) forces->assign(size_t(n), Vec3d());
   EnergyTerms e;
-  if (terms & kTermBond) e.bond = cpu_bond_energy(s.bonds, x, forces);
-  if (terms & kTermAngle) e.angle = cpu_angle_energy(s.angles, x, forces);
-  if (terms & kTermTorsion) e.torsion = cpu_torsion_energy(s.torsions, x, forces);
+  s.for_each_bonded([&](const auto& list) {
+    using Term = typename std::decay_t<decltype(list)>::value_type;
+    if (terms & term_bit(Term::kEnergy)) e.bonded(Term::kEnergy) += cpu_bonded_energy(list, x, forces);
+  });
 
   const bool periodic = plan_.periodic;
   const bool pme = plan_.pme;

@@ -7,12 +7,14 @@
 // Units: positions nm, energies kJ/mol, forces kJ/mol/nm.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
 #include "kernels/plan/energy_terms.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
 #include "model/system.hpp"
+#include "kernels/physics/bonded.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/pme_params.hpp"
 #include "kernels/physics/vec3.hpp"
@@ -59,13 +61,22 @@ EnergyTerms cpu_compute(const System& system, const std::vector<Vec3d>& position
 EnergyTerms cpu_compute_terms(const System& system, const std::vector<Vec3d>& positions_nm,
                               std::vector<Vec3d>* forces_kj_per_mol_nm, unsigned terms);
 
-// Bonded sums over term lists with non-periodic displacements (as OpenMM's defaults); forces are
-// ADDED when non-null. Return the energy in kJ/mol.
-double cpu_bond_energy(const std::vector<HarmonicBondTerm>& bonds, const std::vector<Vec3d>& positions_nm,
-                       std::vector<Vec3d>* forces);
-double cpu_angle_energy(const std::vector<HarmonicAngleTerm>& angles, const std::vector<Vec3d>& positions_nm,
-                        std::vector<Vec3d>* forces);
-double cpu_torsion_energy(const std::vector<PeriodicTorsionTerm>& torsions, const std::vector<Vec3d>& positions_nm,
-                          std::vector<Vec3d>* forces);
+// A bonded term list's energy (kJ/mol) with non-periodic displacements (as OpenMM's defaults);
+// forces are ADDED when non-null. Any term type of System (see HarmonicBondTerm).
+template <typename Term>
+double cpu_bonded_energy(const std::vector<Term>& terms, const std::vector<Vec3d>& x, std::vector<Vec3d>* forces) {
+  double energy = 0.0;
+  for (const Term& term : terms) {
+    const auto atoms = term.atoms();
+    const auto r = evaluate_bonded(term.template params<double>(), [&](int a, int b) {
+      return x[static_cast<std::size_t>(atoms[static_cast<std::size_t>(b)])] -
+             x[static_cast<std::size_t>(atoms[static_cast<std::size_t>(a)])];
+    });
+    energy += r.energy;
+    if (forces)
+      for (std::size_t k = 0; k < atoms.size(); ++k) (*forces)[static_cast<std::size_t>(atoms[k])] += r.force[k];
+  }
+  return energy;
+}
 
 }  // namespace mdsim

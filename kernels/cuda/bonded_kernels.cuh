@@ -1,34 +1,42 @@
-// Bonded kernel (included by cuda_forces.cu only): harmonic bonds, harmonic angles and periodic
-// torsions in one launch, each thread one term, through kernels/physics/bonded.hpp — the functions
-// the CPU reference platform calls. Displacements are not imaged (OpenMM's default for these forces).
+// Bonded kernel (included by cuda_forces.cu only): every bonded term type of System (BondedTermTypes:
+// harmonic bonds, harmonic angles, periodic torsions) in one launch, each thread one term, through
+// kernels/physics/bonded.hpp — the functions the CPU reference platform calls. Displacements are not
+// imaged (OpenMM's default for these forces).
 #pragma once
+
+#include <cstddef>
+#include <utility>
 
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/physics/bonded.hpp"
+#include "model/system.hpp"
 
 namespace mdsim::cuda {
 
-template <typename real>
-struct BondData {
-  int2 atoms;
-  real length;  // nm
-  real k;       // kJ/mol/nm^2
+// A bonded term of type Term (a System term type, e.g. HarmonicBondTerm) as the device reads it: its
+// atoms and its parameters in `real`. Aligned as int2 / int4 would be for two or four atoms, so the
+// atom indices load as one vector.
+template <class Term, typename real>
+struct alignas(Term::kAtoms == 2 ? 8 : Term::kAtoms == 4 ? 16 : alignof(real)) DeviceBondedTerm {
+  int atoms[Term::kAtoms];
+  decltype(std::declval<const Term&>().template params<real>()) params;
 };
 
-template <typename real>
-struct AngleData {
-  int3 atoms;  // y is the vertex
-  real angle;  // rad
-  real k;      // kJ/mol/rad^2
-};
+template <typename real, class Term>
+DeviceBondedTerm<Term, real> device_term(const Term& term) {
+  DeviceBondedTerm<Term, real> d{};
+  const auto atoms = term.atoms();
+  for (int k = 0; k < Term::kAtoms; ++k) d.atoms[k] = atoms[static_cast<std::size_t>(k)];
+  d.params = term.template params<real>();
+  return d;
+}
 
-template <typename real>
-struct TorsionData {
-  int4 atoms;
-  int periodicity;
-  real phase;  // rad
-  real k;      // kJ/mol
+// One term type's device list, as the bonded kernel takes it.
+template <class Term, typename real>
+struct BondedList {
+  const DeviceBondedTerm<Term, real>* __restrict__ terms;
+  int count;
 };
 
 // x_b - x_a formed in double and rounded once to real (see exception_force in nonbonded_kernels.cuh).
@@ -48,42 +56,34 @@ __device__ __forceinline__ void add_force(unsigned long long* force, int stride,
   atomic_add_fixed(&force[2 * stride + atom], f.z);
 }
 
-// energy[0..2] receive bond, angle and torsion energies.
-template <typename real, bool ENERGY>
-__global__ void bonded_kernel(int num_bonds, const BondData<real>* __restrict__ bonds, int num_angles,
-                              const AngleData<real>* __restrict__ angles, int num_torsions,
-                              const TorsionData<real>* __restrict__ torsions, const double4_16a* __restrict__ pos,
-                              int stride, unsigned long long* __restrict__ force,
-                              unsigned long long* __restrict__ energy) {
-  int t = blockIdx.x * blockDim.x + threadIdx.x;
-  double e[3] = {0.0, 0.0, 0.0};  // bond, angle, torsion
-  if (t < num_bonds) {
-    const BondData<real> b = bonds[t];
-    const BondResult<real> r = harmonic_bond(delta<real>(pos, b.atoms.x, b.atoms.y), b.length, b.k);
-    add_force(force, stride, b.atoms.x, r.force_i);
-    add_force(force, stride, b.atoms.y, r.force_j);
-    e[0] = r.energy;
-  } else if ((t -= num_bonds) < num_angles) {
-    const AngleData<real> a = angles[t];
-    const AngleResult<real> r =
-        harmonic_angle(delta<real>(pos, a.atoms.y, a.atoms.x), delta<real>(pos, a.atoms.y, a.atoms.z), a.angle, a.k);
-    add_force(force, stride, a.atoms.x, r.force_i);
-    add_force(force, stride, a.atoms.y, r.force_j);
-    add_force(force, stride, a.atoms.z, r.force_k);
-    e[1] = r.energy;
-  } else if ((t -= num_angles) < num_torsions) {
-    const TorsionData<real> q = torsions[t];
-    const TorsionResult<real> r = periodic_torsion(delta<real>(pos, q.atoms.x, q.atoms.y), delta<real>(pos, q.atoms.y, q.atoms.z),
-                                                   delta<real>(pos, q.atoms.z, q.atoms.w), q.periodicity, q.phase, q.k);
-    add_force(force, stride, q.atoms.x, r.force_i);
-    add_force(force, stride, q.atoms.y, r.force_j);
-    add_force(force, stride, q.atoms.z, r.force_k);
-    add_force(force, stride, q.atoms.w, r.force_l);
-    e[2] = r.energy;
+// Thread t takes term t of the lists in order (Term 0's, then Term 1's, ...); false and t reduced by
+// this list's count when t lies beyond it.
+template <typename real, class Term>
+__device__ __forceinline__ bool bonded_term(const BondedList<Term, real>& list, int& t, const double4_16a* __restrict__ pos,
+                                            int stride, unsigned long long* __restrict__ force, double* e) {
+  if (t >= list.count) {
+    t -= list.count;
+    return false;
   }
+  const DeviceBondedTerm<Term, real> q = list.terms[t];
+  const auto r = evaluate_bonded(q.params, [&](int a, int b) { return delta<real>(pos, q.atoms[a], q.atoms[b]); });
+  for (int k = 0; k < Term::kAtoms; ++k) add_force(force, stride, q.atoms[k], r.force[k]);
+  e[static_cast<int>(Term::kEnergy)] = r.energy;
+  return true;
+}
+
+// Every bonded term in one launch, one thread per term, through evaluate_bonded
+// (kernels/physics/bonded.hpp) — the functions the CPU platform calls. energy[g] receives the energy of
+// BondedEnergy g.
+template <typename real, bool ENERGY, class... Terms>
+__global__ void bonded_kernel(const double4_16a* __restrict__ pos, int stride, unsigned long long* __restrict__ force,
+                              unsigned long long* __restrict__ energy, BondedList<Terms, real>... lists) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  double e[kNumBondedEnergies] = {};
+  (bonded_term<real>(lists, t, pos, stride, force, e) || ...);
   if (ENERGY) {
     // Whole warps reach here (no early return above), so the shuffles are safe.
-    for (int slot = 0; slot < 3; ++slot) {
+    for (int slot = 0; slot < kNumBondedEnergies; ++slot) {
       double v = e[slot];
       for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
       if ((threadIdx.x & 31) == 0 && v != 0.0) atomic_add_fixed(&energy[slot], v);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -27,7 +29,9 @@ namespace {
 
 using cuda::DeviceBuffer;
 
+// Bonded slots first, in BondedEnergy order (the bonded kernel adds at kSlotBond + group).
 enum EnergySlot { kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotPairs, kSlotExceptions, kSlotReciprocal, kNumSlots };
+static_assert(kSlotBond + kNumBondedEnergies == kSlotPairs, "one energy slot per BondedEnergy");
 
 constexpr int kThreads = 256;
 constexpr double kPi = 3.14159265358979323846;
@@ -221,17 +225,7 @@ class Evaluator final : public EvaluatorBase {
     excl_partner_.upload(excl_partner);
     excl_range_.upload(excl_range);
 
-    std::vector<cuda::BondData<real>> bonds;
-    for (const auto& b : system.bonds) bonds.push_back({make_int2(b.i, b.j), real(b.length_nm), real(b.k_kj_per_mol_nm2)});
-    std::vector<cuda::AngleData<real>> angles;
-    for (const auto& a : system.angles)
-      angles.push_back({make_int3(a.i, a.j, a.k), real(a.angle_rad), real(a.k_kj_per_mol_rad2)});
-    std::vector<cuda::TorsionData<real>> torsions;
-    for (const auto& t : system.torsions)
-      torsions.push_back({make_int4(t.i, t.j, t.k, t.l), t.periodicity, real(t.phase_rad), real(t.k_kj_per_mol)});
-    bonds_.upload(bonds);
-    angles_.upload(angles);
-    torsions_.upload(torsions);
+    upload_bonded(system);
 
     // Pair parameters, from the plan both platforms share.
     const double cutoff = plan_.cutoff_nm;
@@ -375,9 +369,7 @@ class Evaluator final : public EvaluatorBase {
     }
     const std::vector<unsigned long long> e = energy_.download(stream_);
     EnergyTerms t;
-    t.bond = cuda::from_fixed(e[kSlotBond]);
-    t.angle = cuda::from_fixed(e[kSlotAngle]);
-    t.torsion = cuda::from_fixed(e[kSlotTorsion]);
+    for (int g = 0; g < kNumBondedEnergies; ++g) t.bonded(static_cast<BondedEnergy>(g)) = cuda::from_fixed(e[kSlotBond + g]);
     if (periodic_ && plan_.dispersion_coefficient != 0.0) t.dispersion_correction = plan_.dispersion_coefficient / box_.volume();
     t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
     t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + plan_.self_energy_kj_per_mol : 0.0;
@@ -675,16 +667,38 @@ class Evaluator final : public EvaluatorBase {
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
+  // Every bonded term list of the System (System::for_each_bonded), as the bonded kernel reads it.
+  void upload_bonded(const System& system) {
+    system.for_each_bonded([&](const auto& terms) {
+      using Term = typename std::decay_t<decltype(terms)>::value_type;
+      std::vector<cuda::DeviceBondedTerm<Term, real>> device;
+      device.reserve(terms.size());
+      for (const Term& t : terms) device.push_back(cuda::device_term<real>(t));
+      std::get<BondedBuffer<Term>>(bonded_).upload(device);
+    });
+  }
+
   void launch_bonded(bool with_energy, cudaStream_t stream) {
-    const int nb = static_cast<int>(bonds_.size()), na = static_cast<int>(angles_.size());
-    const int nt = static_cast<int>(torsions_.size());
-    if (nb + na + nt == 0) return;
-    const int blocks = blocks_for(nb + na + nt);
-    if (with_energy)
-      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
-    else
-      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(nb, bonds_.data(), na, angles_.data(), nt, torsions_.data(), pos_.data(), npad_, force_.data(), energy_.data() + kSlotBond);
-    MDSIM_CUDA_CHECK_LAUNCH();
+    std::apply(
+        [&](const auto&... lists) {
+          const int total = (0 + ... + static_cast<int>(lists.size()));
+          if (total == 0) return;
+          const int blocks = blocks_for(total);
+          auto* e = energy_.data() + kSlotBond;
+          if (with_energy)
+            cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e,
+                                                                           bonded_list(lists)...);
+          else
+            cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e,
+                                                                            bonded_list(lists)...);
+          MDSIM_CUDA_CHECK_LAUNCH();
+        },
+        bonded_);
+  }
+
+  template <class Term>
+  static cuda::BondedList<Term, real> bonded_list(const DeviceBuffer<cuda::DeviceBondedTerm<Term, real>>& buffer) {
+    return {buffer.data(), static_cast<int>(buffer.size())};
   }
 
   void launch_pme(bool with_energy, cudaStream_t stream) {
@@ -739,9 +753,15 @@ class Evaluator final : public EvaluatorBase {
   DeviceBuffer<unsigned long long> force_, energy_;
   DeviceBuffer<cuda::ExceptionData<real>> exceptions_;
   DeviceBuffer<cuda::WaterExclusionData<real>> water_exclusions_;  // PME only
-  DeviceBuffer<cuda::BondData<real>> bonds_;
-  DeviceBuffer<cuda::AngleData<real>> angles_;
-  DeviceBuffer<cuda::TorsionData<real>> torsions_;
+  template <class Term>
+  using BondedBuffer = DeviceBuffer<cuda::DeviceBondedTerm<Term, real>>;
+  template <class Tuple>
+  struct BondedBuffers;
+  template <class... Terms>
+  struct BondedBuffers<std::tuple<Terms...>> {
+    using type = std::tuple<BondedBuffer<Terms>...>;
+  };
+  typename BondedBuffers<BondedTermTypes>::type bonded_;  // one device list per bonded term type
   std::unique_ptr<cuda::CudaPme<real>> pme_solver_;
 };
 

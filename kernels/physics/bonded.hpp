@@ -115,4 +115,54 @@ MDSIM_HD TorsionResult<T> periodic_torsion(const Vec3<T>& b1, const Vec3<T>& b2,
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The bonded terms as the platforms iterate them: each term type has a parameter struct and an
+// evaluate_bonded overload taking its parameters and a displacement function d(a, b) = x_b - x_a
+// over the term's own atom slots (0 .. N-1); the caller decides how displacements are formed
+// (double on the CPU; double, rounded once, on the GPU) and adds force[s] to atom s of the term.
+// A new bonded term adds its physics function above, a parameter struct and an overload here.
+
+template <typename T, int N>
+struct BondedResult {
+  T energy;
+  Vec3<T> force[N];
+};
+
+template <typename T>
+struct HarmonicBondParams {
+  T length_nm;
+  T k_kj_per_mol_nm2;
+};
+
+template <typename T>
+struct HarmonicAngleParams {  // slot 1 is the vertex
+  T angle_rad;
+  T k_kj_per_mol_rad2;
+};
+
+template <typename T>
+struct PeriodicTorsionParams {
+  int periodicity;
+  T phase_rad;
+  T k_kj_per_mol;
+};
+
+template <typename T, typename Delta>
+MDSIM_HD BondedResult<T, 2> evaluate_bonded(const HarmonicBondParams<T>& p, const Delta& d) {
+  const BondResult<T> r = harmonic_bond(d(0, 1), p.length_nm, p.k_kj_per_mol_nm2);
+  return {r.energy, {r.force_i, r.force_j}};
+}
+
+template <typename T, typename Delta>
+MDSIM_HD BondedResult<T, 3> evaluate_bonded(const HarmonicAngleParams<T>& p, const Delta& d) {
+  const AngleResult<T> r = harmonic_angle(d(1, 0), d(1, 2), p.angle_rad, p.k_kj_per_mol_rad2);
+  return {r.energy, {r.force_i, r.force_j, r.force_k}};
+}
+
+template <typename T, typename Delta>
+MDSIM_HD BondedResult<T, 4> evaluate_bonded(const PeriodicTorsionParams<T>& p, const Delta& d) {
+  const TorsionResult<T> r = periodic_torsion(d(0, 1), d(1, 2), d(2, 3), p.periodicity, p.phase_rad, p.k_kj_per_mol);
+  return {r.energy, {r.force_i, r.force_j, r.force_k, r.force_l}};
+}
+
 }  // namespace mdsim

@@ -39,16 +39,12 @@ std::vector<std::vector<int>> find_molecules(const System& system) {
   auto join = [&](int a, int b) {
     if (a >= 0 && a < n && b >= 0 && b < n) uf.join(a, b);
   };
-  for (const auto& b : system.bonds) join(b.i, b.j);
-  for (const auto& a : system.angles) {
-    join(a.i, a.j);
-    join(a.j, a.k);
-  }
-  for (const auto& t : system.torsions) {
-    join(t.i, t.j);
-    join(t.j, t.k);
-    join(t.k, t.l);
-  }
+  system.for_each_bonded([&](const auto& terms) {  // each term's atoms are a chain
+    for (const auto& term : terms) {
+      const auto atoms = term.atoms();
+      for (std::size_t a = 1; a < atoms.size(); ++a) join(atoms[a - 1], atoms[a]);
+    }
+  });
   for (const auto& c : system.constraints) join(c.i, c.j);
   for (const auto& w : system.rigid_waters) {
     join(w.oxygen, w.hydrogen1);

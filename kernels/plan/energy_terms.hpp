@@ -8,6 +8,8 @@
 // Units: kJ/mol.
 #pragma once
 
+#include "model/system.hpp"  // BondedEnergy
+
 namespace mdsim {
 
 struct EnergyTerms {
@@ -19,6 +21,16 @@ struct EnergyTerms {
   double dispersion_correction = 0.0;  // also contained in nonbonded_direct
   double nonbonded = 0.0;
   double total = 0.0;
+
+  // The field a bonded term type's energy goes to.
+  double& bonded(BondedEnergy group) {
+    switch (group) {
+      case BondedEnergy::Bond: return bond;
+      case BondedEnergy::Angle: return angle;
+      case BondedEnergy::Torsion: return torsion;
+    }
+    return torsion;
+  }
 };
 
 // Bit mask selecting the terms a call evaluates (energies of the others stay 0, their forces are
@@ -33,5 +45,10 @@ enum ForceTerm : unsigned {
   kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
   kTermAll = kTermBonded | kTermNonbonded,
 };
+
+// The bit selecting a bonded energy term.
+constexpr unsigned term_bit(BondedEnergy group) {
+  return group == BondedEnergy::Bond ? kTermBond : group == BondedEnergy::Angle ? kTermAngle : kTermTorsion;
+}
 
 }  // namespace mdsim

@@ -88,21 +88,10 @@ void validate_system(const System& s) {
   const int n = s.num_particles();
   if (s.charge_e.size() != size_t(n) || s.sigma_nm.size() != size_t(n) || s.epsilon_kj_per_mol.size() != size_t(n))
     throw RuntimeError("system: per-particle arrays (mass, charge, sigma, epsilon) differ in length");
-  for (size_t t = 0; t < s.bonds.size(); ++t) {
-    check_index(s.bonds[t].i, n, "bond", t);
-    check_index(s.bonds[t].j, n, "bond", t);
-  }
-  for (size_t t = 0; t < s.angles.size(); ++t) {
-    check_index(s.angles[t].i, n, "angle", t);
-    check_index(s.angles[t].j, n, "angle", t);
-    check_index(s.angles[t].k, n, "angle", t);
-  }
-  for (size_t t = 0; t < s.torsions.size(); ++t) {
-    check_index(s.torsions[t].i, n, "torsion", t);
-    check_index(s.torsions[t].j, n, "torsion", t);
-    check_index(s.torsions[t].k, n, "torsion", t);
-    check_index(s.torsions[t].l, n, "torsion", t);
-  }
+  s.for_each_bonded([&](const auto& terms) {
+    for (size_t t = 0; t < terms.size(); ++t)
+      for (const int atom : terms[t].atoms()) check_index(atom, n, terms[t].kName, t);
+  });
   for (int i = 0; i < n; ++i) {
     if (s.sigma_nm[size_t(i)] < 0.0 || s.epsilon_kj_per_mol[size_t(i)] < 0.0)
       throw RuntimeError("system: particle " + std::to_string(i) + " has a negative sigma or epsilon");
