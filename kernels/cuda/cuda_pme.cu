@@ -168,10 +168,7 @@ __device__ __forceinline__ void add_stencils_to_grid(int count, const real (&the
 // index and weights of one (atom, axis) each into shared memory; then every thread adds grid
 // contributions, consecutive threads taking consecutive z points so that a warp's atomics touch few
 // cache lines.
-// Measured on an H100 (DHFR, 56^3, float): 20 us in PDB or Morton order. Slower alternatives tried:
-// one thread per atom with 125 atomics (41 us), one thread per (atom, x-y line) (38 us), and summing
-// each block's charges in a shared-memory tile of 64-bit integers before adding the tile to the
-// global grid (24-36 us, even with Morton-sorted atoms).
+// (The alternatives measured slower are listed in docs/PERFORMANCE.md.)
 template <typename real, typename real4>
 __global__ void __launch_bounds__(kSpreadThreads)
     spread_kernel(const real4* __restrict__ posq, int natoms, Recip rc, int nx, int ny, int nz,

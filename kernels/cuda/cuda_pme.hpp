@@ -21,13 +21,7 @@
 //   6. gather   — one thread per atom (in the sorted copy's order when given) recomputes its weights and
 //                 interpolates the potential gradient; the force is added to the caller's fixed-point
 //                 force buffer.
-// Measured on an H100 with Nsight Compute (kernels serialised; DHFR, 23,558 atoms, 56^3, float, from
-// the evaluator's sorted copy): tiled spread 17.4 us (the direct spread: 21.7), convert 8.7 us (one
-// point per thread; now two), convolve 3.3 us, gather 13.6 us, cuFFT R2C + C2R 29 us in six kernels.
-// Its 2x2x2 replica (188,464 atoms, 112^3): the tiled spread took 91.8 us with one thread per stencil
-// point and a fixed 16^3 tile, and was issue-bound (69.6 M instructions); one thread per stencil line
-// and a tile of the block's own extent brought the whole compute() from 197 to 146 us (mdsim bench).
-// The convert step took 36.7 us there, at 2% issue use and 20% of memory bandwidth.
+// Kernel times and the variants tried are in docs/PERFORMANCE.md.
 // The influence function (on the half-complex grid) is computed on the device when the box differs
 // from the box of the previous call (checked on the host, which knows the box it passes), so it costs
 // nothing at constant volume. Because that check runs on the host, a CUDA graph captured around
