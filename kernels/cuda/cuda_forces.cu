@@ -1,6 +1,7 @@
 // CUDA platform: force evaluation orchestration (see cuda_forces.hpp for the design). The neighbour
 // list (sort, exclusion tiles, tile list) is cuda::NeighborList (cuda_neighbor_list.cuh); Evaluator<real>
-// holds everything else and enqueues the evaluation.
+// holds everything else and enqueues the evaluation; CudaForceEvaluator dispatches to the precision
+// chosen at construction.
 #include "kernels/cuda/cuda_forces.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,32 +40,9 @@ std::size_t free_device_memory() {
   return free;
 }
 
-// Precision-independent interface of the implementation.
-struct EvaluatorBase {
-  virtual ~EvaluatorBase() = default;
-  virtual void set_positions(const std::vector<Vec3d>& x, bool resort) = 0;
-  virtual std::vector<Vec3d> positions() const = 0;
-  virtual void set_box(const Boxd& box) = 0;
-  virtual void reset_neighbor_list() = 0;
-  virtual void compute(bool with_energy) = 0;
-  virtual std::vector<Vec3d> forces() = 0;
-  virtual EnergyTerms energies() = 0;
-  virtual CudaTimings benchmark(int repetitions) = 0;
-  virtual int num_tiles() = 0;
-  virtual void* device_positions() = 0;
-  virtual const unsigned long long* device_forces_fixed() const = 0;
-  virtual int force_stride() const = 0;
-  virtual void* device_stream() const = 0;
-  virtual const unsigned long long* device_energies_fixed() const = 0;
-  virtual double energy_constant() const = 0;
-  virtual int num_list_builds() = 0;
-  virtual int graph_kernel_count(bool with_energy) const = 0;
-  std::size_t memory_bytes = 0;
-};
-
 // The force evaluation in one precision: real = float ("mixed") or double.
 template <typename real>
-class Evaluator final : public EvaluatorBase {
+class Evaluator {
  public:
   using real4 = cuda::real4_t<real>;
   using real2 = cuda::real2_t<real>;
@@ -88,10 +67,10 @@ class Evaluator final : public EvaluatorBase {
     upload_bonded_terms();
     create_pme();
     const std::size_t free_after = free_device_memory();
-    memory_bytes = free_before > free_after ? free_before - free_after : 0;
+    memory_bytes_ = free_before > free_after ? free_before - free_after : 0;
   }
 
-  ~Evaluator() override {  // the streams' work must end before the buffers below them are freed
+  ~Evaluator() {  // the streams' work must end before the buffers below them are freed
     cudaStreamSynchronize(stream_);
     cudaStreamSynchronize(pme_stream_);
     cudaStreamSynchronize(bonded_stream_);
@@ -101,7 +80,7 @@ class Evaluator final : public EvaluatorBase {
   Evaluator& operator=(const Evaluator&) = delete;
 
   // New positions; `resort`: the next evaluation re-sorts the atoms (and so rebuilds the list).
-  void set_positions(const std::vector<Vec3d>& x, bool resort) override {
+  void set_positions(const std::vector<Vec3d>& x, bool resort) {
     if (static_cast<int>(x.size()) != n_)
       throw RuntimeError(fmt::format("CUDA platform: {} positions for a system of {} particles", x.size(), n_));
     std::vector<double4_16a> p(n_);
@@ -119,26 +98,26 @@ class Evaluator final : public EvaluatorBase {
     if (resort) list_->request_sort();
   }
 
-  std::vector<Vec3d> positions() const override {
+  std::vector<Vec3d> positions() const {
     const std::vector<double4_16a> p = pos_.download(stream_);
     std::vector<Vec3d> x(n_);
     for (int i = 0; i < n_; ++i) x[i] = Vec3d(p[i].x, p[i].y, p[i].z);
     return x;
   }
 
-  void set_box(const Boxd& box) override {
+  void set_box(const Boxd& box) {
     if (!periodic_) throw RuntimeError("CUDA platform: set_box on a non-periodic system");
     box_ = box;
     list_->set_box(box);  // rebuilds at the next evaluation
     invalidate_graphs();  // the box is baked into the captured kernels' arguments
   }
 
-  void reset_neighbor_list() override { list_->request_sort(); }
-  int graph_kernel_count(bool with_energy) const override { return graph_kernels_[with_energy ? 1 : 0]; }
+  void reset_neighbor_list() { list_->request_sort(); }
+  int graph_kernel_count(bool with_energy) const { return graph_kernels_[with_energy ? 1 : 0]; }
 
   // Decides (on the host, from counters only) whether this evaluation re-sorts the atoms or forces a
   // list rebuild; the common case — neither — replays a captured CUDA graph of the whole evaluation.
-  void compute(bool with_energy) override {
+  void compute(bool with_energy) {
     last_with_energy_ = with_energy;
     const cuda::ListUpdate update = list_->due_update();
     if (!update.any()) {
@@ -149,7 +128,7 @@ class Evaluator final : public EvaluatorBase {
     list_->update_enqueued(update);
   }
 
-  std::vector<Vec3d> forces() override {
+  std::vector<Vec3d> forces() {
     settle_overflow();
     const std::vector<unsigned long long> f = force_.download(stream_);
     std::vector<Vec3d> out(n_);
@@ -158,7 +137,7 @@ class Evaluator final : public EvaluatorBase {
     return out;
   }
 
-  EnergyTerms energies() override {
+  EnergyTerms energies() {
     settle_overflow();
     if (!last_with_energy_) {
       compute(true);
@@ -177,27 +156,28 @@ class Evaluator final : public EvaluatorBase {
     return t;
   }
 
-  int num_tiles() override {
+  int num_tiles() {
     settle_overflow();
     return list_->status().tile_count;
   }
 
-  int num_list_builds() override {
+  int num_list_builds() {
     settle_overflow();
     return list_->status().builds;
   }
 
-  void* device_positions() override { return pos_.data(); }
-  const unsigned long long* device_forces_fixed() const override { return force_.data(); }
-  int force_stride() const override { return npad_; }
-  void* device_stream() const override { return stream_; }
-  const unsigned long long* device_energies_fixed() const override { return energy_.data(); }
-  double energy_constant() const override {
+  void* device_positions() { return pos_.data(); }
+  const unsigned long long* device_forces_fixed() const { return force_.data(); }
+  int force_stride() const { return npad_; }
+  void* device_stream() const { return stream_; }
+  const unsigned long long* device_energies_fixed() const { return energy_.data(); }
+  double energy_constant() const {
     return (pme_ ? plan_.self_energy_kj_per_mol : 0.0) +
            (periodic_ && plan_.dispersion_coefficient != 0.0 ? plan_.dispersion_coefficient / box_.volume() : 0.0);
   }
+  std::size_t memory_bytes() const { return memory_bytes_; }
 
-  CudaTimings benchmark(int repetitions) override {
+  CudaTimings benchmark(int repetitions) {
     CudaTimings t;
     for (int i = 0; i < 20; ++i) compute(false);  // warm-up (includes the first sort and build)
     settle_overflow();
@@ -495,6 +475,7 @@ class Evaluator final : public EvaluatorBase {
   double range_ = 0.0;  // cutoff + neighbour buffer (infinite without a cutoff)
   Boxd box_{};
   cuda::TilePairParams<real> pair_{};
+  std::size_t memory_bytes_ = 0;  // device memory allocated by the constructor
   cuda::Stream stream_, pme_stream_, bonded_stream_;
   cuda::Event positions_ready_, pme_done_, bonded_done_;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
@@ -514,9 +495,16 @@ class Evaluator final : public EvaluatorBase {
 
 }  // namespace
 
+// One evaluator, of the precision chosen at construction.
 struct CudaForceEvaluator::Impl {
-  std::unique_ptr<EvaluatorBase> eval;
+  std::variant<std::unique_ptr<Evaluator<float>>, std::unique_ptr<Evaluator<double>>> eval;
   std::string device_name;
+
+  // f(evaluator) for the evaluator held.
+  template <typename F>
+  decltype(auto) visit(F&& f) {
+    return std::visit([&](auto& e) -> decltype(auto) { return f(*e); }, eval);
+  }
 };
 
 CudaForceEvaluator::CudaForceEvaluator(const System& system, const CudaOptions& options) : impl_(new Impl) {
@@ -538,40 +526,72 @@ CudaForceEvaluator::CudaForceEvaluator(const System& system, const CudaOptions& 
 CudaForceEvaluator::~CudaForceEvaluator() = default;
 
 void CudaForceEvaluator::set_positions(const std::vector<Vec3d>& positions_nm) {
-  impl_->eval->set_positions(positions_nm, true);
+  impl_->visit([&](auto& e) { e.set_positions(positions_nm, true); });
 }
 void CudaForceEvaluator::update_positions(const std::vector<Vec3d>& positions_nm) {
-  impl_->eval->set_positions(positions_nm, false);
+  impl_->visit([&](auto& e) { e.set_positions(positions_nm, false); });
 }
-int CudaForceEvaluator::num_list_builds() const { return impl_->eval->num_list_builds(); }
-std::vector<Vec3d> CudaForceEvaluator::positions() const { return impl_->eval->positions(); }
-void CudaForceEvaluator::set_box(const Boxd& box) { impl_->eval->set_box(box); }
-void CudaForceEvaluator::reset_neighbor_list() { impl_->eval->reset_neighbor_list(); }
+int CudaForceEvaluator::num_list_builds() const {
+  return impl_->visit([](auto& e) { return e.num_list_builds(); });
+}
+std::vector<Vec3d> CudaForceEvaluator::positions() const {
+  return impl_->visit([](auto& e) { return e.positions(); });
+}
+void CudaForceEvaluator::set_box(const Boxd& box) {
+  impl_->visit([&](auto& e) { e.set_box(box); });
+}
+void CudaForceEvaluator::reset_neighbor_list() {
+  impl_->visit([](auto& e) { e.reset_neighbor_list(); });
+}
 int CudaForceEvaluator::graph_kernel_count(bool with_energy) const {
-  return impl_->eval->graph_kernel_count(with_energy);
+  return impl_->visit([&](auto& e) { return e.graph_kernel_count(with_energy); });
 }
-void CudaForceEvaluator::compute(bool with_energy) { impl_->eval->compute(with_energy); }
-std::vector<Vec3d> CudaForceEvaluator::forces() const { return impl_->eval->forces(); }
-EnergyTerms CudaForceEvaluator::energies() const { return impl_->eval->energies(); }
-CudaTimings CudaForceEvaluator::benchmark(int repetitions) { return impl_->eval->benchmark(repetitions); }
-void* CudaForceEvaluator::device_positions() { return impl_->eval->device_positions(); }
-const unsigned long long* CudaForceEvaluator::device_forces_fixed() const { return impl_->eval->device_forces_fixed(); }
-int CudaForceEvaluator::force_stride() const { return impl_->eval->force_stride(); }
-void* CudaForceEvaluator::device_stream() const { return impl_->eval->device_stream(); }
+void CudaForceEvaluator::compute(bool with_energy) {
+  impl_->visit([&](auto& e) { e.compute(with_energy); });
+}
+std::vector<Vec3d> CudaForceEvaluator::forces() const {
+  return impl_->visit([](auto& e) { return e.forces(); });
+}
+EnergyTerms CudaForceEvaluator::energies() const {
+  return impl_->visit([](auto& e) { return e.energies(); });
+}
+CudaTimings CudaForceEvaluator::benchmark(int repetitions) {
+  return impl_->visit([&](auto& e) { return e.benchmark(repetitions); });
+}
+void* CudaForceEvaluator::device_positions() {
+  return impl_->visit([](auto& e) { return e.device_positions(); });
+}
+const unsigned long long* CudaForceEvaluator::device_forces_fixed() const {
+  return impl_->visit([](auto& e) { return e.device_forces_fixed(); });
+}
+int CudaForceEvaluator::force_stride() const {
+  return impl_->visit([](auto& e) { return e.force_stride(); });
+}
+void* CudaForceEvaluator::device_stream() const {
+  return impl_->visit([](auto& e) { return e.device_stream(); });
+}
 const unsigned long long* CudaForceEvaluator::device_energies_fixed() const {
-  return impl_->eval->device_energies_fixed();
+  return impl_->visit([](auto& e) { return e.device_energies_fixed(); });
 }
-double CudaForceEvaluator::energy_constant() const { return impl_->eval->energy_constant(); }
-std::size_t CudaForceEvaluator::device_memory_bytes() const { return impl_->eval->memory_bytes; }
-int CudaForceEvaluator::num_tiles() const { return impl_->eval->num_tiles(); }
+double CudaForceEvaluator::energy_constant() const {
+  return impl_->visit([](auto& e) { return e.energy_constant(); });
+}
+std::size_t CudaForceEvaluator::device_memory_bytes() const {
+  return impl_->visit([](auto& e) { return e.memory_bytes(); });
+}
+int CudaForceEvaluator::num_tiles() const {
+  return impl_->visit([](auto& e) { return e.num_tiles(); });
+}
 std::string CudaForceEvaluator::device_name() const { return impl_->device_name; }
 
 EnergyTerms CudaForceEvaluator::compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) {
   set_positions(positions_nm);
-  impl_->eval->compute(true);
-  EnergyTerms e = impl_->eval->energies();
-  if (forces) *forces = impl_->eval->forces();
-  return e;
+  return impl_->visit([&](auto& e) {
+    e.compute(true);
+    EnergyTerms energy = e.energies();
+    if (forces) *forces = e.forces();
+    return energy;
+  });
 }
 
 }  // namespace mdsim
