@@ -86,7 +86,6 @@ class NeighborList {
     set_layout(box);
     upload_particles(particles);
     upload_exclusions(plan);
-    if (periodic_) rectangular_ = is_rectangular_box(box);
     grow_tile_capacity(opt_.initial_tiles > 0 ? static_cast<std::size_t>(opt_.initial_tiles) : estimate_tiles(box));
   }
   NeighborList(const NeighborList&) = delete;
@@ -94,9 +93,8 @@ class NeighborList {
 
   int npad() const { return npad_; }
 
-  // Sorting and rebuilding on request, and the evaluations counted towards the next periodic sort.
+  // The next evaluation sorts the atoms (new positions, or a reset).
   void request_sort() { need_sort_ = true; }
-  void request_rebuild() { force_rebuild_ = true; }
   // The update the next evaluation makes (counts it towards the next periodic sort).
   ListUpdate due_update() {
     const bool sort = need_sort_ || (opt_.reorder_interval > 0 && ++evaluations_since_sort_ >= opt_.reorder_interval);
@@ -116,7 +114,8 @@ class NeighborList {
     rectangular_ = is_rectangular_box(box);
     force_rebuild_ = true;
   }
-  // Bounding box of the positions given last (non-periodic tile-capacity estimate).
+  // Bounding box of the positions given last, for the non-periodic tile-capacity estimate. That
+  // estimate is made only at construction, before any positions, so it sees the initial 1 nm^3.
   void set_extent(double3 extent) { region_extent_ = extent; }
 
   // Per evaluation, first: the rebuild flag cleared (or set by `update`), the sort when due, then the
@@ -173,8 +172,8 @@ class NeighborList {
   }
 
   TileKernelView<real> tile_view() const {
-    return {tile_count(), capacity_,           tile_row_.data(), tile_atoms_.data(),   masks_.data(), sorted_posq_.data(),
-            sorted_params_.data(), perm_.data(), npad_,          block_center_.data(), block_half_.data()};
+    return {tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(),
+            sorted_params_.data(), perm_.data(), npad_, block_center_.data(), block_half_.data()};
   }
   // posq in the System's order (null unless options.original_order_posq), and the sorted atoms, for PME.
   const real4* original_order_posq() const { return posq_.data(); }
@@ -212,6 +211,7 @@ class NeighborList {
   // density, and the sorted slots: each column padded to whole blocks, at most 31 padding slots each.
   void set_layout(const Boxd& box) {
     if (periodic_) {
+      rectangular_ = is_rectangular_box(box);
       const double side = std::cbrt(kTileSize * box.volume() / n_);
       ncx_ = std::max(1, static_cast<int>(box.a.x / side));
       ncy_ = std::max(1, static_cast<int>(box.b.y / side));
