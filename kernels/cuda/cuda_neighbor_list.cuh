@@ -1,0 +1,469 @@
+// The CUDA force evaluation's tile neighbour list (included by cuda_forces.cu only; its kernels are in
+// neighbor_list.cuh): the spatial sort of the atoms into blocks of 32, the sorted copies of positions,
+// parameters and charges, the exclusion data and exclusion tiles, the tile-list buffers, the list's
+// device status, and the host's side of capacity overflows.
+//
+// Every launch is on the stream given at construction, which the evaluator also uses for the tile
+// kernel: an evaluation calls prepare() (sort when due, gather, displacement check), then rebuild()
+// (a rebuild on the device when the flag is set), then reads tile_view().
+#pragma once
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_pme.hpp"
+#include "kernels/cuda/device_types.cuh"
+#include "kernels/cuda/neighbor_list.cuh"
+#include "kernels/plan/nonbonded_plan.hpp"
+
+namespace mdsim::cuda {
+
+inline constexpr int kThreads = 256;  // threads per block of the one-thread-per-item kernels
+
+inline int blocks_for(long long n, int threads = kThreads) {
+  return static_cast<int>(std::max<long long>(1, (n + threads - 1) / threads));
+}
+
+inline bool is_rectangular_box(const Boxd& b) { return b.b.x == 0.0 && b.c.x == 0.0 && b.c.y == 0.0; }
+
+// What an evaluation does to the list besides the device-side displacement check.
+struct ListUpdate {
+  bool sort = false;     // re-sort the atoms and find the exclusion tiles again (sets the rebuild flag)
+  bool rebuild = false;  // rebuild the tile list whatever the displacement check finds
+  bool any() const { return sort || rebuild; }
+};
+
+struct NeighborListOptions {
+  double buffer_nm = 0.1;             // skin beyond the cutoff
+  double range_nm = 0.0;              // cutoff + buffer; infinite without a cutoff
+  int column_search_min_blocks = 2048;
+  int reorder_interval = 100;         // evaluations between sorts (0: only when asked)
+  int initial_tiles = 0;              // 0: estimates
+  int initial_exclusion_tiles = 0;
+  bool original_order_posq = false;   // also gather posq in the System's order (double-precision PME)
+  int num_sms = 1;
+};
+
+// What the tile kernel reads: the list and the sorted atoms.
+template <typename real>
+struct TileKernelView {
+  const int* tile_count;
+  int capacity;
+  const int* tile_row;
+  const int* tile_atoms;
+  const unsigned int* masks;
+  const real4_t<real>* sorted_posq;
+  const real2_t<real>* sorted_params;
+  const int* perm;
+  int npad;  // sorted slots
+  const real4_t<real>* block_center;
+  const real4_t<real>* block_half;
+};
+
+template <typename real>
+class NeighborList {
+ public:
+  using real4 = real4_t<real>;
+  using real2 = real2_t<real>;
+
+  // Per-particle data in the System's order: charges (e) and the pair step's LJ encoding.
+  struct Particles {
+    std::vector<real> charge;
+    std::vector<real2> params;
+  };
+
+  // `box` is the system's box (ignored unless periodic); `plan` gives the exclusion partners.
+  NeighborList(int n, bool periodic, const Boxd& box, const Particles& particles, const NonbondedPlan& plan,
+               const NeighborListOptions& options, cudaStream_t stream)
+      : n_(n), periodic_(periodic), opt_(options), stream_(stream) {
+    set_layout(box);
+    upload_particles(particles);
+    upload_exclusions(plan);
+    grow_tile_capacity(opt_.initial_tiles > 0 ? static_cast<std::size_t>(opt_.initial_tiles) : estimate_tiles(box));
+  }
+  NeighborList(const NeighborList&) = delete;
+  NeighborList& operator=(const NeighborList&) = delete;
+
+  int npad() const { return npad_; }
+
+  // The next evaluation sorts the atoms (new positions, or a reset).
+  void request_sort() { need_sort_ = true; }
+  // The update the next evaluation makes (counts it towards the next periodic sort).
+  ListUpdate due_update() {
+    const bool sort = need_sort_ || (opt_.reorder_interval > 0 && ++evaluations_since_sort_ >= opt_.reorder_interval);
+    return {sort, force_rebuild_};
+  }
+  // `update` has been enqueued.
+  void update_enqueued(const ListUpdate& update) {
+    if (update.sort) {
+      need_sort_ = false;
+      evaluations_since_sort_ = 0;
+    }
+    force_rebuild_ = false;
+  }
+
+  // The box changed: the list is rebuilt at the next evaluation.
+  void set_box(const Boxd& box) {
+    rectangular_ = is_rectangular_box(box);
+    force_rebuild_ = true;
+  }
+  // Bounding box of the positions given last, for the non-periodic tile-capacity estimate. That
+  // estimate is made only at construction, before any positions, so it sees the initial 1 nm^3.
+  void set_extent(double3 extent) { region_extent_ = extent; }
+
+  // Per evaluation, first: the rebuild flag cleared (or set by `update`), the sort when due, then the
+  // positions (double, System order) gathered into sorted posq and checked against the last build.
+  void prepare(const double4_16a* pos, const Boxd& box, const ListUpdate& update) {
+    MDSIM_CUDA_CHECK(cudaMemsetAsync(rebuild_flag(), 0, sizeof(int), stream_));
+    if (update.sort) {
+      sort(pos, box);  // sets the rebuild flag
+    } else if (update.rebuild) {
+      MDSIM_CUDA_CHECK(cudaMemsetAsync(rebuild_flag(), 1, sizeof(int), stream_));  // any nonzero value
+    }
+    const double half_buffer = 0.5 * opt_.buffer_nm;
+    prepare_positions_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
+        npad_, pos, sorted_charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), sorted_at_build_.data(),
+        std::isfinite(opt_.range_nm) ? real(half_buffer * half_buffer) : std::numeric_limits<real>::infinity(),
+        rebuild_flag());
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // Per evaluation, after prepare(): block bounds and the tile-list build, which return at once on the
+  // device unless the rebuild flag is set.
+  void rebuild(const Boxd& box_d) {
+    const auto box = box_as<real>(box_d);
+    const int bounds_blocks = blocks_for(static_cast<long long>(nblocks_) * 32, kBoundsThreads);
+    const real range2 =
+        std::isfinite(opt_.range_nm) ? real(opt_.range_nm * opt_.range_nm) : std::numeric_limits<real>::infinity();
+    const long long build_items = static_cast<long long>(nblocks_) * ((nblocks_ + kBuildSegment - 1) / kBuildSegment);
+    const int build_blocks =
+        static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
+    if (periodic_) {
+      block_bounds_kernel<real, true><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
+          blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
+          sorted_at_build_.data(), tile_count(), tile_overflow(), build_count(),
+          rectangular_ ? block_column_.data() : nullptr, ncx_, ncy_, column_excess());
+      if (column_search()) {
+        tile_build_columns_kernel<real><<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
+            blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+            rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_,
+            column_excess(), exclusion_tiles(), list_view());
+      } else {
+        tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
+            nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+            rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
+      }
+    } else {
+      block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
+          blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
+          sorted_at_build_.data(), tile_count(), tile_overflow(), build_count(), nullptr, 1, 1, column_excess());
+      tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
+          nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
+          rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
+    }
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  TileKernelView<real> tile_view() const {
+    return {tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(),
+            sorted_params_.data(), perm_.data(), npad_, block_center_.data(), block_half_.data()};
+  }
+  // posq in the System's order (null unless options.original_order_posq), and the sorted atoms, for PME.
+  const real4* original_order_posq() const { return posq_.data(); }
+  typename CudaPme<real>::SortedAtoms sorted_atoms() const { return {sorted_posq_.data(), npad_, perm_.data()}; }
+
+  // The device status (synchronises).
+  NeighborListStatus status() const { return status_.download(stream_)[0]; }
+
+  // After the stream's work: when the last evaluation overflowed the tile list or the exclusion tiles,
+  // enlarges them (calling `before_realloc` first: captured graphs hold the old buffers), schedules a
+  // rebuild (and a sort after an exclusion-tile overflow) and returns true: the caller evaluates again.
+  template <typename F>
+  bool grow_after_overflow(F&& before_realloc) {
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const NeighborListStatus s = status();
+    if (s.tile_overflow == 0 && s.exclusion_overflow == 0) return false;
+    if (s.exclusion_overflow != 0) {
+      const int needed = exclusion_tile_count_.download(stream_)[0];
+      before_realloc();
+      exclusion_capacity_ = needed + needed / 4 + 64;
+      exclusion_tile_masks_.resize(static_cast<std::size_t>(exclusion_capacity_) * kTileSize);
+      MDSIM_CUDA_CHECK(cudaMemsetAsync(&status_.data()->exclusion_overflow, 0, sizeof(int), stream_));
+      need_sort_ = true;  // finds the exclusion tiles again
+    }
+    if (s.tile_overflow != 0) {
+      before_realloc();
+      grow_tile_capacity(static_cast<std::size_t>(s.tile_count) * 5 / 4 + 64);
+    }
+    force_rebuild_ = true;
+    return true;
+  }
+
+ private:
+  // Sort columns (periodic), about as wide as a cube holding one block of 32 atoms at the system's
+  // density, and the sorted slots: each column padded to whole blocks, at most 31 padding slots each.
+  void set_layout(const Boxd& box) {
+    if (periodic_) {
+      rectangular_ = is_rectangular_box(box);
+      const double side = std::cbrt(kTileSize * box.volume() / n_);
+      ncx_ = std::max(1, static_cast<int>(box.a.x / side));
+      ncy_ = std::max(1, static_cast<int>(box.b.y / side));
+    }
+    const int ncolumns = ncx_ * ncy_;
+    npad_ = (n_ + 31 * ncolumns + kTileSize - 1) / kTileSize * kTileSize;
+    nblocks_ = npad_ / kTileSize;
+  }
+
+  // The per-particle data and the buffers of the sort and of the sorted copies.
+  void upload_particles(const Particles& particles) {
+    charge_.upload(particles.charge);
+    params_.upload(particles.params);
+    sorted_at_build_.resize(npad_);
+    sorted_at_build_.zero(stream_);  // read (harmlessly) by the first evaluation, which rebuilds anyway
+    sorted_charge_.resize(npad_);
+    if (opt_.original_order_posq) posq_.resize(npad_);
+    sorted_posq_.resize(npad_);
+    sorted_params_.resize(npad_);
+    perm_.resize(npad_);
+    status_.resize(1);
+    status_.zero(stream_);
+    block_center_.resize(nblocks_);
+    block_half_.resize(nblocks_);
+    sort_keys_in_.resize(n_);
+    sort_keys_out_.resize(n_);
+    const int ncolumns = ncx_ * ncy_;
+    column_counts_.resize(ncolumns);
+    column_raw_start_.resize(ncolumns);
+    column_padded_start_.resize(ncolumns);
+    column_block_start_.resize(ncolumns + 1);
+    block_column_.resize(nblocks_);
+    blocks_used_.resize(1);
+    sort_values_in_.resize(n_);
+    sort_values_out_.resize(n_);
+    std::size_t temp = 0;
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, sort_keys_in_.data(), sort_keys_out_.data(),
+                                                     sort_values_in_.data(), sort_values_out_.data(), n_, 0, 64,
+                                                     stream_));
+    sort_temp_.resize(std::max<std::size_t>(temp, 1));
+  }
+
+  // Exclusions: per atom a 64-bit window of nearby partners and a CSR list of the rest (for the
+  // exclusion tiles' masks); every excluded pair once; the buffers of the exclusion-tile search.
+  void upload_exclusions(const NonbondedPlan& plan) {
+    std::vector<unsigned long long> window(n_, 0ull);
+    std::vector<int> start(n_ + 1, 0), partner;
+    std::vector<int2> range(n_);
+    for (int i = 0; i < n_; ++i) {
+      std::vector<int> far;
+      for (int e = plan.exclusion_start[i]; e < plan.exclusion_start[i + 1]; ++e) {
+        const int b = plan.exclusion_partner[e];
+        const int offset = b - i + 32;
+        if (offset >= 0 && offset < 64) window[i] |= 1ull << offset;
+        else far.push_back(b);
+      }
+      std::sort(far.begin(), far.end());
+      start[i + 1] = start[i] + static_cast<int>(far.size());
+      partner.insert(partner.end(), far.begin(), far.end());
+      range[i] = far.empty() ? make_int2(1, 0) : make_int2(far.front(), far.back());
+    }
+    if (partner.empty()) partner.push_back(-1);  // keep the buffer allocated
+    excl_window_.upload(window);
+    upload_excluded_pairs(plan);
+    allocate_exclusion_tiles();
+    excl_start_.upload(start);
+    excl_partner_.upload(partner);
+    excl_range_.upload(range);
+  }
+
+  // Every excluded pair once (a < b), for finding the exclusion tiles after each sort.
+  void upload_excluded_pairs(const NonbondedPlan& plan) {
+    std::vector<int2> pairs;
+    for (int a = 0; a < n_; ++a) {
+      std::vector<int> later;
+      for (int e = plan.exclusion_start[a]; e < plan.exclusion_start[a + 1]; ++e)
+        if (plan.exclusion_partner[e] > a) later.push_back(plan.exclusion_partner[e]);
+      std::sort(later.begin(), later.end());
+      later.erase(std::unique(later.begin(), later.end()), later.end());
+      for (int b : later) pairs.push_back(make_int2(a, b));
+    }
+    num_excluded_pairs_ = static_cast<int>(pairs.size());
+    if (pairs.empty()) pairs.push_back(make_int2(0, 0));  // keep the buffer allocated
+    excluded_pairs_.upload(pairs);
+  }
+
+  // Keys for every excluded pair and diagonal; masks for the exclusion tiles expected. Most blocks
+  // share exclusion tiles with a few neighbours only; more are made at the first sort that needs them
+  // (grow_after_overflow).
+  void allocate_exclusion_tiles() {
+    const std::size_t max_exclusion_tiles = static_cast<std::size_t>(num_excluded_pairs_) + nblocks_;
+    exclusion_keys_.resize(max_exclusion_tiles);
+    exclusion_tile_keys_.resize(max_exclusion_tiles);
+    exclusion_capacity_ =
+        opt_.initial_exclusion_tiles > 0
+            ? opt_.initial_exclusion_tiles
+            : static_cast<int>(std::min<std::size_t>(max_exclusion_tiles, 12 * static_cast<std::size_t>(nblocks_) + 64));
+    exclusion_tile_masks_.resize(static_cast<std::size_t>(exclusion_capacity_) * kTileSize);
+    exclusion_tile_count_.resize(1);
+    exclusion_row_start_.resize(nblocks_ + 1);
+    slot_of_.resize(n_);
+    std::size_t sort_bytes = 0, unique_bytes = 0;
+    const int items = static_cast<int>(max_exclusion_tiles);
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, exclusion_keys_.data(),
+                                                    exclusion_tile_keys_.data(), items, 0, 64, stream_));
+    MDSIM_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, unique_bytes, exclusion_tile_keys_.data(),
+                                               exclusion_keys_.data(), exclusion_tile_count_.data(), items, stream_));
+    exclusion_temp_.resize(std::max<std::size_t>({sort_bytes, unique_bytes, 1}));
+  }
+
+  // Tiles the list is expected to need, from the density.
+  std::size_t estimate_tiles(const Boxd& box) const {
+    const std::size_t all_pairs = static_cast<std::size_t>(nblocks_) * (nblocks_ + 1) / 2;
+    if (!std::isfinite(opt_.range_nm)) return all_pairs;
+    const double volume = periodic_ ? box.volume() : region_volume_estimate();
+    const double density = n_ / std::max(volume, 1e-6);     // atoms per nm^3
+    const double side = std::cbrt(kTileSize / density);     // a block as a cube, nm
+    const double r = opt_.range_nm;
+    constexpr double kPi = 3.14159265358979323846;
+    // Atoms within r of a block's box (Steiner's formula), half of them in blocks J > I, packed 32 a
+    // tile, plus the diagonal and a partly filled last tile. Column blocks (periodic) are nearly cubes
+    // (DHFR needs a little less than this estimate), so 1.5 leaves a wide margin; Morton blocks are
+    // less compact, hence 2. An overflow is still caught and the list enlarged.
+    const double shell = side * side * side + 6 * side * side * r + 3 * kPi * side * r * r + 4.0 / 3.0 * kPi * r * r * r;
+    const double per_row = 0.5 * shell * density / kTileSize + 2.0;
+    const double margin = periodic_ ? 1.5 : 2.0;
+    return std::min(all_pairs + nblocks_, static_cast<std::size_t>(margin * per_row * nblocks_) + 64);
+  }
+
+  // Non-periodic: the positions' bounding box (set_extent), at least 1 nm^3.
+  double region_volume_estimate() const {
+    return std::max(1.0, region_extent_.x * region_extent_.y * region_extent_.z);
+  }
+
+  // Callers invalidate captured graphs first (they hold the buffers and the capacity).
+  void grow_tile_capacity(std::size_t tiles) {
+    capacity_ = static_cast<int>(std::min<std::size_t>(tiles, std::numeric_limits<int>::max() / kTileSize));
+    tile_row_.resize(capacity_);
+    tile_atoms_.resize(static_cast<std::size_t>(capacity_) * kTileSize);
+    masks_.resize(static_cast<std::size_t>(capacity_) * kTileSize);
+  }
+
+  // The spatial sort: keys, radix sort, column counts and padded starts, the slot of every atom, the
+  // blocks of every column, sorted parameters and charges (asks for a rebuild), exclusion tiles.
+  void sort(const double4_16a* pos, const Boxd& box) {
+    spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos, periodic_, box, ncx_, ncy_,
+                                                                            sort_keys_in_.data(), sort_values_in_.data());
+    std::size_t temp = sort_temp_.size();
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
+                                                     sort_keys_out_.data(), sort_values_in_.data(),
+                                                     sort_values_out_.data(), n_, 0, 64, stream_));
+    column_counts_.zero(stream_);
+    MDSIM_CUDA_CHECK(cudaMemsetAsync(perm_.data(), 0xff, perm_.bytes(), stream_));  // -1: padding
+    const int ncolumns = ncx_ * ncy_;
+    column_count_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, sort_keys_out_.data(),
+                                                                            column_counts_.data());
+    column_scan_kernel<<<1, 1, 0, stream_>>>(ncolumns, column_counts_.data(), column_raw_start_.data(),
+                                             column_padded_start_.data(), blocks_used_.data());
+    scatter_sorted_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
+        n_, sort_keys_out_.data(), sort_values_out_.data(), column_raw_start_.data(), column_padded_start_.data(),
+        perm_.data(), slot_of_.data());
+    column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
+        ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data());
+    sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
+        npad_, perm_.data(), params_.data(), charge_.data(), sorted_params_.data(), sorted_charge_.data(),
+        status_.data());
+    find_exclusion_tiles();
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // After a sort: the block pairs holding excluded pairs, plus every diagonal, made unique (keys
+  // sorted by row), and their masks; every list build until the next sort copies them.
+  void find_exclusion_tiles() {
+    const int items = num_excluded_pairs_ + nblocks_;
+    exclusion_keys_kernel<<<blocks_for(items), kThreads, 0, stream_>>>(
+        num_excluded_pairs_, excluded_pairs_.data(), nblocks_, blocks_used_.data(), slot_of_.data(),
+        exclusion_keys_.data());
+    std::size_t temp = exclusion_temp_.size();
+    MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(exclusion_temp_.data(), temp, exclusion_keys_.data(),
+                                                    exclusion_tile_keys_.data(), items, 0, 64, stream_));
+    temp = exclusion_temp_.size();
+    MDSIM_CUDA_CHECK(cub::DeviceSelect::Unique(exclusion_temp_.data(), temp, exclusion_tile_keys_.data(),
+                                               exclusion_keys_.data(), exclusion_tile_count_.data(), items, stream_));
+    // The unique keys are in exclusion_keys_ now.
+    exclusion_row_start_kernel<<<blocks_for(nblocks_ + 1), kThreads, 0, stream_>>>(
+        nblocks_, exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_row_start_.data());
+    exclusion_tile_masks_kernel<<<std::max(1, std::min(opt_.num_sms * 8, (exclusion_capacity_ + 7) / 8)), 256, 0,
+                                  stream_>>>(exclusion_keys_.data(), exclusion_tile_count_.data(), exclusion_capacity_,
+                                             perm_.data(), exclusion_view(), exclusion_tile_masks_.data(),
+                                             &status_.data()->exclusion_overflow);
+  }
+
+  // The column search (O(N)) for large periodic systems in a rectangular box, the all-pairs block scan
+  // otherwise (cheaper for small systems: more warps share the work).
+  bool column_search() const { return periodic_ && rectangular_ && nblocks_ >= opt_.column_search_min_blocks; }
+
+  // Fields of the device status, for the kernels.
+  int* rebuild_flag() { return &status_.data()->rebuild; }
+  int* tile_count() { return &status_.data()->tile_count; }
+  const int* tile_count() const { return &status_.data()->tile_count; }
+  int* tile_overflow() { return &status_.data()->tile_overflow; }
+  int* build_count() { return &status_.data()->builds; }
+  int* column_excess() { return status_.data()->column_excess; }
+
+  ExclusionView exclusion_view() const {
+    return {excl_window_.data(), excl_start_.data(), excl_partner_.data(), excl_range_.data()};
+  }
+  ExclusionTiles exclusion_tiles() const {
+    return {exclusion_keys_.data(), exclusion_tile_masks_.data(), exclusion_row_start_.data(), exclusion_capacity_};
+  }
+  TileListView list_view() {
+    return {tile_count(), tile_overflow(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data()};
+  }
+
+  int n_ = 0, npad_ = 0, nblocks_ = 0;
+  int ncx_ = 1, ncy_ = 1;     // sort columns (periodic systems)
+  bool periodic_ = false;
+  bool rectangular_ = false;  // periodic box with orthogonal vectors (the column search's geometry)
+  NeighborListOptions opt_;
+  cudaStream_t stream_;
+  bool need_sort_ = true, force_rebuild_ = true;
+  int evaluations_since_sort_ = 0;
+  double3 region_extent_{1, 1, 1};  // bounding box of the positions given last (tile-capacity estimate)
+
+  // Per-particle data (System order) and the sorted copies.
+  DeviceBuffer<real> charge_, sorted_charge_;
+  DeviceBuffer<real2> params_, sorted_params_;
+  DeviceBuffer<real4> posq_, sorted_posq_, sorted_at_build_, block_center_, block_half_;
+  DeviceBuffer<int> perm_;                          // sorted slot -> atom (-1: padding)
+  DeviceBuffer<NeighborListStatus> status_;         // one
+  // The sort.
+  DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;
+  DeviceBuffer<int> sort_values_in_, sort_values_out_;
+  DeviceBuffer<int> column_counts_, column_raw_start_, column_padded_start_, blocks_used_;
+  DeviceBuffer<int> column_block_start_, block_column_;  // blocks of each column; column of each block
+  DeviceBuffer<unsigned char> sort_temp_;
+  // Exclusion data (System order).
+  DeviceBuffer<unsigned long long> excl_window_;
+  DeviceBuffer<int> excl_start_, excl_partner_;
+  DeviceBuffer<int2> excl_range_;
+  // Exclusion tiles of the current sort (see neighbor_list.cuh).
+  int num_excluded_pairs_ = 0, exclusion_capacity_ = 0;
+  DeviceBuffer<int2> excluded_pairs_;  // each excluded pair once, a < b (original indices)
+  DeviceBuffer<int> slot_of_;          // sorted slot of each atom
+  DeviceBuffer<unsigned long long> exclusion_keys_, exclusion_tile_keys_;
+  DeviceBuffer<unsigned int> exclusion_tile_masks_;
+  DeviceBuffer<int> exclusion_tile_count_, exclusion_row_start_;
+  DeviceBuffer<unsigned char> exclusion_temp_;
+  // The tile list.
+  int capacity_ = 0;
+  DeviceBuffer<int> tile_row_, tile_atoms_;
+  DeviceBuffer<unsigned int> masks_;
+};
+
+}  // namespace mdsim::cuda
