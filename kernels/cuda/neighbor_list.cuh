@@ -699,8 +699,8 @@ constexpr int kBuildSegment = 128;
 // every segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters
 // them atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting
 // atoms). Tile order in memory varies run to run; tile contents do not. Scans every block pair: for
-// small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers
-// (7 blocks per SM; the compiler chose 80): DHFR's 4 fs step 123.4 -> 121.0 us on the H100.
+// small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
+// so 7 blocks fit per SM (the compiler alone chose 80; docs/PERFORMANCE.md has the A/B).
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
