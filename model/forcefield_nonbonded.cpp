@@ -23,6 +23,41 @@ std::vector<const std::map<std::string, double>*> nonbonded_values_by_type(const
   return type_values;
 }
 
+// Atom a's charge, sigma and epsilon: from its type's <NonbondedForce> entry, else from its template atom.
+std::array<double, 3> atom_nonbonded_values(const GeneratorInput& in, int a,
+                                            const std::vector<const std::map<std::string, double>*>& type_values) {
+  static const char* const kNames[3] = {"charge", "sigma", "epsilon"};
+  const Topology& top = in.topology;
+  const ForceFieldData& ff = in.forcefield;
+  const int t = in.type_of(a);
+  const auto* values = type_values[static_cast<std::size_t>(t)];
+  const auto& atom = top.atoms[static_cast<std::size_t>(a)];
+  if (values == nullptr)
+    throw InputError(located(top.source, atom.line, 0,
+                             fmt::format("atom '{}' of {} has atom type '{}', for which <NonbondedForce> defines "
+                                         "no parameters",
+                                         atom.name, residue_label(top, atom.residue),
+                                         ff.atom_types[static_cast<std::size_t>(t)].name)));
+  std::array<double, 3> v{0.0, 0.0, 0.0};
+  for (std::size_t q = 0; q < 3; ++q) {
+    auto it = values->find(kNames[q]);
+    if (it != values->end()) {
+      v[q] = it->second;
+      continue;
+    }
+    const auto* p = in.match.atom_parameters[static_cast<std::size_t>(a)];
+    auto jt = p->find(kNames[q]);
+    if (jt == p->end())
+      throw InputError(located(top.source, atom.line, 0,
+                               fmt::format("atom '{}' of {} has no {} (neither its type '{}' in <NonbondedForce> "
+                                           "nor its residue template gives one)",
+                                           atom.name, residue_label(top, atom.residue), kNames[q],
+                                           ff.atom_types[static_cast<std::size_t>(t)].name)));
+    v[q] = jt->second;
+  }
+  return v;
+}
+
 // Atoms 1 to 3 bonds away from atom i (sorted, unique), and those 1 to 2 bonds away (sorted, unique).
 void neighbours_within_3(const AtomGraph& graph, int i, std::vector<int>& near, std::vector<int>& within2) {
   near.clear();
@@ -52,42 +87,14 @@ void assign_masses(const GeneratorInput& in, System& sys) {
 }
 
 void assign_nonbonded_parameters(const GeneratorInput& in, System& sys) {
-  const Topology& top = in.topology;
-  const ForceFieldData& ff = in.forcefield;
-  const auto num_atoms = static_cast<std::size_t>(top.num_atoms());
+  const auto num_atoms = static_cast<std::size_t>(in.topology.num_atoms());
   sys.charge_e.assign(num_atoms, 0.0);
   sys.sigma_nm.assign(num_atoms, 1.0);
   sys.epsilon_kj_per_mol.assign(num_atoms, 0.0);
-  if (!ff.has_nonbonded_force) return;
+  if (!in.forcefield.has_nonbonded_force) return;
   const auto type_values = nonbonded_values_by_type(in);
-  static const char* const kNames[3] = {"charge", "sigma", "epsilon"};
-  for (int a = 0; a < top.num_atoms(); ++a) {
-    const int t = in.type_of(a);
-    const auto* values = type_values[static_cast<std::size_t>(t)];
-    const auto& atom = top.atoms[static_cast<std::size_t>(a)];
-    if (values == nullptr)
-      throw InputError(located(top.source, atom.line, 0,
-                               fmt::format("atom '{}' of {} has atom type '{}', for which <NonbondedForce> defines "
-                                           "no parameters",
-                                           atom.name, residue_label(top, atom.residue),
-                                           ff.atom_types[static_cast<std::size_t>(t)].name)));
-    double v[3] = {0.0, 0.0, 0.0};
-    for (int q = 0; q < 3; ++q) {
-      auto it = values->find(kNames[q]);
-      if (it != values->end()) {
-        v[q] = it->second;
-        continue;
-      }
-      const auto* p = in.match.atom_parameters[static_cast<std::size_t>(a)];
-      auto jt = p->find(kNames[q]);
-      if (jt == p->end())
-        throw InputError(located(top.source, atom.line, 0,
-                                 fmt::format("atom '{}' of {} has no {} (neither its type '{}' in <NonbondedForce> "
-                                             "nor its residue template gives one)",
-                                             atom.name, residue_label(top, atom.residue), kNames[q],
-                                             ff.atom_types[static_cast<std::size_t>(t)].name)));
-      v[q] = jt->second;
-    }
+  for (int a = 0; a < in.topology.num_atoms(); ++a) {
+    const std::array<double, 3> v = atom_nonbonded_values(in, a, type_values);
     sys.charge_e[static_cast<std::size_t>(a)] = v[0];
     sys.sigma_nm[static_cast<std::size_t>(a)] = v[1];
     sys.epsilon_kj_per_mol[static_cast<std::size_t>(a)] = v[2];
