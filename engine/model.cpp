@@ -67,6 +67,7 @@ Model build_model(const RunConfig& config) {
   const std::string base = std::filesystem::path(config.source).parent_path().string();
   const ForceFieldData ff = load_forcefields(sc.forcefield, base.empty() ? "." : base);
   model.forcefield_files = ff.files;
+  create_topology_bonds(model.topology, ff.standard);  // the PDB's bonds, as OpenMM's PDBFile makes them
 
   ForceFieldOptions options;
   options.constraints = sc.constraints;

@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "common/errors.hpp"
+#include "model/elements.hpp"
 
 namespace mdsim {
 namespace {
@@ -137,16 +138,6 @@ int integer(const std::string& file, const XmlElement& e, const std::string& key
   return static_cast<int>(v);
 }
 
-std::string capitalise_element(const std::string& symbol) {
-  std::string s;
-  for (char c : symbol)
-    if (!std::isspace(static_cast<unsigned char>(c))) s += c;
-  for (std::size_t i = 0; i < s.size(); ++i)
-    s[i] = static_cast<char>(i == 0 ? std::toupper(static_cast<unsigned char>(s[i]))
-                                    : std::tolower(static_cast<unsigned char>(s[i])));
-  return s;
-}
-
 bool file_exists(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
@@ -199,7 +190,7 @@ class Loader {
       type.name = required(file, t, "name");
       type.atom_class = required(file, t, "class");
       type.mass_amu = number(file, t, "mass");
-      if (const std::string* el = t.find_attribute("element")) type.element = capitalise_element(*el);
+      if (const std::string* el = t.find_attribute("element")) type.element = normalise_element_symbol(*el);
       type.source = {file, t.line};
       if (auto it = ff_.type_index.find(type.name); it != ff_.type_index.end()) {
         const auto& first = ff_.atom_types[static_cast<std::size_t>(it->second)].source;

@@ -1,7 +1,9 @@
 #include "model/elements.hpp"
 
 #include <array>
+#include <cctype>
 #include <cstddef>
+#include <string>
 
 namespace mdsim {
 namespace {
@@ -146,6 +148,16 @@ const Element* find_element(std::string_view symbol) {
     if (i == symbol.size() && e.symbol[i] == '\0') return &e;
   }
   return nullptr;
+}
+
+std::string normalise_element_symbol(std::string_view symbol) {
+  std::string s;
+  for (char c : symbol)
+    if (!std::isspace(static_cast<unsigned char>(c))) s += c;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = static_cast<char>(i == 0 ? std::toupper(static_cast<unsigned char>(s[i]))
+                                    : std::tolower(static_cast<unsigned char>(s[i])));
+  return s;
 }
 
 }  // namespace mdsim

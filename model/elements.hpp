@@ -4,6 +4,7 @@
 // force-field builder for per-particle masses.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace mdsim {
@@ -17,5 +18,8 @@ struct Element {
 // Looks an element up by its symbol, ignoring case and surrounding blanks ("CL", " cl", "Cl");
 // nullptr if no element has that symbol.
 const Element* find_element(std::string_view symbol);
+
+// A symbol as written usually: blanks removed, first letter upper case, the rest lower (" cL " -> "Cl").
+std::string normalise_element_symbol(std::string_view symbol);
 
 }  // namespace mdsim

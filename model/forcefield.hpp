@@ -1,8 +1,10 @@
 // Topology + force field -> System, as OpenMM's app.ForceField.createSystem does for the AMBER force fields:
-// topology bonds (OpenMM's residues.xml standard bonds, disulfides, CONECT), residue templates matched by bonded
-// graph (independent of atom names), per-particle parameters, bond/angle/torsion terms by type/class lookup with
-// OpenMM's priority and improper-ordering rules, 1-2/1-3 exclusions and scaled 1-4 exceptions, constraints,
-// rigid water and hydrogen mass repartitioning. Term order equals OpenMM's.
+// topology bonds (OpenMM's residues.xml standard bonds, disulfides, CONECT; create_topology_bonds, called where
+// the topology is read), then build_system: residue templates matched by bonded graph (independent of atom
+// names), per-particle parameters, bond/angle/torsion terms by type/class lookup with OpenMM's priority and
+// improper-ordering rules, 1-2/1-3 exclusions and scaled 1-4 exceptions, constraints, rigid water and hydrogen
+// mass repartitioning. Term order equals OpenMM's. The steps are separate generators
+// (model/forcefield_generators.hpp).
 #pragma once
 
 #include <optional>
@@ -32,14 +34,14 @@ struct TemplateAssignment {
 // Create Topology::bonds as OpenMM's PDBFile does: standard bonds by residue and atom name from residues.xml
 // (names first mapped through pdbNames.xml), peptide C-N and nucleic O3'-P bonds between consecutive residues
 // of a chain, CYS SG-SG disulfides closer than 0.3 nm, then CONECT bonds not already present (metal rules as
-// OpenMM). Replaces any bonds already there.
+// OpenMM). Replaces any bonds already there. InputError when the topology's indices are inconsistent.
 void create_topology_bonds(Topology& topology, const StandardResidueData& standard);
 
-// Build the System. Fills topology.bonds (create_topology_bonds). Throws InputError with a one-line message
-// ("pdb:line: ...") when a residue matches no template, an atom's element is used by no template, several
-// templates with different parameters match, a template needs unsupported features (virtual sites), or a
-// periodic nonbonded method is asked for without a box.
-System build_system(Topology& topology, const ForceFieldData& forcefield, const ForceFieldOptions& options,
+// Build the System; the topology is not changed. Reads topology.bonds, which create_topology_bonds must have filled
+// (without them, residues with bonds match no template). Throws InputError with a one-line message ("pdb:line: ...") when a residue matches no
+// template, an atom's element is used by no template, several templates with different parameters match, a
+// template needs unsupported features (virtual sites), or a periodic nonbonded method is asked for without a box.
+System build_system(const Topology& topology, const ForceFieldData& forcefield, const ForceFieldOptions& options,
                     TemplateAssignment* assignment = nullptr);
 
 }  // namespace mdsim

@@ -1,5 +1,5 @@
 // System: the force-field-parameterised model a platform simulates. Units: nm, ps, kJ/mol, amu, e, rad.
-// Built by model/forcefield from a Topology and force field files; same content as OpenMM's System
+// Built by model/forcefield (build_system) from a Topology and force field files; same content as OpenMM's System
 // for the same inputs (HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce).
 #pragma once
 

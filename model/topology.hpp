@@ -1,5 +1,6 @@
 // Topology: what a structure file says (chains, residues, atoms, elements, bonds, box).
-// Filled by io/pdb_reader; consumed by engine/forcefield (template matching) and the writers.
+// Filled by io/pdb_reader (bonds by create_topology_bonds, model/forcefield); consumed by model/forcefield
+// (template matching) and the writers.
 #pragma once
 
 #include <optional>
@@ -41,7 +42,7 @@ struct Topology {
   std::vector<TopologyAtom> atoms;
   std::vector<Vec3d> positions_nm;             // one per atom
   std::vector<std::pair<int, int>> conect;     // atom index pairs from CONECT records (i < j, unique)
-  std::vector<std::pair<int, int>> bonds;      // filled by the force-field builder (templates, backbone, CONECT)
+  std::vector<std::pair<int, int>> bonds;      // filled by create_topology_bonds (residues.xml, disulfides, CONECT)
   std::optional<Boxd> box;                     // from CRYST1, reduced form, nm
 
   int num_atoms() const { return static_cast<int>(atoms.size()); }

@@ -119,6 +119,7 @@ TEST_CASE("checkpoint of another system is refused, naming both fingerprints") {
 TEST_CASE("system fingerprint: masses and charges of a built System") {
   Topology top = read_pdb(kShared + "/systems/ala2_vacuum.pdb");
   const ForceFieldData ff = load_forcefields({"amber14-all.xml"}, kSource);
+  create_topology_bonds(top, ff.standard);
   ForceFieldOptions options;
   options.nonbonded.method = NonbondedMethod::NoCutoff;
   const System plain = build_system(top, ff, options);

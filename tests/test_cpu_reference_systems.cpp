@@ -38,6 +38,7 @@ Built build_reference_system(const std::string& name, const std::string& pdb_nam
   for (const Json& f : b.reference["forcefield"].array) ff_names.push_back(f.string);
   const ForceFieldData ff = load_forcefields(ff_names, kShared + "/forcefields");
   Topology top = read_pdb(kShared + "/systems/" + pdb_name + ".pdb");
+  create_topology_bonds(top, ff.standard);
   ForceFieldOptions options;
   options.constraints = ConstraintMode::None;
   options.rigid_water = false;

@@ -1,4 +1,5 @@
-// Force field XML reader, template matching and System building (io/forcefield_xml, engine/forcefield).
+// Force field XML reader, topology bonds, template matching and System building (io/forcefield_xml,
+// model/forcefield). The generators one by one: test_forcefield_generators.cpp.
 #include <unistd.h>
 
 #include <cmath>
@@ -8,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,10 +17,15 @@
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "support/catch.hpp"
+#include "support/forcefield_fixtures.hpp"
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace mdsim;
+using mdsim_test::check_close;
+using mdsim_test::OpenMMTerms;
+using mdsim_test::read_terms;
+using mdsim_test::tiny_topology;
 
 namespace {
 
@@ -79,74 +84,11 @@ std::string error_of(const std::function<void()>& f) {
   return "(no InputError)";
 }
 
-// Hand-built topology for ff_tiny.xml: HPX (H1 O1 O2 H2) and FRM with its atoms in another order and with other
-// names than its template (O, H, C, H), bonded through CONECT pairs.
-Topology tiny_topology() {
-  Topology t;
-  t.source = "tiny.pdb";
-  t.chains.push_back({"A", {0, 1}});
-  t.residues.push_back({"HPX", 0, 1, ' ', {0, 1, 2, 3}, 1});
-  t.residues.push_back({"FRM", 0, 2, ' ', {4, 5, 6, 7}, 5});
-  const char* names[8] = {"H1", "O1", "O2", "H2", "OX1", "HA", "CX1", "HB"};
-  const char* elements[8] = {"H", "O", "O", "H", "O", "H", "C", "H"};
-  for (int i = 0; i < 8; ++i) {
-    t.atoms.push_back({names[i], elements[i], i < 4 ? 0 : 1, i + 1, i + 1});
-    t.positions_nm.push_back({0.1 * i, 0.0, 0.0});
-  }
-  t.conect = {{0, 1}, {1, 2}, {2, 3}, {4, 6}, {5, 6}, {6, 7}};
-  return t;
-}
-
-struct OpenMMTerms {
-  int topology_bonds = 0;
-  std::vector<std::vector<double>> particles, bonds, angles, torsions, exceptions;
-  std::vector<std::string> templates;
-};
-
-OpenMMTerms read_terms(const std::string& path) {
-  OpenMMTerms t;
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string tag;
-    s >> tag;
-    if (tag == "topbonds") {
-      s >> t.topology_bonds;
-      continue;
-    }
-    if (tag == "R") {
-      int index;
-      std::string name;
-      s >> index >> name;
-      t.templates.push_back(name);
-      continue;
-    }
-    std::vector<double> v;
-    double x;
-    while (s >> x) v.push_back(x);
-    if (tag == "P") t.particles.push_back(v);
-    else if (tag == "B") t.bonds.push_back(v);
-    else if (tag == "A") t.angles.push_back(v);
-    else if (tag == "T") t.torsions.push_back(v);
-    else if (tag == "E") t.exceptions.push_back(v);
-  }
-  return t;
-}
-
-void check_close(const std::vector<double>& ours, const std::vector<double>& ref) {
-  REQUIRE(ours.size() == ref.size());
-  for (std::size_t i = 0; i < ours.size(); ++i) {
-    CAPTURE(i, ours[i], ref[i]);
-    CHECK(std::fabs(ours[i] - ref[i]) <= 1e-9 * std::max(1.0, std::fabs(ref[i])));
-  }
-}
-
 // Every term of our System equals OpenMM's (same order, atoms and parameters to the 10 digits stored).
 void compare_with_openmm(const std::string& pdb, const ForceFieldData& ff, const std::string& terms_file) {
   const OpenMMTerms ref = read_terms(terms_file);
   Topology top = read_pdb(pdb);
+  create_topology_bonds(top, ff.standard);
   ForceFieldOptions o;
   o.nonbonded.method = NonbondedMethod::NoCutoff;
   TemplateAssignment assigned;
@@ -333,6 +275,7 @@ TEST_CASE("reader: errors name the file and line", "[forcefield]") {
 TEST_CASE("tiny system: graph matching independent of names, terms as OpenMM builds them", "[forcefield]") {
   const ForceFieldData ff = load_forcefields({kData + "ff_tiny.xml"}, "");
   Topology top = tiny_topology();
+  create_topology_bonds(top, ff.standard);
   ForceFieldOptions o;
   o.nonbonded.method = NonbondedMethod::NoCutoff;
   TemplateAssignment assigned;
@@ -385,6 +328,7 @@ TEST_CASE("tiny system: graph matching independent of names, terms as OpenMM bui
 TEST_CASE("tiny system: HAngles constraints and hydrogen mass repartitioning", "[forcefield]") {
   const ForceFieldData ff = load_forcefields({kData + "ff_tiny.xml"}, "");
   Topology top = tiny_topology();
+  create_topology_bonds(top, ff.standard);
   ForceFieldOptions o;
   o.nonbonded.method = NonbondedMethod::NoCutoff;
   o.constraints = ConstraintMode::HAngles;
@@ -414,6 +358,8 @@ TEST_CASE("errors: several templates with different parameters, no box for PME, 
   top.residues.push_back({"FE", 0, 7, ' ', {0}, 3});
   top.atoms.push_back({"FE", "Fe", 0, 1, 3});
   top.positions_nm.push_back({0, 0, 0});
+  create_topology_bonds(top, amber14().standard);
+  CHECK(top.bonds.empty());
   ForceFieldOptions o;
   o.nonbonded.method = NonbondedMethod::NoCutoff;
   CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
@@ -433,6 +379,8 @@ TEST_CASE("errors: several templates with different parameters, no box for PME, 
 
   Topology broken = top;
   broken.residues[0].atoms.push_back(5);
+  CHECK(error_of([&] { create_topology_bonds(broken, amber14().standard); }) ==
+        "ion.pdb: inconsistent topology: residue 0 lists atom 5, which does not belong to it");
   CHECK(error_of([&] { build_system(broken, amber14(), o); }) ==
         "ion.pdb: inconsistent topology: residue 0 lists atom 5, which does not belong to it");
 
@@ -461,6 +409,7 @@ TEST_CASE("reference systems: counts equal OpenMM's", "[forcefield]") {
       const std::string json = mdsim_test::read_text(kReference + c.json + ".json");
       const ForceFieldData& ff = c.bench ? amber99sb() : amber14();
       Topology top = read_pdb(kSystems + c.pdb + ".pdb");
+      create_topology_bonds(top, ff.standard);
       ForceFieldOptions o;  // the reference settings: no constraints, flexible water
       o.constraints = ConstraintMode::None;
       o.rigid_water = false;
@@ -506,6 +455,7 @@ TEST_CASE("reference systems: counts equal OpenMM's", "[forcefield]") {
 
 TEST_CASE("HIS variants resolve by their hydrogens (HID, HIE, HIP)", "[forcefield]") {
   Topology top = read_pdb(kSystems + "dhfr.pdb");
+  create_topology_bonds(top, amber14().standard);
   ForceFieldOptions o;
   o.nonbonded.method = NonbondedMethod::PME;
   TemplateAssignment assigned;
@@ -524,10 +474,11 @@ TEST_CASE("HIS variants resolve by their hydrogens (HID, HIE, HIP)", "[forcefiel
   CHECK(assigned.residue_template[last_protein] == "CARG");
 
   // Move the ring hydrogen of the first HIS from ND1 to NE2 (only its name changes: bonds come from names):
-  // HIE. Then add a second ring hydrogen on ND1: HIP.
+  // HIE. Then add a second ring hydrogen on ND1: HIP. The topology's bonds are made again after each change.
   auto& res = top.residues[static_cast<std::size_t>(his[0])];
   for (int a : res.atoms)
     if (top.atoms[static_cast<std::size_t>(a)].name == "HD1") top.atoms[static_cast<std::size_t>(a)].name = "HE2";
+  create_topology_bonds(top, amber14().standard);
   build_system(top, amber14(), o, &assigned);
   CHECK(assigned.residue_template[static_cast<std::size_t>(his[0])] == "HIE");
   CHECK(assigned.residue_template[static_cast<std::size_t>(his[1])] == "HID");
@@ -538,6 +489,7 @@ TEST_CASE("HIS variants resolve by their hydrogens (HID, HIE, HIP)", "[forcefiel
   res.atoms.push_back(top.num_atoms());
   top.atoms.push_back(extra);
   top.positions_nm.push_back(top.positions_nm[static_cast<std::size_t>(res.atoms.front())]);
+  create_topology_bonds(top, amber14().standard);
   const System sys = build_system(top, amber14(), o, &assigned);
   CHECK(assigned.residue_template[static_cast<std::size_t>(his[0])] == "HIP");
   double charge = 0.0;
@@ -556,6 +508,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
     return !(line.size() > 20 && line.substr(12, 4) == " HA " && line.substr(17, 3) == "ALA");
   });
   Topology top = read_pdb(no_ha);
+  create_topology_bonds(top, amber14().standard);
   const int n_line = line_of(no_ha, " N   ALA A   2");
   REQUIRE(n_line > 0);
   CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
@@ -571,6 +524,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
     return true;
   });
   top = read_pdb(odd_water);
+  create_topology_bonds(top, amber14().standard);
   const std::string message = error_of([&] { build_system(top, amber14(), o); });
   CHECK(message.find(": no force field template matches residue HOH ") != std::string::npos);
   CHECK(message.find("closest template HOH: missing atoms [H1 H2], extra atoms [HX]") != std::string::npos);
@@ -582,6 +536,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
              (line.substr(12, 4) == " H2 " || line.substr(12, 4) == " H3 "));
   });
   top = read_pdb(no_terminus);
+  create_topology_bonds(top, amber14().standard);
   CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
         no_terminus + ":" + std::to_string(line_of(no_terminus, "  N   MET     1")) +
             ": no force field template matches residue MET 1 (chain ' '): its atoms match template MET but its bonds "

@@ -1,0 +1,190 @@
+// Internal to model/ (and its tests): the steps of build_system (model/forcefield.hpp), one job each, as
+// OpenMM 7.7's app/forcefield.py has one generator per force. build_system runs them in createSystem's order:
+//   GeneratorInput          check the topology, bonded graph, type tables, residue -> template matching
+//   assign_masses, repartition_hydrogen_masses
+//   list_bonded_terms       angles, propers, impropers as OpenMM enumerates them
+//   constraint_flags        which bonds and angles are constrained (constraint mode, rigid water)
+//   add_bonds, add_angles   HarmonicBondForce, HarmonicAngleForce terms and the constraints they imply
+//   add_propers, add_impropers  PeriodicTorsionForce terms
+//   assign_nonbonded_parameters, add_exceptions  NonbondedForce particles and exceptions
+//   add_rigid_waters        SETTLE triples
+// Each generator appends to the System in OpenMM's term order; the same inputs give the same System to the
+// last bit whether the generators run alone or through build_system.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "model/forcefield.hpp"
+
+namespace mdsim::ffgen {
+
+// ---------------------------------------------------------------- shared helpers (forcefield_support.cpp)
+
+std::string normalise_element(const std::string& symbol);  // " cL " -> "Cl"
+double element_mass(const std::string& symbol);            // amu as OpenMM's element.py; 0 if unknown
+std::pair<int, int> ordered(int a, int b);                 // (min, max)
+std::string join(const std::vector<std::string>& words);   // separated by single spaces
+std::string residue_label(const Topology& top, int residue);  // "residue ALA 2 (chain 'A')"
+int residue_line(const Topology& top, int residue);            // line of its first atom (else its own)
+
+// Index consistency of a Topology (a hand-made one may be broken): InputError instead of a crash.
+void check_topology(const Topology& top);
+
+// Residue and atom names mapped through pdbNames.xml, as OpenMM's PDBFile renames them.
+struct NormalisedNames {
+  std::vector<std::string> residue;  // per residue
+  std::vector<std::string> atom;     // per atom
+};
+NormalisedNames normalise_names(const Topology& top, const StandardResidueData& standard);
+
+// The topology's bonded graph as the generators read it.
+struct AtomGraph {
+  std::vector<std::string> element;         // normalised element symbol per atom ("" = none)
+  std::vector<std::vector<int>> bonded_to;  // per atom: bonded atoms from Topology::bonds, sorted, unique
+};
+AtomGraph make_atom_graph(const Topology& top);
+
+// Atom type -> atom class, for definitions that name classes.
+struct TypeTables {
+  std::vector<int> class_of;  // type index -> class id
+  std::unordered_map<std::string, int> class_id;
+};
+TypeTables make_type_tables(const ForceFieldData& ff);
+
+// A definition's atom spec with its name looked up: a type index, a class id (-2: unknown name) or the wildcard.
+struct ResolvedSpec {
+  FFSpecKind kind = FFSpecKind::Wildcard;
+  int id = -1;
+};
+ResolvedSpec resolve(const FFTypeSpec& spec, const ForceFieldData& ff, const TypeTables& tables);
+bool spec_has(const ResolvedSpec& spec, int type, const TypeTables& tables);
+
+// ---------------------------------------------------------------- template matching (forcefield_templates.cpp)
+
+// What OpenMM's _matchAllResiduesToTemplates chose, per residue and per atom.
+struct TemplateMatch {
+  std::vector<int> residue_template;  // index into ForceFieldData::templates, per residue
+  std::vector<int> atom_type;         // index into ForceFieldData::atom_types, per atom
+  std::vector<const std::map<std::string, double>*> atom_parameters;  // its template atom's attributes
+  std::vector<int> atom_template_index;  // its atom index within the matched template
+};
+
+// Matches every residue (chain order) to a template by bonded graph and elements, independent of atom names.
+// InputError ("pdb:line: ...") when an atom has no element or one no template uses, when a residue matches no
+// template (naming the closest one), several with different parameters, or one with virtual sites.
+TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
+                              const AtomGraph& graph);
+
+// The matched template names per residue, as build_system reports them.
+TemplateAssignment template_assignment(const ForceFieldData& ff, const TemplateMatch& match);
+
+// ---------------------------------------------------------------- what every term generator reads
+
+struct GeneratorInput {
+  // Checks the topology, builds the graph and type tables and matches templates (InputError as above).
+  GeneratorInput(const Topology& topology, const ForceFieldData& forcefield, const ForceFieldOptions& options);
+
+  const Topology& topology;  // with its bonds (create_topology_bonds)
+  const ForceFieldData& forcefield;
+  const ForceFieldOptions& options;
+  NormalisedNames names;
+  AtomGraph graph;
+  TypeTables tables;
+  TemplateMatch match;
+
+  int type_of(int atom) const { return match.atom_type[static_cast<std::size_t>(atom)]; }
+};
+
+// ---------------------------------------------------------------- per-particle parameters (forcefield_nonbonded.cpp)
+
+// System::mass_amu from the atom types.
+void assign_masses(const GeneratorInput& in, System& sys);
+
+// System::charge_e, sigma_nm, epsilon_kj_per_mol: <NonbondedForce> <Atom> values by type or class (the last entry
+// naming a type wins), else the matched template atom's attribute (<UseAttributeFromResidue>). Without a
+// <NonbondedForce>: charge 0, sigma 1, epsilon 0. InputError when neither gives a value.
+void assign_nonbonded_parameters(const GeneratorInput& in, System& sys);
+
+// System::exceptions (NonbondedForce::createExceptionsFromBonds): pairs within 3 bonds, ordered by the later atom
+// then the earlier; 1-2 and 1-3 excluded, 1-4 scaled by coulomb14scale / lj14scale with Lorentz-Berthelot sigma
+// and epsilon. Needs the particle parameters. Nothing without a <NonbondedForce>.
+void add_exceptions(const GeneratorInput& in, System& sys);
+
+// ---------------------------------------------------------------- bonded terms (forcefield_bonded.cpp, _torsions.cpp)
+
+// OpenMM's data.angles (sorted), data.propers (sorted, unique, first atom < last) and data.impropers (centre
+// atom first, its neighbours in index order).
+struct BondedLists {
+  std::vector<std::array<int, 3>> angles;
+  std::vector<std::array<int, 4>> propers;
+  std::vector<std::array<int, 4>> impropers;
+};
+BondedLists list_bonded_terms(const Topology& top, const AtomGraph& graph);
+
+// Which topology bonds and which BondedLists::angles are constrained.
+struct ConstraintFlags {
+  std::vector<char> bond;   // per Topology::bonds entry
+  std::vector<char> angle;  // per BondedLists::angles entry
+};
+
+// Distance constraints in the order they are added, one per atom pair.
+class ConstraintSet {
+ public:
+  // Adds the constraint unless the pair has one already; InputError if that one has another distance.
+  void add(int a1, int a2, double distance_nm);
+  std::optional<double> distance_nm(int a1, int a2) const;
+  const std::vector<DistanceConstraint>& list() const { return list_; }
+
+ private:
+  std::map<std::pair<int, int>, double> distance_nm_;
+  std::vector<DistanceConstraint> list_;
+};
+
+// HarmonicBondForce: per topology bond, the first definition matching its types (either direction). A
+// constrained bond becomes a constraint at the definition's length and keeps its term only with
+// flexible_constraints; zero force constants give no term. Returns each bond's definition length (0 where none
+// matches, or without a <HarmonicBondForce>), which constrained angles need.
+std::vector<double> add_bonds(const GeneratorInput& in, const ConstraintFlags& flags, ConstraintSet& constraints,
+                              System& sys);
+
+// HarmonicAngleForce: per angle, the first definition matching its types (outer atoms either way round). A
+// constrained angle becomes a constraint between its outer atoms (law of cosines on the two bond lengths).
+void add_angles(const GeneratorInput& in, const std::vector<std::array<int, 3>>& angles, const ConstraintFlags& flags,
+                const std::vector<double>& bond_length_nm, ConstraintSet& constraints, System& sys);
+
+// PeriodicTorsionForce propers: the first matching definition without wildcards, else the first with wildcards;
+// one term per nonzero periodicity.
+void add_propers(const GeneratorInput& in, const std::vector<std::array<int, 4>>& propers, System& sys);
+
+// PeriodicTorsionForce impropers (_matchImproper): the last matching definition without wildcards, else the
+// first with wildcards; atom order by the definition's ordering rule (default, amber, charmm, smirnoff), cached
+// per type signature as OpenMM does.
+void add_impropers(const GeneratorInput& in, const std::vector<std::array<int, 4>>& impropers, System& sys);
+
+// ---------------------------------------------------------------- constraints (forcefield_constraints.cpp)
+
+// Per residue: 1 for a water (HOH after pdbNames.xml) when rigid_water is set.
+std::vector<char> rigid_water_residues(const Topology& top, const NormalisedNames& names, bool rigid_water);
+
+// OpenMM's constraint options: HBonds (bonds with a hydrogen), AllBonds, HAngles (all bonds; angles H-X-H and
+// H-O-X); every bond and angle inside a rigid water.
+ConstraintFlags constraint_flags(const GeneratorInput& in, const std::vector<char>& rigid_residue,
+                                 const std::vector<std::array<int, 3>>& angles);
+
+// Hydrogen mass repartitioning: each hydrogen outside rigid waters gets hydrogen_mass_amu, taken from the heavy
+// atom bonded to it. InputError for a nonpositive hydrogen mass or one that leaves an atom without mass.
+void repartition_hydrogen_masses(const GeneratorInput& in, const std::vector<char>& rigid_residue,
+                                 double hydrogen_mass_amu, System& sys);
+
+// System::rigid_waters: per rigid water residue, its O and two H when all three distances are constrained and
+// both O-H distances are equal.
+void add_rigid_waters(const GeneratorInput& in, const std::vector<char>& rigid_residue,
+                      const ConstraintSet& constraints, System& sys);
+
+}  // namespace mdsim::ffgen

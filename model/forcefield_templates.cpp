@@ -1,0 +1,432 @@
+// Residue -> template matching as OpenMM 7.7's ForceField._matchAllResiduesToTemplates with
+// compiled.matchResidueToTemplate: candidates by element signature, then a graph match on elements, bond counts
+// and external-bond counts, independent of atom names. A residue that matches nothing gets a one-line error naming
+// the closest template by atom names.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "common/errors.hpp"
+#include "model/forcefield_generators.hpp"
+
+namespace mdsim::ffgen {
+namespace {
+
+// Element multiset as a string key ("C3H7N1O2", symbols sorted); atoms without element are left out (OpenMM's
+// _createResidueSignature).
+template <class Elements>
+std::string signature_of(const Elements& elements) {
+  std::map<std::string, int> counts;
+  for (const std::string& e : elements)
+    if (!e.empty()) ++counts[e];
+  std::string s;
+  for (const auto& [e, n] : counts) s += e + std::to_string(n);
+  return s;
+}
+
+// A template's graph in the form the matcher reads.
+struct PreparedTemplate {
+  const FFResidueTemplate* tpl = nullptr;
+  std::vector<std::string> element;      // per template atom
+  std::vector<std::vector<int>> bonded;  // per template atom, in <Bond> order
+  std::vector<int> external;             // external-bond count per template atom
+  std::vector<int> type;                 // atom type index per template atom
+};
+
+struct PreparedTemplates {
+  std::vector<PreparedTemplate> templates;                         // as ForceFieldData::templates
+  std::unordered_map<std::string, std::vector<int>> by_signature;  // element signature -> template indices
+  std::set<std::string> elements;                                  // every element some template uses
+};
+
+// A residue's graph: its atoms' elements, bonds inside it (residue-local indices) and bonds leaving it.
+struct ResidueGraph {
+  std::vector<std::string> element;
+  std::vector<std::vector<int>> bonded;
+  std::vector<int> external;
+};
+
+// OpenMM's compiled.matchResidueToTemplate (external bonds counted, no extra particles): same candidate lists,
+// search order and depth-first search, so the same residue-to-template atom mapping results.
+class GraphMatcher {
+ public:
+  GraphMatcher(const PreparedTemplate& t, const ResidueGraph& residue)
+      : t_(t), bonded_(residue.bonded), external_(residue.external), elements_(residue.element) {}
+
+  // Returns the template atom index for each residue atom, or an empty vector.
+  std::vector<int> match() {
+    const int n = static_cast<int>(elements_.size());
+    if (n != static_cast<int>(t_.element.size()) || !same_atom_kinds()) return {};
+    const std::vector<std::vector<int>> candidates = find_candidates();
+    const std::vector<int> order = search_order(candidates);
+    std::vector<int> inverse(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) inverse[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = i;
+    prepare_search(order, inverse, candidates);
+    if (!search(0)) return {};
+    std::vector<int> result(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      result[static_cast<std::size_t>(i)] = matches_[static_cast<std::size_t>(inverse[static_cast<std::size_t>(i)])];
+    return result;
+  }
+
+ private:
+  const PreparedTemplate& t_;
+  const std::vector<std::vector<int>>& bonded_;
+  const std::vector<int>& external_;
+  const std::vector<std::string>& elements_;
+  // The residue's atoms in search order: bonded atoms and candidate template atoms per position.
+  std::vector<std::vector<int>> s_bonded_, s_candidates_;
+  std::vector<std::vector<char>> s_candidate_set_;
+  std::vector<int> matches_;
+  std::vector<char> used_;
+
+  // Same multiset of (element, bond count, external bond count) in residue and template.
+  bool same_atom_kinds() const {
+    const auto n = elements_.size();
+    std::map<std::tuple<std::string, int, int>, int> residue_count, template_count;
+    for (std::size_t i = 0; i < n; ++i)
+      ++residue_count[{elements_[i], static_cast<int>(bonded_[i].size()), external_[i]}];
+    for (std::size_t j = 0; j < n; ++j)
+      ++template_count[{t_.element[j], static_cast<int>(t_.bonded[j].size()), t_.external[j]}];
+    return residue_count == template_count;
+  }
+
+  // Per residue atom: the template atoms it could be.
+  std::vector<std::vector<int>> find_candidates() const {
+    const auto n = elements_.size();
+    std::vector<std::vector<int>> candidates(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (!t_.element[j].empty() && t_.element[j] != elements_[i]) continue;
+        if (t_.bonded[j].size() != bonded_[i].size()) continue;
+        if (t_.external[j] != external_[i]) continue;
+        candidates[i].push_back(static_cast<int>(j));
+      }
+    }
+    return candidates;
+  }
+
+  // Search order: fewest candidates first, then atoms bonded to ones already ordered (a heap keyed by
+  // (candidate count, index)).
+  std::vector<int> search_order(const std::vector<std::vector<int>>& candidates) const {
+    const int n = static_cast<int>(elements_.size());
+    std::vector<int> order;
+    std::vector<char> placed(static_cast<std::size_t>(n), 0), queued(static_cast<std::size_t>(n), 0);
+    std::set<std::pair<int, int>> heap;
+    while (static_cast<int>(order.size()) < n) {
+      int next = -1;
+      if (heap.empty()) {
+        int fewest = n + 1;
+        for (int i = 0; i < n; ++i)
+          if (!placed[static_cast<std::size_t>(i)] && static_cast<int>(candidates[static_cast<std::size_t>(i)].size()) < fewest) {
+            next = i;
+            fewest = static_cast<int>(candidates[static_cast<std::size_t>(i)].size());
+          }
+      } else {
+        next = heap.begin()->second;
+        heap.erase(heap.begin());
+        queued[static_cast<std::size_t>(next)] = 0;
+      }
+      order.push_back(next);
+      placed[static_cast<std::size_t>(next)] = 1;
+      for (int b : bonded_[static_cast<std::size_t>(next)]) {
+        const auto ub = static_cast<std::size_t>(b);
+        if (!placed[ub] && !queued[ub]) {
+          queued[ub] = 1;
+          heap.insert({static_cast<int>(candidates[ub].size()), b});
+        }
+      }
+    }
+    return order;
+  }
+
+  void prepare_search(const std::vector<int>& order, const std::vector<int>& inverse,
+                      const std::vector<std::vector<int>>& candidates) {
+    const auto n = order.size();
+    s_bonded_.assign(n, {});
+    s_candidates_.assign(n, {});
+    s_candidate_set_.assign(n, std::vector<char>(n, 0));
+    for (std::size_t p = 0; p < n; ++p) {
+      const auto src = static_cast<std::size_t>(order[p]);
+      for (int b : bonded_[src]) s_bonded_[p].push_back(inverse[static_cast<std::size_t>(b)]);
+      s_candidates_[p] = candidates[src];
+      for (int c : candidates[src]) s_candidate_set_[p][static_cast<std::size_t>(c)] = 1;
+    }
+    matches_.assign(n, -1);
+    used_.assign(n, 0);
+  }
+
+  bool template_bonded(int a, int b) const {
+    const auto& list = t_.bonded[static_cast<std::size_t>(a)];
+    return std::find(list.begin(), list.end(), b) != list.end();
+  }
+
+  bool search(int position) {
+    const auto up = static_cast<std::size_t>(position);
+    if (position == static_cast<int>(matches_.size())) return true;
+    const std::vector<int>* options = &s_candidates_[up];
+    for (int b : s_bonded_[up])
+      if (b < position) {
+        options = &t_.bonded[static_cast<std::size_t>(matches_[static_cast<std::size_t>(b)])];
+        break;
+      }
+    for (int i : *options) {
+      const auto ui = static_cast<std::size_t>(i);
+      if (used_[ui] || !s_candidate_set_[up][ui]) continue;
+      bool consistent = true;
+      for (int b : s_bonded_[up])
+        if (b < position && !template_bonded(i, matches_[static_cast<std::size_t>(b)])) {
+          consistent = false;
+          break;
+        }
+      if (!consistent) continue;
+      matches_[up] = i;
+      used_[ui] = 1;
+      if (search(position + 1)) return true;
+      used_[ui] = 0;
+    }
+    return false;
+  }
+};
+
+PreparedTemplates prepare_templates(const ForceFieldData& ff) {
+  PreparedTemplates out;
+  out.templates.resize(ff.templates.size());
+  for (std::size_t k = 0; k < ff.templates.size(); ++k) {
+    const auto& t = ff.templates[k];
+    auto& p = out.templates[k];
+    p.tpl = &t;
+    const std::size_t n = t.atoms.size();
+    p.element.resize(n);
+    p.type.resize(n);
+    p.bonded.assign(n, {});
+    p.external.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      p.type[i] = ff.type_index.at(t.atoms[i].type);
+      p.element[i] = ff.atom_types[static_cast<std::size_t>(p.type[i])].element;
+      out.elements.insert(p.element[i]);
+    }
+    for (const auto& [a, b] : t.bonds) {
+      p.bonded[static_cast<std::size_t>(a)].push_back(b);
+      p.bonded[static_cast<std::size_t>(b)].push_back(a);
+    }
+    for (int e : t.external_bonds) ++p.external[static_cast<std::size_t>(e)];
+    out.by_signature[signature_of(p.element)].push_back(static_cast<int>(k));
+  }
+  return out;
+}
+
+// Every atom needs an element that some template uses.
+void check_elements(const Topology& top, const ForceFieldData& ff, const AtomGraph& graph,
+                    const std::set<std::string>& template_elements) {
+  for (int a = 0; a < top.num_atoms(); ++a) {
+    const auto& atom = top.atoms[static_cast<std::size_t>(a)];
+    const std::string& el = graph.element[static_cast<std::size_t>(a)];
+    if (el.empty())
+      throw InputError(located(top.source, atom.line, 0,
+                               fmt::format("atom '{}' of {} has no element, and force field templates need one",
+                                           atom.name, residue_label(top, atom.residue))));
+    if (!template_elements.count(el))
+      throw InputError(located(top.source, atom.line, 0,
+                               fmt::format("atom '{}' of {} is element {}, which no residue template of the force "
+                                           "field ({}) contains",
+                                           atom.name, residue_label(top, atom.residue), el, join(ff.files))));
+  }
+}
+
+// Residues in chain order, as OpenMM's _matchAllResiduesToTemplates (file order if the chains miss some).
+std::vector<int> residue_order(const Topology& top) {
+  std::vector<int> order;
+  order.reserve(top.residues.size());
+  for (const auto& chain : top.chains)
+    for (int r : chain.residues) order.push_back(r);
+  if (order.size() != top.residues.size()) {
+    order.clear();
+    for (int r = 0; r < static_cast<int>(top.residues.size()); ++r) order.push_back(r);
+  }
+  return order;
+}
+
+// `local` maps atom -> index within its residue; set here for residue r's atoms.
+ResidueGraph residue_graph(const Topology& top, const AtomGraph& graph, int r, std::vector<int>& local) {
+  const auto& res = top.residues[static_cast<std::size_t>(r)];
+  const std::size_t n = res.atoms.size();
+  for (std::size_t i = 0; i < n; ++i) local[static_cast<std::size_t>(res.atoms[i])] = static_cast<int>(i);
+  ResidueGraph g;
+  g.bonded.resize(n);
+  g.external.assign(n, 0);
+  g.element.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int a = res.atoms[i];
+    g.element[i] = graph.element[static_cast<std::size_t>(a)];
+    for (int b : graph.bonded_to[static_cast<std::size_t>(a)]) {
+      const bool inside = top.atoms[static_cast<std::size_t>(b)].residue == r;
+      if (inside) g.bonded[i].push_back(local[static_cast<std::size_t>(b)]);
+      else ++g.external[i];
+    }
+  }
+  return g;
+}
+
+// Every template that matches, in template order, with its atom mapping.
+std::vector<std::pair<int, std::vector<int>>> matching_templates(const PreparedTemplates& prepared,
+                                                                 const ResidueGraph& residue) {
+  std::vector<std::pair<int, std::vector<int>>> found;
+  auto sig = prepared.by_signature.find(signature_of(residue.element));
+  if (sig == prepared.by_signature.end()) return found;
+  for (int k : sig->second) {
+    GraphMatcher matcher(prepared.templates[static_cast<std::size_t>(k)], residue);
+    std::vector<int> m = matcher.match();
+    if (!m.empty()) found.emplace_back(k, std::move(m));
+  }
+  return found;
+}
+
+// The template closest to residue r by atom names: fewest missing plus extra names, then a template named like
+// the residue, then template order.
+struct ClosestTemplate {
+  int index = -1;
+  std::vector<std::string> missing, extra;
+};
+
+ClosestTemplate closest_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names, int r) {
+  const auto& res = top.residues[static_cast<std::size_t>(r)];
+  const std::string& rname = names.residue[static_cast<std::size_t>(r)];
+  std::set<std::string> have;
+  for (int a : res.atoms) have.insert(names.atom[static_cast<std::size_t>(a)]);
+  ClosestTemplate best;
+  std::tuple<int, int, int> best_score{0, 0, 0};
+  for (std::size_t k = 0; k < ff.templates.size(); ++k) {
+    const auto& t = ff.templates[k];
+    std::set<std::string> tnames;
+    std::vector<std::string> missing, extra;
+    for (const auto& ta : t.atoms) {
+      tnames.insert(ta.name);
+      if (!have.count(ta.name)) missing.push_back(ta.name);
+    }
+    for (int a : res.atoms)
+      if (!tnames.count(names.atom[static_cast<std::size_t>(a)])) extra.push_back(top.atoms[static_cast<std::size_t>(a)].name);
+    auto alias = ff.standard.residue_aliases.find(t.name);
+    const std::string tstd = alias == ff.standard.residue_aliases.end() ? t.name : alias->second;
+    int related = 3;
+    if (t.name == res.name || t.name == rname) related = 0;
+    else if (tstd == rname) related = 1;
+    else if (t.name.size() == rname.size() + 1 && t.name.compare(1, std::string::npos, rname) == 0) related = 2;
+    const std::tuple<int, int, int> score{static_cast<int>(missing.size() + extra.size()), related,
+                                          static_cast<int>(k)};
+    if (best.index < 0 || score < best_score) {
+      best = {static_cast<int>(k), std::move(missing), std::move(extra)};
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+[[noreturn]] void throw_no_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
+                                    const PreparedTemplates& prepared, int r, const ResidueGraph& residue) {
+  const ClosestTemplate best = closest_template(top, ff, names, r);
+  std::string detail;
+  if (best.index < 0) {
+    detail = "the force field has no residue templates";
+  } else if (best.missing.empty() && best.extra.empty()) {
+    // Same atom names: the bonds differ, typically at a chain end or a missing link.
+    const auto& t = ff.templates[static_cast<std::size_t>(best.index)];
+    const auto& p = prepared.templates[static_cast<std::size_t>(best.index)];
+    const auto& res = top.residues[static_cast<std::size_t>(r)];
+    std::vector<std::string> t_ext, r_ext;
+    for (std::size_t i = 0; i < t.atoms.size(); ++i)
+      if (p.external[i] > 0) t_ext.push_back(t.atoms[i].name);
+    for (std::size_t i = 0; i < res.atoms.size(); ++i)
+      if (residue.external[i] > 0) r_ext.push_back(top.atoms[static_cast<std::size_t>(res.atoms[i])].name);
+    detail = fmt::format(
+        "its atoms match template {} but its bonds differ (bonds to other residues: template at [{}], residue "
+        "at [{}]); a chain end may need its terminal atoms (e.g. OXT, H2/H3) or a cap",
+        t.name, join(t_ext), join(r_ext));
+  } else {
+    detail = fmt::format("closest template {}: missing atoms [{}], extra atoms [{}]",
+                         ff.templates[static_cast<std::size_t>(best.index)].name, join(best.missing),
+                         join(best.extra));
+  }
+  if (ff.num_patches > 0) detail += "; note: template patches (<Patches>) are not supported";
+  throw InputError(located(top.source, residue_line(top, r), 0,
+                           fmt::format("no force field template matches {}: {}", residue_label(top, r), detail)));
+}
+
+// Several matches are fine only when they give every atom the same type and parameters (OpenMM picks the first).
+void check_same_parameters(const Topology& top, const ForceFieldData& ff, int r,
+                           const std::vector<std::pair<int, std::vector<int>>>& found) {
+  const auto& [k1, m1] = found.front();
+  const auto& t1 = ff.templates[static_cast<std::size_t>(k1)];
+  for (std::size_t f = 1; f < found.size(); ++f) {
+    const auto& [k2, m2] = found[f];
+    const auto& t2 = ff.templates[static_cast<std::size_t>(k2)];
+    bool identical = t1.virtual_sites.empty() && t2.virtual_sites.empty();
+    for (std::size_t i = 0; i < m1.size() && identical; ++i) {
+      const auto& a1 = t1.atoms[static_cast<std::size_t>(m1[i])];
+      const auto& a2 = t2.atoms[static_cast<std::size_t>(m2[i])];
+      identical = a1.type == a2.type && a1.parameters == a2.parameters;
+    }
+    if (!identical) {
+      std::vector<std::string> tnames;
+      for (const auto& fm : found) tnames.push_back(ff.templates[static_cast<std::size_t>(fm.first)].name);
+      throw InputError(located(top.source, residue_line(top, r), 0,
+                               fmt::format("{} matches several force field templates with different parameters "
+                                           "({}); mdsim cannot choose between them",
+                                           residue_label(top, r), join(tnames))));
+    }
+  }
+}
+
+// Records template k with atom mapping `match` for residue r.
+void assign_template(const Topology& top, const ForceFieldData& ff, const PreparedTemplates& prepared, int r, int k,
+                     const std::vector<int>& match, TemplateMatch& out) {
+  const auto& t = ff.templates[static_cast<std::size_t>(k)];
+  if (!t.virtual_sites.empty())
+    throw InputError(located(top.source, residue_line(top, r), 0,
+                             fmt::format("{} matches template {} ({}:{}), which has virtual sites; virtual sites are "
+                                         "not supported",
+                                         residue_label(top, r), t.name, t.source.file, t.source.line)));
+  out.residue_template[static_cast<std::size_t>(r)] = k;
+  const auto& res = top.residues[static_cast<std::size_t>(r)];
+  for (std::size_t i = 0; i < res.atoms.size(); ++i) {
+    const auto a = static_cast<std::size_t>(res.atoms[i]);
+    const auto ti = static_cast<std::size_t>(match[i]);
+    out.atom_type[a] = prepared.templates[static_cast<std::size_t>(k)].type[ti];
+    out.atom_parameters[a] = &t.atoms[ti].parameters;
+    out.atom_template_index[a] = match[i];
+  }
+}
+
+}  // namespace
+
+TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
+                              const AtomGraph& graph) {
+  const auto num_atoms = static_cast<std::size_t>(top.num_atoms());
+  const PreparedTemplates prepared = prepare_templates(ff);
+  check_elements(top, ff, graph, prepared.elements);
+  TemplateMatch out;
+  out.atom_type.assign(num_atoms, -1);
+  out.atom_parameters.assign(num_atoms, nullptr);
+  out.atom_template_index.assign(num_atoms, -1);
+  out.residue_template.assign(top.residues.size(), -1);
+  std::vector<int> local(num_atoms, -1);
+  for (int r : residue_order(top)) {
+    const ResidueGraph residue = residue_graph(top, graph, r, local);
+    const auto found = matching_templates(prepared, residue);
+    if (found.empty()) throw_no_template(top, ff, names, prepared, r, residue);
+    if (found.size() > 1) check_same_parameters(top, ff, r, found);
+    assign_template(top, ff, prepared, r, found.front().first, found.front().second, out);
+  }
+  return out;
+}
+
+TemplateAssignment template_assignment(const ForceFieldData& ff, const TemplateMatch& match) {
+  TemplateAssignment assignment;
+  for (int k : match.residue_template)
+    assignment.residue_template.push_back(k >= 0 ? ff.templates[static_cast<std::size_t>(k)].name : std::string());
+  return assignment;
+}
+
+}  // namespace mdsim::ffgen
