@@ -21,23 +21,14 @@ using namespace mdsim::ffgen;
 using mdsim_test::check_close;
 using mdsim_test::OpenMMTerms;
 using mdsim_test::read_terms;
+using mdsim_test::amber14;
+using mdsim_test::amber99sb;
+using mdsim_test::kData;
+using mdsim_test::kReference;
+using mdsim_test::kSystems;
 using mdsim_test::tiny_topology;
 
 namespace {
-
-const std::string kSystems = std::string(MDSIM_TEST_DATA_DIR) + "/systems/";
-const std::string kReference = std::string(MDSIM_TEST_DATA_DIR) + "/reference/";
-const std::string kData = std::string(MDSIM_SOURCE_DIR) + "/tests/data/";
-
-const ForceFieldData& amber14() {
-  static const ForceFieldData ff = load_forcefields({"amber14-all.xml", "amber14/tip3p.xml"}, "");
-  return ff;
-}
-
-const ForceFieldData& amber99sb() {
-  static const ForceFieldData ff = load_forcefields({"amber99sb.xml", "tip3p.xml"}, "");
-  return ff;
-}
 
 const ForceFieldData& tiny() {
   static const ForceFieldData ff = load_forcefields({kData + "ff_tiny.xml"}, "");

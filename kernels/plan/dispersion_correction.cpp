@@ -17,29 +17,29 @@ constexpr double kPi = 3.14159265358979323846;
 struct GaussLegendre {
   static constexpr int n = 10;
   double x[n], w[n];
+  // (P_{n-1}(z), P_n(z)) by the three-term recurrence.
+  static std::pair<double, double> legendre(double z) {
+    double p0 = 1.0, p1 = z;
+    for (int k = 2; k <= n; ++k) {
+      const double p2 = ((2.0 * k - 1.0) * z * p1 - (k - 1.0) * p0) / k;
+      p0 = p1;
+      p1 = p2;
+    }
+    return {p0, p1};
+  }
   GaussLegendre() {
     for (int i = 0; i < n; ++i) {
       double z = std::cos(kPi * (i + 0.75) / (n + 0.5));
       double dp = 1.0;
       for (int iter = 0; iter < 100; ++iter) {
-        double p0 = 1.0, p1 = z;
-        for (int k = 2; k <= n; ++k) {
-          const double p2 = ((2.0 * k - 1.0) * z * p1 - (k - 1.0) * p0) / k;
-          p0 = p1;
-          p1 = p2;
-        }
+        const auto [p0, p1] = legendre(z);
         dp = n * (z * p1 - p0) / (z * z - 1.0);
         const double dz = p1 / dp;
         z -= dz;
         if (std::fabs(dz) < 1e-16) break;
       }
       // recompute the derivative at the converged node
-      double p0 = 1.0, p1 = z;
-      for (int k = 2; k <= n; ++k) {
-        const double p2 = ((2.0 * k - 1.0) * z * p1 - (k - 1.0) * p0) / k;
-        p0 = p1;
-        p1 = p2;
-      }
+      const auto [p0, p1] = legendre(z);
       dp = n * (z * p1 - p0) / (z * z - 1.0);
       x[i] = z;
       w[i] = 2.0 / ((1.0 - z * z) * dp * dp);

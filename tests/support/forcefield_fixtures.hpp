@@ -10,10 +10,26 @@
 #include <string>
 #include <vector>
 
+#include "io/forcefield_xml.hpp"
 #include "model/topology.hpp"
 #include "support/catch.hpp"
 
 namespace mdsim_test {
+
+inline const std::string kSystems = std::string(MDSIM_TEST_DATA_DIR) + "/systems/";
+inline const std::string kReference = std::string(MDSIM_TEST_DATA_DIR) + "/reference/";
+inline const std::string kData = std::string(MDSIM_SOURCE_DIR) + "/tests/data/";
+
+// The bundled force fields, loaded once per test program.
+inline const mdsim::ForceFieldData& amber14() {
+  static const mdsim::ForceFieldData ff = mdsim::load_forcefields({"amber14-all.xml", "amber14/tip3p.xml"}, "");
+  return ff;
+}
+
+inline const mdsim::ForceFieldData& amber99sb() {
+  static const mdsim::ForceFieldData ff = mdsim::load_forcefields({"amber99sb.xml", "tip3p.xml"}, "");
+  return ff;
+}
 
 // Hand-built topology for ff_tiny.xml: HPX (H1 O1 O2 H2) and FRM with its atoms in another order and with other
 // names than its template (O, H, C, H), bonded through CONECT pairs. Atom i is on line i + 1.
