@@ -46,7 +46,7 @@ __device__ __forceinline__ Vec3d block_sum3(const Vec3d& value, double* shared) 
 // of kComVelocityThreads sums its fixed grid-stride share of the atoms into partial[block]; the last
 // block to finish adds the partials in block order, so the result is the same every run. done_count
 // must be 0 before the first launch; the kernel leaves it 0. Blocks of 256 threads, about 4 atoms
-// each: at 188k atoms 185 blocks fill the GPU (47 blocks of 1024 took 11.4 us).
+// each, so that a large system spreads over enough blocks to fill the GPU.
 constexpr int kComVelocityThreads = 256;
 constexpr int kComVelocityMaxBlocks = kComVelocityThreads;  // the last block adds one partial per thread
 inline int com_velocity_blocks(int n) {

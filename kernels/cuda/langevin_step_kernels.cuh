@@ -88,8 +88,8 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
   if (a.inverse_mass[i] != 0.0) store_position(a.pos, i, xn);
 }
 
-// One thread per rigid water. At most 128 registers (4 blocks of kAtomThreads per SM): with the 134 the
-// compiler chose, 62,000 waters (the 2x2x2 replica) took two rounds of blocks, each a long dependent
+// One thread per rigid water. At most 128 registers (4 blocks of kAtomThreads per SM): with the
+// compiler's own choice (a few more) large systems took two rounds of blocks, each a long dependent
 // chain in double precision.
 __global__ void __launch_bounds__(kAtomThreads, 4) settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
