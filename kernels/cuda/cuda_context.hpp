@@ -1,35 +1,18 @@
-// The CUDA platform's Context (kernels/plan/context.hpp): the whole time step runs on the GPU, with the
-// semantics of the CPU reference context (kernels/cpu/cpu_context) — the oracle it is tested against.
-// Host-only header (no CUDA syntax).
+// The CUDA platform's Context (kernels/plan/context.hpp), with the semantics of the CPU reference
+// context (kernels/cpu/cpu_context), the oracle it is tested against. Host-only header. How it works:
+// docs/ARCHITECTURE.md, "Dynamics and the run" and "Restart points"; its parts are cuda_integrator,
+// cuda_constraints, cuda_barostat, cuda_frames and cuda_minimizer (kernels/cuda).
 //
-// State on the device for the context's lifetime: positions (the CudaForceEvaluator's double
-// positions, moved in place), velocities, inverse masses, the step's old and unconstrained positions,
-// constraint data (the system-mass plan, and a unit-mass plan for the minimiser) and scratch.
-// Integration is in double precision in both precision modes; "mixed" only changes how the forces
-// are computed (CudaOptions::double_precision).
-//
-// One step (no host synchronisation, no host<->device copy): the centre-of-mass velocity (multi-
-// block deterministic reduction, on a second stream while the forces are computed), a force
-// evaluation (CudaForceEvaluator::compute, its own CUDA graph), then one CUDA graph of the
-// integrator: COM removal fused into the kick, the integrator kernels
-// (kernels/physics/integrator_steps.hpp, forces read as 64-bit fixed point), SETTLE (one thread per
-// water, kernels/physics/settle.hpp) concurrently with CCMA (the CPU's algorithm and preconditioner:
-// a Newton iteration on the multipliers with the same sparse inverse coupling matrix; thread blocks
-// own whole coupled groups and iterate until their constraints converge; in double precision a
-// second pass makes every group run exactly the CPU's global number of iterations — see
-// constraint_kernels.cuh), the velocity correction after the position
-// constraints. In mixed precision a LangevinMiddle step is instead three kernels side by side, each
-// taking its atoms through the whole step: rigid waters, CCMA blocks, unconstrained atoms
-// (langevin_step_kernels.cuh; CudaOptions::fuse_langevin_step). Random normals: Philox gaussian3
-// keyed by (seed, kStreamLangevin, step, atom) as on the CPU; the step number lives on the device
-// and is advanced by the graph.
-//
-// Host synchronisation outside step(): state() (downloads; Verlet's on-step kinetic energy as the
-// CPU defines it), minimize() (kernels/cuda/cuda_minimizer: the L-BFGS driver on the host, every
-// vector, energy, force and constraint projection on the GPU, the driver's decisions from one
-// downloaded double per reduction), and the Monte Carlo barostat: one move every `interval` steps
-// downloads two energies (the trial box through CudaForceEvaluator::set_box, molecule centres scaled
-// on the device).
+// What a context guarantees:
+//  - step(n) makes no host synchronisation and no host<->device copy, except for a Monte Carlo
+//    barostat move (every `interval` steps: two energies downloaded). state(), minimize(),
+//    apply_constraints() and set_velocities_to_temperature() synchronise; capture_frame() does not
+//    (its returned function waits for the copy).
+//  - Integration is in double precision in both precision modes (CudaOptions::double_precision
+//    chooses how forces are computed); random numbers are the CPU's (Philox keyed by seed, step and
+//    atom), so the platforms agree to ~1e-12 nm in double precision.
+//  - A run resumed from a checkpoint taken at a restart point continues bit for bit on the same
+//    platform.
 #pragma once
 
 #include <memory>
@@ -41,8 +24,11 @@
 
 namespace mdsim {
 
-// Throws InputError for the settings the CPU context refuses (non-positive time step, negative
-// friction, ...), RuntimeError when no CUDA device is usable.
+// A context on device options.device. The options are the force evaluator's (cuda_forces.hpp), except
+// reorder_interval, which the context replaces by its restart points; fuse_langevin_step applies in
+// mixed precision to LangevinMiddle with constraints. Throws InputError for the settings the CPU
+// context refuses (non-positive time step, negative friction, ...), RuntimeError when no CUDA device
+// is usable.
 std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,
                                            const CudaOptions& options);
 

@@ -17,7 +17,7 @@
 // Constraints: the retraction of trial points (SETTLE + CCMA, unit masses), the projection of
 // gradients and directions onto the tangent space (unit-mass velocity constraints) and the start
 // positions' projection (system masses) run on the device through CudaMinimizerConstraints, which
-// the CUDA context implements with its SETTLE and CCMA kernels.
+// cuda_constraints implements with the CUDA context's SETTLE and CCMA kernels.
 #pragma once
 
 #include "kernels/plan/context.hpp"  // MinimizationResult
@@ -30,7 +30,8 @@
 namespace mdsim {
 
 // Constraint operations on device arrays of one Vec3d per particle, enqueued on the force
-// evaluator's stream (device_stream()). The CUDA context implements them.
+// evaluator's stream (device_stream()). CudaMinimizerConstraintSolver (cuda_constraints.hpp)
+// implements them.
 class CudaMinimizerConstraints {
  public:
   virtual ~CudaMinimizerConstraints() = default;

@@ -1,38 +1,22 @@
-// Integrator kernels of the CUDA Context (included by cuda_context.cu only). One thread per atom
+// Integrator kernels of the CUDA context (included by cuda_integrator.cu only). One thread per atom
 // for the per-atom pieces of kernels/physics/integrator_steps.hpp (the functions the CPU reference
-// context calls), deterministic single-block reductions for the centre-of-mass momentum and the
-// kinetic energy, and the barostat's molecule-centre scaling. Positions: the force evaluator's
-// double4_16a array (nm), moved in place; velocities and the step's old/unconstrained positions:
-// Vec3d arrays. Forces: the evaluator's 64-bit fixed point, SoA with `stride`.
+// context calls), and deterministic reductions for the centre-of-mass velocity and the kinetic
+// energy. Positions and forces as in device_atoms.cuh; velocities and the step's old/unconstrained
+// positions: Vec3d arrays.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/device_atoms.cuh"
 #include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/pbc.hpp"
 #include "kernels/physics/philox.hpp"
 #include "kernels/physics/vec3.hpp"
 
 namespace mdsim::cuda {
 
-constexpr int kAtomThreads = 128;     // per-atom kernels
 constexpr int kReduceThreads = 1024;  // single-block reductions
-
-__device__ __forceinline__ Vec3d load_position(const double4_16a* pos, int i) {
-  const double4_16a p = pos[i];
-  return Vec3d(p.x, p.y, p.z);
-}
-
-__device__ __forceinline__ void store_position(double4_16a* pos, int i, const Vec3d& x) {
-  pos[i] = make_double4_16a(x.x, x.y, x.z, 0.0);
-}
-
-__device__ __forceinline__ Vec3d load_force(const unsigned long long* force, int stride, int i) {
-  return Vec3d(from_fixed(force[i]), from_fixed(force[stride + i]), from_fixed(force[2 * stride + i]));
-}
 
 // Sum over the block of one double per thread; the result is valid in thread 0. Fixed order (a
 // tree over shared memory), so the sum is the same every run. blockDim.x must be THREADS.
@@ -62,7 +46,7 @@ __device__ __forceinline__ Vec3d block_sum3(const Vec3d& value, double* shared) 
 // of kComVelocityThreads sums its fixed grid-stride share of the atoms into partial[block]; the last
 // block to finish adds the partials in block order, so the result is the same every run. done_count
 // must be 0 before the first launch; the kernel leaves it 0. Blocks of 256 threads, about 4 atoms
-// each: at 188k atoms 185 blocks fill the GPU (47 blocks of 1024 took 11.4 us).
+// each, so that a large system spreads over enough blocks to fill the GPU.
 constexpr int kComVelocityThreads = 256;
 constexpr int kComVelocityMaxBlocks = kComVelocityThreads;  // the last block adds one partial per thread
 inline int com_velocity_blocks(int n) {
@@ -197,56 +181,6 @@ __global__ void shifted_velocity_kernel(int n, const Vec3d* __restrict__ v, cons
   out[i] = velocity_kick(v[i], load_force(force, stride, i), inverse_mass[i], shift);
 }
 
-__global__ void copy_positions_kernel(int n, const double4_16a* __restrict__ pos, Vec3d* __restrict__ out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = load_position(pos, i);
-}
-
-__global__ void vec3_to_positions_kernel(int n, const Vec3d* __restrict__ x, double4_16a* __restrict__ pos) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) store_position(pos, i, x[i]);
-}
-
 __global__ void advance_step_kernel(long long* step) { *step += 1; }
-
-// A trajectory frame as float (3 per atom): positions (nm), and velocities (nm/ps) / forces
-// (kJ/mol/nm, from the fixed-point sums) where the output pointer is not null.
-__global__ void frame_kernel(int n, const double4_16a* __restrict__ pos, const Vec3d* __restrict__ v,
-                             const unsigned long long* __restrict__ force, int stride, float* __restrict__ out_pos,
-                             float* __restrict__ out_v, float* __restrict__ out_f) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const Vec3d x = load_position(pos, i);
-  for (int d = 0; d < 3; ++d) out_pos[3 * i + d] = static_cast<float>(x[d]);
-  if (out_v != nullptr)
-    for (int d = 0; d < 3; ++d) out_v[3 * i + d] = static_cast<float>(v[i][d]);
-  if (out_f != nullptr) {
-    const Vec3d f = load_force(force, stride, i);
-    for (int d = 0; d < 3; ++d) out_f[3 * i + d] = static_cast<float>(f[d]);
-  }
-}
-
-// Barostat trial move: each molecule (atoms molecule_atoms[start[m] .. start[m+1])) moved rigidly so
-// that its geometric centre, wrapped into the primary cell of `box`, is scaled by `scale` (the
-// CPU's scale_molecule_centres, same order of operations). One thread per molecule.
-__global__ void scale_molecule_centres_kernel(int molecules, const int* __restrict__ start,
-                                              const int* __restrict__ atoms, double4_16a* __restrict__ pos,
-                                              Boxd box, double scale) {
-  const int m = blockIdx.x * blockDim.x + threadIdx.x;
-  if (m >= molecules) return;
-  const int begin = start[m], end = start[m + 1];
-  Vec3d centre(0.0, 0.0, 0.0);
-  for (int k = begin; k < end; ++k) centre += load_position(pos, atoms[k]);
-  centre = centre / static_cast<double>(end - begin);
-  Vec3d wrapped = centre;
-  wrapped -= box.c * floor(wrapped.z / box.c.z);
-  wrapped -= box.b * floor(wrapped.y / box.b.y);
-  wrapped -= box.a * floor(wrapped.x / box.a.x);
-  const Vec3d offset = wrapped * scale - centre;
-  for (int k = begin; k < end; ++k) {
-    const int a = atoms[k];
-    store_position(pos, a, load_position(pos, a) + offset);
-  }
-}
 
 }  // namespace mdsim::cuda

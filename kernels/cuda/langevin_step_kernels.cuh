@@ -1,4 +1,4 @@
-// One LangevinMiddle step in three concurrent kernels (included by cuda_context.cu only), for mixed
+// One LangevinMiddle step in three concurrent kernels (included by cuda_integrator.cu only), for mixed
 // precision, where CCMA makes a single pass. Every atom belongs to exactly one of: a rigid water
 // (SETTLE), a CCMA thread block's coupled groups, or neither ("free"). Each kernel takes its atoms
 // through the whole step of kernels/physics/integrator_steps.hpp:
@@ -17,8 +17,9 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/constraint_kernels.cuh"
-#include "kernels/cuda/integrator_kernels.cuh"
+#include "kernels/cuda/ccma_block.cuh"
+#include "kernels/cuda/constraint_layout.hpp"
+#include "kernels/cuda/device_atoms.cuh"
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/physics/philox.hpp"
 #include "kernels/physics/settle.hpp"
@@ -87,8 +88,8 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
   if (a.inverse_mass[i] != 0.0) store_position(a.pos, i, xn);
 }
 
-// One thread per rigid water. At most 128 registers (4 blocks of kAtomThreads per SM): with the 134 the
-// compiler chose, 62,000 waters (the 2x2x2 replica) took two rounds of blocks, each a long dependent
+// One thread per rigid water. At most 128 registers (4 blocks of kAtomThreads per SM): with the
+// compiler's own choice (a few more) large systems took two rounds of blocks, each a long dependent
 // chain in double precision.
 __global__ void __launch_bounds__(kAtomThreads, 4) settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -109,7 +110,7 @@ __global__ void __launch_bounds__(kAtomThreads, 4) settle_langevin_step_kernel(i
 }
 
 // One thread block per CCMA block (launched like ccma_velocities_kernel, one pass); blockDim.x is at
-// least the block's touched atoms and constraints (cuda_context.cu sizes it so), so every thread owns
+// least the block's touched atoms and constraints (CudaConstraints sizes it so), so every thread owns
 // at most one atom, whose step-start position, velocity and unconstrained position stay in its
 // registers.
 __global__ void __launch_bounds__(1024)

@@ -1,0 +1,265 @@
+// CUDA platform: the context's integrators (see cuda_integrator.hpp). The CPU reference
+// (kernels/cpu/cpu_context.cpp) is the specification; the per-atom arithmetic is
+// kernels/physics/integrator_steps.hpp on both platforms.
+#include "kernels/cuda/cuda_integrator.hpp"
+
+#include <vector>
+
+#include "kernels/cuda/device_atoms.cuh"
+#include "kernels/cuda/integrator_kernels.cuh"
+#include "kernels/cuda/langevin_step_kernels.cuh"
+#include "kernels/physics/integrator_steps.hpp"
+
+namespace mdsim {
+
+namespace {
+
+using cuda::blocks_for;
+
+// Atoms in no constraint (ascending): neither in a SETTLE water nor at either end of a CCMA
+// constraint. At least one entry (atom 0 when there is none), so that the buffer is allocated.
+std::vector<int> unconstrained_atoms(const ConstraintPlan& plan, int n, int& count) {
+  std::vector<char> constrained_atom(static_cast<std::size_t>(n), 0);
+  for (const ConstraintPlan::Settle& w : plan.settle_waters())
+    constrained_atom[static_cast<std::size_t>(w.o)] = constrained_atom[static_cast<std::size_t>(w.h1)] =
+        constrained_atom[static_cast<std::size_t>(w.h2)] = 1;
+  for (const ConstraintPlan::Ccma& c : plan.ccma_constraints())
+    constrained_atom[static_cast<std::size_t>(c.a)] = constrained_atom[static_cast<std::size_t>(c.b)] = 1;
+  std::vector<int> free_atoms;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i)
+    if (!constrained_atom[i]) free_atoms.push_back(static_cast<int>(i));
+  count = static_cast<int>(free_atoms.size());
+  if (free_atoms.empty()) free_atoms.push_back(0);
+  return free_atoms;
+}
+
+}  // namespace
+
+DynamicsArrays::DynamicsArrays(const System& system, cudaStream_t stream) : n(system.num_particles()) {
+  const std::size_t count = static_cast<std::size_t>(n);
+  host_inverse_mass.resize(count);
+  double total_mass = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    host_inverse_mass[i] = system.mass_amu[i] > 0.0 ? 1.0 / system.mass_amu[i] : 0.0;
+    total_mass += system.mass_amu[i];
+  }
+  has_mass = total_mass > 0.0;
+  inverse_total_mass = has_mass ? 1.0 / total_mass : 0.0;
+  mass.upload(system.mass_amu, stream);
+  inverse_mass.upload(host_inverse_mass, stream);
+  v.upload(std::vector<Vec3d>(count, Vec3d(0, 0, 0)), stream);
+  x_old.resize(count);
+  x_unconstrained.resize(count);
+  v_scratch.resize(count);
+  com_velocity.resize(1);
+  com_partial.resize(cuda::kComVelocityMaxBlocks);
+  com_done_count.resize(1);
+  com_done_count.zero(stream);
+  scalar.resize(1);
+  step.upload(std::vector<long long>{0}, stream);
+}
+
+// ---------------------------------------------------------------------------------------------
+// StepGraph
+
+StepGraph::~StepGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+}
+
+template <typename Enqueue>
+void StepGraph::launch(cudaStream_t stream, const void* positions, const void* forces, Enqueue&& enqueue) {
+  if (exec_ && (positions != positions_ || forces != forces_)) {
+    MDSIM_CUDA_CHECK(cudaGraphExecDestroy(exec_));
+    exec_ = nullptr;
+  }
+  if (!exec_) {
+    cudaGraph_t graph = nullptr;
+    MDSIM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue();
+    } catch (...) {
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    kernels_ = cuda::count_kernel_nodes(graph);
+    const cudaError_t err = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    MDSIM_CUDA_CHECK(err);
+    positions_ = positions;
+    forces_ = forces;
+  }
+  MDSIM_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CudaIntegrator
+
+CudaIntegrator::CudaIntegrator(const System& system, const DynamicsSettings& settings, const CudaOptions& options,
+                               std::uint64_t seed, const ConstraintPlan& plan, CudaForceEvaluator& evaluator,
+                               const CudaStreams& streams, DynamicsArrays& atoms, CudaConstraints& constraints)
+    : config_(settings.integrator),
+      constrained_(!system.constraints.empty()),
+      remove_com_(settings.remove_cm_motion && atoms.has_mass),
+      // The fused step needs CCMA's single pass and a thread for every atom of a CCMA block; it takes
+      // the atoms in no constraint on their own.
+      fused_(config_.type == IntegratorType::LangevinMiddle && constrained_ && options.fuse_langevin_step &&
+             dynamics_ccma_passes(options) == 1 && constraints.thread_per_block_atom()),
+      seed_(seed),
+      ccma_passes_(dynamics_ccma_passes(options)),
+      n_(atoms.n),
+      evaluator_(evaluator),
+      streams_(streams),
+      atoms_(atoms),
+      constraints_(constraints) {
+  if (fused_) noise_.resize(static_cast<std::size_t>(n_));
+  free_atoms_.upload(unconstrained_atoms(plan, n_, num_free_atoms_), streams_.main);
+}
+
+void CudaIntegrator::allow_ccma_shared_bytes(std::size_t bytes) {
+  MDSIM_CUDA_CHECK(cudaFuncSetAttribute(cuda::ccma_langevin_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
+}
+
+void CudaIntegrator::constrain_positions(const Vec3d* reference, double tolerance) {
+  constraints_.constrain_positions(reference, positions(), tolerance, ccma_passes_);
+}
+
+void CudaIntegrator::constrain_velocities(Vec3d* v, double tolerance) {
+  constraints_.constrain_velocities(positions(), v, tolerance, ccma_passes_);
+}
+
+void CudaIntegrator::launch_side_kernels() {
+  if (!has_side_kernels()) return;
+  const CudaStreams& s = streams_;
+  MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
+  MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.aux, s.fork, 0));
+  if (remove_com_)
+    cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kComVelocityThreads, 0, s.aux>>>(
+        n_, atoms_.mass.data(), atoms_.v.data(), atoms_.inverse_total_mass, atoms_.com_partial.data(),
+        atoms_.com_done_count.data(), atoms_.com_velocity.data());
+  if (fused_)
+    cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, s.aux>>>(n_, seed_, atoms_.step.data(),
+                                                                                 noise_.data());
+  MDSIM_CUDA_CHECK_LAUNCH();
+  MDSIM_CUDA_CHECK(cudaEventRecord(s.com_done, s.aux));
+}
+
+// The step's kernels as one CUDA graph (every pointer and parameter in it is fixed for the context's
+// lifetime; the step number is read from device memory).
+void CudaIntegrator::launch_step() {
+  if (has_side_kernels()) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
+  graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
+                [this] { enqueue_step(); });
+}
+
+// The integrator's kernels for one step (forces of the current positions already in the evaluator's
+// buffer; the centre-of-mass velocity from launch_side_kernels), as CpuContext::step after
+// ensure_forces.
+void CudaIntegrator::enqueue_step() {
+  if (fused_)
+    enqueue_fused_langevin_step();
+  else if (config_.type == IntegratorType::LangevinMiddle)
+    enqueue_langevin_step();
+  else
+    enqueue_verlet_step();
+  MDSIM_CUDA_CHECK_LAUNCH();
+}
+
+// Waters, free atoms and CCMA blocks on three streams side by side (langevin_step_kernels.cuh); the
+// step counter advances once all have read it.
+void CudaIntegrator::enqueue_fused_langevin_step() {
+  const double dt = config_.timestep_ps;
+  const cuda::LangevinStepArgs args{evaluator_.device_forces_fixed(),
+                                    evaluator_.force_stride(),
+                                    atoms_.inverse_mass.data(),
+                                    remove_com_ ? atoms_.com_velocity.data() : nullptr,
+                                    dt,
+                                    0.5 * dt,
+                                    1.0 / dt,
+                                    langevin_coefficients(config_.friction_per_ps, dt, config_.temperature_k),
+                                    positions(),
+                                    atoms_.v.data(),
+                                    noise_.data()};
+  const CudaStreams& s = streams_;
+  CudaConstraints& c = constraints_;
+  MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
+  MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.aux, s.fork, 0));
+  MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.free, s.fork, 0));
+  if (c.num_settle() > 0)
+    cuda::settle_langevin_step_kernel<<<blocks_for(c.num_settle()), cuda::kAtomThreads, 0, s.aux>>>(
+        c.num_settle(), c.settle_waters(), args);
+  MDSIM_CUDA_CHECK(cudaEventRecord(s.join, s.aux));
+  if (num_free_atoms_ > 0)
+    cuda::langevin_free_atoms_step_kernel<<<blocks_for(num_free_atoms_), cuda::kAtomThreads, 0, s.free>>>(
+        num_free_atoms_, free_atoms_.data(), args);
+  MDSIM_CUDA_CHECK(cudaEventRecord(s.free_join, s.free));
+  if (c.num_ccma() > 0) {
+    const CudaConstraints::CcmaLaunch l = c.ccma_launch();
+    cuda::ccma_langevin_step_kernel<<<l.blocks, l.threads, l.shared_bytes, s.main>>>(
+        l.view, args, config_.constraint_tolerance, ConstraintPlan::kMaxIterations);
+  }
+  MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.main, s.join, 0));
+  MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.main, s.free_join, 0));
+  cuda::advance_step_kernel<<<1, 1, 0, s.main>>>(atoms_.step.data());
+}
+
+// Kick, velocity constraints, drift / O step / drift, position constraints, velocity correction.
+void CudaIntegrator::enqueue_langevin_step() {
+  const double dt = config_.timestep_ps, tolerance = config_.constraint_tolerance;
+  const LangevinCoefficients coef = langevin_coefficients(config_.friction_per_ps, dt, config_.temperature_k);
+  const Vec3d* com = remove_com_ ? atoms_.com_velocity.data() : nullptr;
+  double4_16a* pos = positions();
+  Vec3d* v = atoms_.v.data();
+  const double* inverse_mass = atoms_.inverse_mass.data();
+  const int blocks = blocks_for(n_);
+  const cudaStream_t stream = streams_.main;
+  cuda::langevin_kick_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
+      n_, v, inverse_mass, evaluator_.device_forces_fixed(), evaluator_.force_stride(), dt, com);
+  if (constrained_) constrain_velocities(v, tolerance);
+  cuda::langevin_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
+      n_, pos, v, atoms_.x_old.data(), atoms_.x_unconstrained.data(), inverse_mass, 0.5 * dt, coef, seed_,
+      atoms_.step.data());
+  if (constrained_) {
+    constrain_positions(atoms_.x_old.data(), tolerance);
+    cuda::velocity_correction_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
+        n_, pos, v, atoms_.x_unconstrained.data(), inverse_mass, 1.0 / dt, atoms_.step.data());
+  } else {
+    cuda::advance_step_kernel<<<1, 1, 0, stream>>>(atoms_.step.data());
+  }
+}
+
+// Leapfrog: kick and drift, position constraints, velocities from the displacement.
+void CudaIntegrator::enqueue_verlet_step() {
+  const double dt = config_.timestep_ps;
+  const Vec3d* com = remove_com_ ? atoms_.com_velocity.data() : nullptr;
+  double4_16a* pos = positions();
+  const int blocks = blocks_for(n_);
+  const cudaStream_t stream = streams_.main;
+  cuda::verlet_kick_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
+      n_, pos, atoms_.v.data(), atoms_.x_old.data(), atoms_.inverse_mass.data(), evaluator_.device_forces_fixed(),
+      evaluator_.force_stride(), dt, com);
+  if (constrained_) constrain_positions(atoms_.x_old.data(), config_.constraint_tolerance);
+  cuda::leapfrog_velocity_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
+      n_, pos, atoms_.v.data(), atoms_.x_old.data(), atoms_.inverse_mass.data(), 1.0 / dt, atoms_.step.data());
+}
+
+double CudaIntegrator::kinetic_energy() {
+  const cudaStream_t stream = streams_.main;
+  const Vec3d* v = atoms_.v.data();
+  if (config_.type == IntegratorType::Verlet) {
+    cuda::shifted_velocity_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream>>>(
+        n_, atoms_.v.data(), atoms_.inverse_mass.data(), evaluator_.device_forces_fixed(), evaluator_.force_stride(),
+        0.5 * config_.timestep_ps, atoms_.v_scratch.data());
+    MDSIM_CUDA_CHECK_LAUNCH();
+    if (constrained_) constrain_velocities(atoms_.v_scratch.data(), config_.constraint_tolerance);
+    v = atoms_.v_scratch.data();
+  }
+  cuda::twice_kinetic_energy_kernel<<<1, cuda::kReduceThreads, 0, stream>>>(n_, atoms_.mass.data(), v,
+                                                                           atoms_.scalar.data());
+  MDSIM_CUDA_CHECK_LAUNCH();
+  return 0.5 * atoms_.scalar.download(stream)[0];
+}
+
+}  // namespace mdsim

@@ -1,0 +1,124 @@
+// The CUDA context's integrators (host-only header): LangevinMiddle and Verlet steps of the
+// evaluator's device positions, as CpuContext::step does them, with the kernels of
+// integrator_kernels.cuh and langevin_step_kernels.cuh. A step is one CUDA graph; the centre-of-mass
+// velocity (and, for the fused LangevinMiddle step, the normal draws) run beside the force evaluation
+// on the aux stream. Integration is in double precision in both precision modes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_constraints.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
+#include "kernels/cuda/cuda_streams.hpp"
+#include "kernels/physics/vec3.hpp"
+#include "kernels/plan/constraint_plan.hpp"
+#include "kernels/plan/context.hpp"
+#include "model/system.hpp"
+
+namespace mdsim {
+
+// The dynamics' device arrays for the context's lifetime (the positions are the force evaluator's):
+// the state the context's parts share, the integrator's work arrays, and the masses on the host.
+struct DynamicsArrays {
+  // Velocities zero, step 0. Synchronises the stream.
+  DynamicsArrays(const System& system, cudaStream_t stream);
+
+  int n = 0;
+  std::vector<double> host_inverse_mass;  // 1/amu; 0 for massless particles
+  bool has_mass = false;                  // total mass > 0
+  double inverse_total_mass = 0.0;
+  cuda::DeviceBuffer<double> mass, inverse_mass;
+  cuda::DeviceBuffer<Vec3d> v;                // nm/ps
+  cuda::DeviceBuffer<Vec3d> x_old;            // a step's start positions (the position constraints'
+                                              // reference); scratch outside a step
+  cuda::DeviceBuffer<Vec3d> x_unconstrained;  // LangevinMiddle: the positions before their constraints
+  cuda::DeviceBuffer<Vec3d> v_scratch;        // Verlet's on-step velocity estimate
+  cuda::DeviceBuffer<Vec3d> com_velocity, com_partial;  // the centre-of-mass velocity; its block partials
+  cuda::DeviceBuffer<unsigned int> com_done_count;
+  cuda::DeviceBuffer<double> scalar;          // the kinetic energy's reduction
+  cuda::DeviceBuffer<long long> step;         // the step number random numbers are keyed by; a step
+                                              // advances it
+};
+
+// Work enqueued on a stream, captured once into a CUDA graph and replayed; captured again when the
+// evaluator's device positions or forces, whose addresses are baked into it, have moved.
+class StepGraph {
+ public:
+  StepGraph() = default;
+  ~StepGraph();
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+
+  template <typename Enqueue>
+  void launch(cudaStream_t stream, const void* positions, const void* forces, Enqueue&& enqueue);
+  int kernels() const { return kernels_; }  // kernel nodes of the graph captured last
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+  int kernels_ = 0;
+  const void* positions_ = nullptr;
+  const void* forces_ = nullptr;
+};
+
+class CudaIntegrator {
+ public:
+  // constraints: the context's (system masses) plan of `plan`.
+  CudaIntegrator(const System& system, const DynamicsSettings& settings, const CudaOptions& options,
+                 std::uint64_t seed, const ConstraintPlan& plan, CudaForceEvaluator& evaluator,
+                 const CudaStreams& streams, DynamicsArrays& atoms, CudaConstraints& constraints);
+  CudaIntegrator(const CudaIntegrator&) = delete;
+  CudaIntegrator& operator=(const CudaIntegrator&) = delete;
+
+  // Allows every later launch of the fused step's CCMA kernel `bytes` of dynamic shared memory.
+  static void allow_ccma_shared_bytes(std::size_t bytes);
+
+  // One step in two parts around the force evaluation, with no host synchronisation and no copy:
+  // launch_side_kernels forks the centre-of-mass velocity and (fused step) the step's normal draws onto
+  // aux, to run beside the forces; launch_step joins them and launches the step graph (forces of the
+  // current positions in the evaluator's buffer).
+  void launch_side_kernels();
+  void launch_step();
+
+  // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it
+  // needs the forces of the current positions). Synchronises.
+  double kinetic_energy();
+
+  int graph_kernels() const { return graph_.kernels(); }
+  // Kernels launched on their own per step (launch_side_kernels).
+  int side_kernels() const { return (remove_com_ ? 1 : 0) + (fused_ ? 1 : 0); }
+
+ private:
+  bool has_side_kernels() const { return remove_com_ || fused_; }
+  double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
+  // The dynamics' constraints: the positions along the constraint vectors of `reference`; velocities
+  // at the positions.
+  void constrain_positions(const Vec3d* reference, double tolerance);
+  void constrain_velocities(Vec3d* v, double tolerance);
+
+  void enqueue_step();
+  void enqueue_fused_langevin_step();
+  void enqueue_langevin_step();
+  void enqueue_verlet_step();
+
+  IntegratorConfig config_;
+  bool constrained_;
+  bool remove_com_;  // the centre-of-mass velocity is removed in the kick
+  bool fused_;       // LangevinMiddle steps through langevin_step_kernels.cuh
+  std::uint64_t seed_;
+  int ccma_passes_;
+  int n_;
+  CudaForceEvaluator& evaluator_;
+  const CudaStreams& streams_;
+  DynamicsArrays& atoms_;
+  CudaConstraints& constraints_;
+
+  cuda::DeviceBuffer<Vec3d> noise_;  // the fused step's normal draws (langevin_noise_kernel)
+  int num_free_atoms_ = 0;           // atoms in no constraint (the fused step's third kernel)
+  cuda::DeviceBuffer<int> free_atoms_;
+  StepGraph graph_;
+};
+
+}  // namespace mdsim
