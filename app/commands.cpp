@@ -12,10 +12,9 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "engine/platform.hpp"
-#include "model/run_config.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
+#include "engine/platform.hpp"
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"
@@ -23,6 +22,7 @@
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/physics/pme_params.hpp"
+#include "model/run_config.hpp"
 
 namespace mdsim {
 

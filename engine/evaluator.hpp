@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "engine/platform.hpp"
-#include "model/run_config.hpp"
-#include "model/system.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

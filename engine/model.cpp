@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "model/forcefield.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
+#include "model/forcefield.hpp"
 
 namespace mdsim {
 

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "kernels/plan/context.hpp"
 #include "common/errors.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
@@ -25,6 +24,7 @@
 #include "io/trajectory_h5.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cuda/cuda_context.hpp"
+#include "kernels/plan/context.hpp"
 
 namespace fs = std::filesystem;
 

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/system.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "model/topology.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "model/topology.hpp"
 
 namespace mdsim {
 

@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
-#include "model/topology.hpp"
 #include "io/frame_writer.hpp"
+#include "model/topology.hpp"
 
 namespace mdsim {
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "model/forcefield_data.hpp"
 #include "model/run_config.hpp"  // ConstraintMode
 #include "model/system.hpp"
 #include "model/topology.hpp"
-#include "model/forcefield_data.hpp"
 
 namespace mdsim {
 

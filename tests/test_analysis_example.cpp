@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "model/elements.hpp"
 #include "io/pdb_reader.hpp"
+#include "model/elements.hpp"
 #include "support/run_mdsim.hpp"
 
 namespace fs = std::filesystem;

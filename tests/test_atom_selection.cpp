@@ -14,10 +14,10 @@
 #include <fmt/ranges.h>
 
 #include "common/errors.hpp"
-#include "model/forcefield.hpp"
 #include "io/atom_selection.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
+#include "model/forcefield.hpp"
 #include "support/catch.hpp"
 #include "support/text_file.hpp"
 

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "model/forcefield.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/trajectory_h5.hpp"
 #include "mdsim_version.hpp"
+#include "model/forcefield.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "model/forcefield.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/physics/nonbonded.hpp"
+#include "model/forcefield.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"
 

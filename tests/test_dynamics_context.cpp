@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/plan/context.hpp"
 #include "common/errors.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

@@ -5,7 +5,6 @@
 #include <random>
 #include <string>
 
-#include "kernels/plan/context.hpp"
 #include "common/errors.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
@@ -13,6 +12,7 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

@@ -6,9 +6,9 @@
 #include <random>
 #include <vector>
 
-#include "model/system.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/physics/settle.hpp"
+#include "model/system.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

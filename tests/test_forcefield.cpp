@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "model/forcefield.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
+#include "model/forcefield.hpp"
 #include "support/catch.hpp"
 #include "support/forcefield_fixtures.hpp"
 #include "support/text_file.hpp"

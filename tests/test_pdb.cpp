@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "model/topology.hpp"
-#include "model/elements.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/pdb_writer.hpp"
+#include "model/elements.hpp"
+#include "model/topology.hpp"
 #include "support/catch.hpp"
 #include "support/text_file.hpp"
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "model/system.hpp"
 #include "kernels/physics/bonded.hpp"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"
 #include "kernels/physics/pme_params.hpp"
+#include "model/system.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"
 

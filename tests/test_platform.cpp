@@ -1,3 +1,3 @@
-#include "support/catch.hpp"
 #include "engine/platform.hpp"
+#include "support/catch.hpp"
 TEST_CASE("probe_cuda never throws") { REQUIRE_NOTHROW(mdsim::probe_cuda()); }

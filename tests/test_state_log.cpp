@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "model/elements.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/state_log.hpp"
+#include "model/elements.hpp"
 #include "support/catch.hpp"
 #include "support/text_file.hpp"
 

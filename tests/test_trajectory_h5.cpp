@@ -26,13 +26,13 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "model/forcefield.hpp"
 #include "io/atom_selection.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/frame_writer.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/pdb_writer.hpp"
 #include "io/trajectory_h5.hpp"
+#include "model/forcefield.hpp"
 #include "support/catch.hpp"
 #include "support/text_file.hpp"
 

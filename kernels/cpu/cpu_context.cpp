@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "common/errors.hpp"
-#include "kernels/plan/barostat.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
-#include "kernels/plan/velocities.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/physics/philox.hpp"
+#include "kernels/plan/barostat.hpp"
+#include "kernels/plan/velocities.hpp"
 
 namespace mdsim {
 

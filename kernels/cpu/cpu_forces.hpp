@@ -11,13 +11,13 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/plan/energy_terms.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
-#include "model/system.hpp"
 #include "kernels/physics/bonded.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/pme_params.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "kernels/plan/energy_terms.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

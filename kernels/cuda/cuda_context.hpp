@@ -17,10 +17,10 @@
 
 #include <memory>
 
-#include "kernels/plan/context.hpp"
-#include "model/system.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
+#include "kernels/plan/context.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

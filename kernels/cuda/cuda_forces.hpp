@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "model/system.hpp"
-#include "kernels/plan/energy_terms.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "kernels/plan/energy_terms.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

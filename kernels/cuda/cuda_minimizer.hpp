@@ -20,12 +20,12 @@
 // cuda_constraints implements with the CUDA context's SETTLE and CCMA kernels.
 #pragma once
 
-#include "kernels/plan/context.hpp"  // MinimizationResult
-#include "model/system.hpp"
-#include "kernels/plan/constraint_plan.hpp"
-#include "kernels/plan/minimizer.hpp"  // ForceCriterion, MinimizerBackend
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "kernels/plan/constraint_plan.hpp"
+#include "kernels/plan/context.hpp"  // MinimizationResult
+#include "kernels/plan/minimizer.hpp"  // ForceCriterion, MinimizerBackend
+#include "model/system.hpp"
 
 namespace mdsim {
 

@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
 
 namespace mdsim::cuda {
 

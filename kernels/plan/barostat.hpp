@@ -13,10 +13,10 @@
 #include <optional>
 #include <vector>
 
-#include "model/run_config.hpp"
-#include "model/system.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

@@ -24,12 +24,12 @@
 #include <random>
 #include <vector>
 
-#include "model/run_config.hpp"
-#include "model/system.hpp"
 #include "common/host_buffer.hpp"
-#include "kernels/plan/energy_terms.hpp"
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "kernels/plan/energy_terms.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
 
 namespace mdsim {
 

@@ -32,7 +32,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
@@ -42,6 +41,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/physics/integrator_steps.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 #include "support/energy_series.hpp"
 #include "support/statistics.hpp"

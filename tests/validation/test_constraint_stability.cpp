@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <string>
 
-#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_context.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/physics/integrator_steps.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

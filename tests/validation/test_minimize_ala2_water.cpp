@@ -16,13 +16,13 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 #include "support/statistics.hpp"
 

@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/plan/context.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/physics/integrator_steps.hpp"
+#include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 #include "support/energy_series.hpp"
 #include "support/statistics.hpp"
