@@ -114,6 +114,9 @@ int command_energy(const EnergyOptions& options) {
   auto evaluator = make_evaluator(s, platform, cfg.platform);
   std::vector<Vec3d> forces;
   const EnergyTerms e = evaluator->compute(model.positions_nm, options.forces_file.empty() ? nullptr : &forces);
+  // JSON has no nan or inf: fail naming the terms rather than print what no reader can parse.
+  if (const std::string bad = nonfinite_terms(e); options.json && !bad.empty())
+    throw RuntimeError(fmt::format("energy: the energy of {} is not finite ({}); no JSON written", cfg.system.pdb, bad));
   if (!options.forces_file.empty()) write_forces_h5(options.forces_file, model.positions_nm, forces);
 
   const bool pme = s.nonbonded.method == NonbondedMethod::PME;

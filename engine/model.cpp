@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "model/forcefield.hpp"
+#include "model/overlaps.hpp"
 
 namespace mdsim {
 
@@ -28,6 +31,34 @@ void append_bonded(System& target, const System& source, int offset) {
         }
     });
   });
+}
+
+// A label for an atom in messages: "atom 12 (CA of ALA 3, chain A)".
+std::string atom_label(const Topology& top, int index) {
+  const TopologyAtom& a = top.atoms[static_cast<std::size_t>(index)];
+  const TopologyResidue& r = top.residues[static_cast<std::size_t>(a.residue)];
+  const std::string chain = r.chain >= 0 ? top.chains[static_cast<std::size_t>(r.chain)].id : std::string();
+  return fmt::format("atom {} ({} of {} {}{}{})", a.serial, a.name, r.name, r.number,
+                     r.insertion_code != ' ' ? std::string(1, r.insertion_code) : std::string(),
+                     chain.empty() || chain == " " ? std::string() : ", chain " + chain);
+}
+
+// InputError, at the first atom's line, when two atoms overlap (model/overlaps.hpp).
+void check_overlaps(const Topology& top) {
+  const std::optional<AtomPair> pair = find_closest_pair(top.positions_nm, top.box);
+  if (!pair) return;
+  const TopologyAtom& a = top.atoms[static_cast<std::size_t>(pair->i)];
+  const TopologyAtom& b = top.atoms[static_cast<std::size_t>(pair->j)];
+  const double direct_nm = norm(top.positions_nm[static_cast<std::size_t>(pair->j)] -
+                                top.positions_nm[static_cast<std::size_t>(pair->i)]);
+  const bool through_image = direct_nm > pair->distance_nm + 1e-9;
+  throw InputError(located(
+      top.source, a.line, 0,
+      fmt::format("{} and {} (line {}) are {:.4f} nm apart{}, closer than {} nm: overlapping atoms have "
+                  "unphysical (infinite) interactions. Remove the duplicated record or fix the clash in the "
+                  "structure",
+                  atom_label(top, pair->i), atom_label(top, pair->j), b.line, pair->distance_nm,
+                  through_image ? " (nearest periodic image)" : "", kOverlapDistanceNm)));
 }
 
 bool periodic_method(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
@@ -51,6 +82,7 @@ Model build_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
   Model model;
   model.topology = read_pdb(sc.pdb);
+  check_overlaps(model.topology);
   const bool periodic = periodic_method(sc.nonbonded.method);
   if (periodic) {
     if (!model.topology.box)

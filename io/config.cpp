@@ -236,8 +236,11 @@ void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool ch
   if (const auto c = n["cutoff"]) nb.cutoff_nm = r.positive(c, Dimension::Length, "cutoff");
   if (const auto t = n["ewald_tolerance"]) {
     nb.ewald_tolerance = r.number(t, "ewald_tolerance");
-    if (!(nb.ewald_tolerance > 0 && nb.ewald_tolerance < 1))
-      r.fail(t, fmt::format("'ewald_tolerance' must lie between 0 and 1 (typical: 5e-4), got {}", nb.ewald_tolerance));
+    if (!(nb.ewald_tolerance >= 1e-10 && nb.ewald_tolerance < 0.5))
+      r.fail(t, fmt::format("'ewald_tolerance' must lie in [1e-10, 0.5) (typical: 5e-4; at 0.5 the Ewald splitting "
+                            "vanishes, below 1e-10 the error bound is beyond double precision and the PME grid grows "
+                            "without limit), got {}",
+                            nb.ewald_tolerance));
   }
   if (const auto g = n["pme_grid"])
     nb.pme_grid = r.choice<PmeGridSizes>(g, "pme_grid",
@@ -325,15 +328,27 @@ void parse_barostat(const Reader& r, const YAML::Node& n, BarostatConfig& b, dou
   if (const auto v = n["interval"]) b.interval_steps = static_cast<int>(r.integer(v, "interval", 1));
 }
 
+// Steps a run can count: step numbers are 64-bit integers, and times (steps x timestep) keep whole
+// steps exact in double precision up to 2^53.
+constexpr long long kMaxRunSteps = 1LL << 53;
+
 void parse_run(const Reader& r, const YAML::Node& n, RunSection& s, double timestep_ps) {
   r.check_keys(n, {"steps", "time", "initial_velocities"}, "run");
   if (n["steps"] && n["time"]) r.fail(n["time"], "give either 'steps' or 'time' in 'run', not both");
-  if (const auto v = n["steps"]) s.steps = r.integer(v, "steps", 0);
+  if (const auto v = n["steps"]) {
+    s.steps = r.integer(v, "steps", 0);
+    if (s.steps > kMaxRunSteps)
+      r.fail(v, fmt::format("'steps' ({}) is more than the {:.3g} a run can count", s.steps,
+                            static_cast<double>(kMaxRunSteps)));
+  }
   if (const auto v = n["time"]) {
     const double t = r.positive(v, Dimension::Time, "time", true);
     const double steps = t / timestep_ps;
     if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps))
       r.fail(v, fmt::format("'time' ({} ps) is not a whole number of time steps ({} ps)", t, timestep_ps));
+    if (!(steps <= kMaxRunSteps))
+      r.fail(v, fmt::format("'time' ({} ps) is {:.3g} time steps of {} ps, more than the {:.3g} a run can count",
+                            t, steps, timestep_ps, static_cast<double>(kMaxRunSteps)));
     s.steps = std::llround(steps);
   }
   if (const auto v = n["initial_velocities"])

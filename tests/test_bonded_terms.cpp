@@ -81,7 +81,7 @@ TEST_CASE("every bonded term type: forces are minus the energy gradient", "[bond
         xm[a][d] -= h;
         const double numeric = -(energy_of(terms, xp) - energy_of(terms, xm)) / (2 * h);
         INFO(name << " atom " << a << " axis " << d);
-        CHECK(forces[a][d] == Approx(numeric).margin(1e-4 * (1.0 + std::fabs(numeric))));
+        CHECK(forces[a][d] == Catch::Approx(numeric).margin(1e-4 * (1.0 + std::fabs(numeric))));
       }
   });
 }

@@ -256,7 +256,13 @@ TEST_CASE("out-of-range values are rejected") {
         "test.yaml:2:24: 'timestep' must be greater than zero, got -0.002 ps");
   CHECK(error_of("system: {pdb: a.pdb, cutoff: 0}\n") == "test.yaml:1:30: 'cutoff' must be greater than zero, got 0 nm");
   CHECK(error_of("system: {pdb: a.pdb, ewald_tolerance: 2}\n") ==
-        "test.yaml:1:39: 'ewald_tolerance' must lie between 0 and 1 (typical: 5e-4), got 2");
+        "test.yaml:1:39: 'ewald_tolerance' must lie in [1e-10, 0.5) (typical: 5e-4; at 0.5 the Ewald splitting "
+        "vanishes, below 1e-10 the error bound is beyond double precision and the PME grid grows without limit), "
+        "got 2");
+  CHECK(error_of("system: {pdb: a.pdb, ewald_tolerance: 1e-300}\n") ==
+        "test.yaml:1:39: 'ewald_tolerance' must lie in [1e-10, 0.5) (typical: 5e-4; at 0.5 the Ewald splitting "
+        "vanishes, below 1e-10 the error bound is beyond double precision and the PME grid grows without limit), "
+        "got 1e-300");
   CHECK(error_of("system: {pdb: a.pdb, cutoff: 1.0, switch_distance: 1.2}\n") ==
         "test.yaml:1:52: 'switch_distance' (1.2 nm) must be shorter than 'cutoff' (1 nm)");
   CHECK(error_of("system: {pdb: a.pdb, nonbonded_method: no_cutoff, replicate: [2, 2, 2]}\n")
@@ -267,6 +273,10 @@ TEST_CASE("out-of-range values are rejected") {
         "test.yaml:2:24: give either 'steps' or 'time' in 'run', not both");
   CHECK(error_of("system: {pdb: a.pdb}\nintegrator: {timestep: 2 fs}\nrun: {time: 0.003 ps}\n") ==
         "test.yaml:3:13: 'time' (0.003 ps) is not a whole number of time steps (0.002 ps)");
+  CHECK(error_of("system: {pdb: a.pdb}\nintegrator: {timestep: 2 fs}\nrun: {time: 1e300 ps}\n") ==
+        "test.yaml:3:13: 'time' (1e+300 ps) is 5e+302 time steps of 0.002 ps, more than the 9.01e+15 a run can count");
+  CHECK(error_of("system: {pdb: a.pdb}\nrun: {steps: 9007199254740993}\n") ==
+        "test.yaml:2:14: 'steps' (9007199254740993) is more than the 9.01e+15 a run can count");
   CHECK(error_of("system: {pdb: a.pdb}\nintegrator: {friction: -1/ps}\n") ==
         "test.yaml:2:24: 'friction' must be no less than zero, got -1 1/ps");
 }

@@ -202,6 +202,15 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
   if (x.size() != size_t(n))
     throw RuntimeError("cpu_compute: " + std::to_string(x.size()) + " positions for a system of " + std::to_string(n) +
                        " particles");
+  // A non-finite coordinate would send the cell list out of range: stop with the cause instead.
+  for (int i = 0; i < n; ++i) {
+    const Vec3d& p = x[size_t(i)];
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+      throw RuntimeError("cpu platform: particle " + std::to_string(i) + " has a non-finite position (" +
+                         std::to_string(p.x) + ", " + std::to_string(p.y) + ", " + std::to_string(p.z) +
+                         ") nm: the simulation became unstable (overlapping atoms, a time step too long for the "
+                         "system, or an unminimised start); minimise first or shorten the time step");
+  }
   if (forces) forces->assign(size_t(n), Vec3d());
   EnergyTerms e;
   s.for_each_bonded([&](const auto& list) {

@@ -49,7 +49,10 @@ inline PmeParameters choose_pme_parameters(const BoxVectors<double>& box, double
   const double diagonal[3] = {box.a.x, box.b.y, box.c.z};
   const double denominator = 3.0 * std::pow(ewald_tolerance, 0.2);
   for (int d = 0; d < 3; ++d) {
-    const int n = static_cast<int>(std::ceil(2.0 * p.alpha_per_nm * diagonal[d] / denominator));
+    // Capped (far above any usable grid) so that an absurd tolerance cannot overflow the int;
+    // plan_nonbonded refuses grids that large.
+    const double size = std::ceil(2.0 * p.alpha_per_nm * diagonal[d] / denominator);
+    const int n = size < 1.0e6 ? static_cast<int>(size) : 1000000;
     p.grid[d] = n < 6 ? 6 : n;
     // Only ever rounds up: a finer grid keeps the reciprocal-space error within the tolerance.
     if (sizes == PmeGridSizes::FftFriendly) p.grid[d] = legal_fft_dimension(p.grid[d]);

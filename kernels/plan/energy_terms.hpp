@@ -8,6 +8,10 @@
 // Units: kJ/mol.
 #pragma once
 
+#include <cmath>
+#include <string>
+#include <utility>
+
 #include "model/system.hpp"  // BondedEnergy
 
 namespace mdsim {
@@ -45,6 +49,18 @@ enum ForceTerm : unsigned {
   kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
   kTermAll = kTermBonded | kTermNonbonded,
 };
+
+// The names of the terms that are not finite ("nonbonded_direct inf, total inf"); empty when all are.
+inline std::string nonfinite_terms(const EnergyTerms& e) {
+  const std::pair<const char*, double> terms[] = {
+      {"bond", e.bond}, {"angle", e.angle}, {"torsion", e.torsion}, {"nonbonded_direct", e.nonbonded_direct},
+      {"nonbonded_reciprocal", e.nonbonded_reciprocal}, {"dispersion_correction", e.dispersion_correction},
+      {"nonbonded", e.nonbonded}, {"total", e.total}};
+  std::string out;
+  for (const auto& [name, value] : terms)
+    if (!std::isfinite(value)) out += (out.empty() ? "" : ", ") + std::string(name) + (std::isnan(value) ? " nan" : " inf");
+  return out;
+}
 
 // The bit selecting a bonded energy term.
 constexpr unsigned term_bit(BondedEnergy group) {

@@ -28,6 +28,18 @@ void check_index(int index, int n, const char* what, size_t term) {
                        std::to_string(index) + ", but the system has " + std::to_string(n) + " particles");
 }
 
+// About 17 GiB for the CPU solver's complex grid (16 B per point), 30 GiB for the CUDA solver's grids.
+constexpr double kMaxPmeGridPoints = 1073741824.0;  // 2^30
+
+void check_pme_grid_size(const PmeParameters& p, const NonbondedSettings& nb) {
+  const double points = double(p.grid[0]) * double(p.grid[1]) * double(p.grid[2]);
+  if (points <= kMaxPmeGridPoints) return;
+  throw InputError("nonbonded: the PME grid for ewald_tolerance " + fmt_nm(nb.ewald_tolerance) + " and cutoff " +
+                   fmt_nm(nb.cutoff_nm) + " nm in this box would be " + std::to_string(p.grid[0]) + " x " +
+                   std::to_string(p.grid[1]) + " x " + std::to_string(p.grid[2]) + " points (" + fmt_nm(points) +
+                   ", at most " + fmt_nm(kMaxPmeGridPoints) + "); raise system.ewald_tolerance (typical 5e-4)");
+}
+
 void check_settings(const System& s) {
   const NonbondedSettings& nb = s.nonbonded;
   if (nb.method != NonbondedMethod::NoCutoff) {
@@ -136,6 +148,7 @@ NonbondedPlan plan_nonbonded(const System& s) {
   if (nb.method != NonbondedMethod::NoCutoff) plan.pair.rf = reaction_field_constants(nb.cutoff_nm, nb.reaction_field_dielectric);
   if (plan.pme) {
     plan.pme_parameters = choose_pme_parameters(*s.box, nb);  // follows nb.pme_grid
+    check_pme_grid_size(plan.pme_parameters, nb);
     plan.pair.alpha_per_nm = plan.pme_parameters.alpha_per_nm;
     for (double q : s.charge_e) plan.self_energy_kj_per_mol += ewald_self_energy(q, plan.pme_parameters.alpha_per_nm);
   } else {

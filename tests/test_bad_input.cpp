@@ -1,0 +1,205 @@
+// Bad input ends in a clear, located error before anything is written (issue 15). Overlapping atoms:
+// find_closest_pair on its own, then `mdsim check`, `mdsim energy` and `mdsim run` on a structure with
+// two coincident atoms (directly and through a periodic image): exit 2, both atoms and their lines
+// named, no output created. A non-finite coordinate reaching the CPU platform is a runtime error
+// naming the particle, not a crash in the cell list.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/plan/energy_terms.hpp"
+#include "kernels/plan/nonbonded_plan.hpp"
+#include "model/overlaps.hpp"
+#include "support/catch.hpp"
+#include "support/run_mdsim.hpp"
+#include "support/text_file.hpp"
+
+namespace fs = std::filesystem;
+using namespace mdsim;
+
+namespace {
+
+const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("mdsim_bad_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// ala2_water.pdb with the coordinates of the atom on line `to` (1-based) replaced by those of the atom on
+// line `from`, shifted by shift_angstrom.
+std::string moved_atom_pdb(int from, int to, const Vec3d& shift_angstrom) {
+  std::stringstream in(mdsim_test::read_text(kPdb));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::string& src = lines.at(static_cast<std::size_t>(from - 1));
+  std::string& dst = lines.at(static_cast<std::size_t>(to - 1));
+  for (int d = 0; d < 3; ++d) {
+    const double v = std::stod(src.substr(30 + 8 * static_cast<std::size_t>(d), 8)) + shift_angstrom[d];
+    char field[16];
+    std::snprintf(field, sizeof field, "%8.3f", v);
+    dst.replace(30 + 8 * static_cast<std::size_t>(d), 8, field);
+  }
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+fs::path write_case(const fs::path& dir, const std::string& pdb_text) {
+  std::ofstream(dir / "overlap.pdb") << pdb_text;
+  const fs::path config = dir / "run.yaml";
+  std::ofstream(config) << "system:\n  pdb: overlap.pdb\n  nonbonded_method: pme\n  cutoff: 1.0 nm\n"
+                        << "platform: cpu\n"
+                        << "minimize: {tolerance: 10 kJ/mol/nm}\n"
+                        << "run: {steps: 10}\n"
+                        << "output:\n  directory: out\n  trajectory: {interval: 5}\n  state: {interval: 5}\n"
+                        << "  checkpoint: {interval: 5}\n  final_pdb: final.pdb\n  progress: false\n";
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("find_closest_pair: the nearest pair below the threshold, through periodic images too", "[overlap]") {
+  const std::vector<Vec3d> apart = {Vec3d(0, 0, 0), Vec3d(0.1, 0, 0), Vec3d(0, 0.2, 0), Vec3d(1.0, 1.0, 1.0)};
+  CHECK_FALSE(find_closest_pair(apart, std::nullopt).has_value());
+
+  std::vector<Vec3d> close = apart;
+  close.push_back(Vec3d(1.0, 1.0, 1.03));  // 0.03 nm from atom 3
+  close.push_back(Vec3d(0.1, 0.0, 0.0));   // on atom 1
+  const std::optional<AtomPair> p = find_closest_pair(close, std::nullopt);
+  REQUIRE(p.has_value());
+  CHECK(p->i == 1);
+  CHECK(p->j == 5);
+  CHECK(p->distance_nm == 0.0);
+
+  // Through the boundary of a 2 nm box (also a triclinic one): 0.02 nm apart by the nearest image,
+  // 1.98 nm apart as given.
+  Boxd cubic{};
+  cubic.a = Vec3d(2, 0, 0), cubic.b = Vec3d(0, 2, 0), cubic.c = Vec3d(0, 0, 2);
+  Boxd triclinic{};
+  triclinic.a = Vec3d(2, 0, 0), triclinic.b = Vec3d(0.5, 2, 0), triclinic.c = Vec3d(-0.6, 0.7, 2);
+  for (const Boxd& box : {cubic, triclinic}) {
+    const std::vector<Vec3d> wrap = {Vec3d(0.01, 0.5, 0.5), Vec3d(1.0, 1.0, 1.0), Vec3d(1.99, 0.5, 0.5)};
+    CHECK_FALSE(find_closest_pair(wrap, std::nullopt).has_value());
+    const std::optional<AtomPair> q = find_closest_pair(wrap, box);
+    REQUIRE(q.has_value());
+    CHECK(q->i == 0);
+    CHECK(q->j == 2);
+    CHECK(q->distance_nm == Catch::Approx(0.02).epsilon(1e-9));
+  }
+
+  // Every pair of a random cloud against the O(N^2) search.
+  std::vector<Vec3d> cloud;
+  unsigned state = 12345;
+  const auto next = [&state] {
+    state = state * 1103515245u + 12345u;
+    return static_cast<double>((state >> 8) & 0xffff) / 65536.0;
+  };
+  for (int i = 0; i < 600; ++i) cloud.push_back(Vec3d(3 * next(), 3 * next(), 3 * next()));
+  double brute = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < cloud.size(); ++i)
+    for (std::size_t j = i + 1; j < cloud.size(); ++j) brute = std::min(brute, norm(cloud[j] - cloud[i]));
+  const std::optional<AtomPair> r = find_closest_pair(cloud, std::nullopt, 0.05);
+  REQUIRE(brute < 0.05);  // 600 points in 27 nm^3 have a pair this close
+  REQUIRE(r.has_value());
+  CHECK(r->distance_nm == brute);
+}
+
+TEST_CASE("overlapping atoms: check, energy and run stop before writing, naming both atoms", "[overlap]") {
+  // ala2_water.pdb: line 38 is HOH E's O (atom 36), line 42 HOH F's O (atom 40).
+  struct Case {
+    const char* name;
+    Vec3d shift_angstrom;
+    const char* extra;
+  };
+  const Case cases[] = {{"coincident", Vec3d(0, 0, 0), ""},
+                        {"image", Vec3d(32.853, 0, 0), " (nearest periodic image)"}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const fs::path dir = scratch(c.name);
+    const fs::path config = write_case(dir, moved_atom_pdb(38, 42, c.shift_angstrom));
+    const std::string expected = (dir / "overlap.pdb").string() +
+                                 ":38: atom 36 (O of HOH 1, chain E) and atom 40 (O of HOH 1, chain F) (line 42) "
+                                 "are 0.0000 nm apart" + c.extra + ", closer than 0.05 nm";
+    for (const char* command : {"check", "energy", "run"}) {
+      INFO(command);
+      const mdsim::test::CommandResult r = mdsim::test::run_mdsim(std::string(command) + " " + config.string());
+      CHECK(r.code == 2);
+      CHECK(contains(r.err, expected));
+      CHECK(contains(r.err, "Remove the duplicated record or fix the clash"));
+      CHECK_FALSE(fs::exists(dir / "out"));
+    }
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("a non-finite position reaching the CPU platform is a runtime error naming the particle", "[overlap]") {
+  System s;
+  s.mass_amu = {1, 1, 1};
+  s.charge_e = {0.1, -0.1, 0.0};
+  s.sigma_nm = {0.3, 0.3, 0.3};
+  s.epsilon_kj_per_mol = {0.5, 0.5, 0.5};
+  s.nonbonded.method = NonbondedMethod::CutoffNonPeriodic;
+  s.nonbonded.cutoff_nm = 1.0;
+  CpuForceEvaluator evaluator(s);
+  std::vector<Vec3d> x = {Vec3d(0, 0, 0), Vec3d(0.4, 0, 0), Vec3d(0, 0.4, 0)};
+  std::vector<Vec3d> f;
+  CHECK(std::isfinite(evaluator.compute(x, &f).total));
+  x[2].y = std::numeric_limits<double>::quiet_NaN();
+  std::string message;
+  try {
+    evaluator.compute(x, &f);
+  } catch (const RuntimeError& e) {
+    message = e.what();
+  }
+  CHECK(contains(message, "cpu platform: particle 2 has a non-finite position"));
+  x[2].y = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS(evaluator.compute(x, &f), RuntimeError);
+}
+
+TEST_CASE("a PME grid too large to allocate is an input error naming the tolerance", "[pme]") {
+  System s;
+  s.mass_amu = {1, 1};
+  s.charge_e = {0.5, -0.5};
+  s.sigma_nm = {0.3, 0.3};
+  s.epsilon_kj_per_mol = {0.1, 0.1};
+  Boxd box{};
+  box.a = Vec3d(10, 0, 0), box.b = Vec3d(0, 10, 0), box.c = Vec3d(0, 0, 10);
+  s.box = box;
+  s.nonbonded.method = NonbondedMethod::PME;
+  s.nonbonded.cutoff_nm = 1.0;
+  s.nonbonded.ewald_tolerance = 1e-10;  // the config's smallest: 3151^3 points in a 10 nm box
+  std::string message;
+  try {
+    plan_nonbonded(s);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  CHECK(contains(message, "nonbonded: the PME grid for ewald_tolerance 1e-10 and cutoff 1 nm in this box would be "
+                          "3151 x 3151 x 3151 points"));
+  CHECK(contains(message, "raise system.ewald_tolerance"));
+  s.nonbonded.ewald_tolerance = 1e-300;  // below the config's range: still no overflow, the same error
+  CHECK_THROWS_AS(plan_nonbonded(s), InputError);
+  s.nonbonded.ewald_tolerance = 5e-4;
+  CHECK(plan_nonbonded(s).pme_parameters.grid[0] == 81);
+}
+
+TEST_CASE("nonfinite_terms names the energy terms JSON cannot carry", "[energy]") {
+  EnergyTerms e;
+  e.bond = 1.0;
+  CHECK(nonfinite_terms(e).empty());
+  e.nonbonded_direct = std::numeric_limits<double>::infinity();
+  e.total = std::numeric_limits<double>::quiet_NaN();
+  CHECK(nonfinite_terms(e) == "nonbonded_direct inf, total nan");
+}
