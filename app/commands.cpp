@@ -88,6 +88,7 @@ double net_charge(const System& s) {
 
 int command_check(const std::string& config_path) {
   const RunConfig cfg = load_config(config_path);
+  check_output_paths(cfg);
   const Model model = build_model(cfg);
   print_config_summary(cfg);
   const System& s = model.system;

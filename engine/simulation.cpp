@@ -46,6 +46,17 @@ std::string output_path(const RunConfig& cfg, const std::string& file) {
   return (fs::path(cfg.output.directory) / file).string();
 }
 
+const char* file_kind(const fs::file_status& st) {
+  switch (st.type()) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "not a regular file";
+  }
+}
+
 std::int64_t next_multiple(std::int64_t step, int interval) {
   return interval > 0 ? (step / interval + 1) * interval : std::numeric_limits<std::int64_t>::max();
 }
@@ -212,7 +223,32 @@ void write_state_line(Context& context, StateLog& state_log, const std::optional
 
 }  // namespace
 
+void check_output_paths(const RunConfig& cfg) {
+  const auto& out = cfg.output;
+  std::error_code ec;
+  const fs::file_status dir = fs::status(out.directory, ec);
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw InputError(fmt::format("{}: output.directory: {} exists and is {}, not a folder", cfg.source, out.directory,
+                                 file_kind(dir)));
+  const std::pair<const char*, std::string> outputs[] = {
+      {"output.trajectory.file", out.trajectory.interval_steps > 0 ? out.trajectory.file : std::string()},
+      {"output.state.file", out.state.interval_steps > 0 ? out.state.file : std::string()},
+      {"output.checkpoint.file", out.checkpoint.file},
+      {"output.final_pdb", out.final_pdb},
+  };
+  for (const auto& [key, file] : outputs) {
+    if (file.empty()) continue;
+    const std::string path = output_path(cfg, file);
+    const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
+    if (fs::exists(st) && !fs::is_regular_file(st))
+      throw InputError(fmt::format("{}: {}: {} exists and is {}; an output must be a new or regular file: choose "
+                                   "another name",
+                                   cfg.source, key, path, file_kind(st)));
+  }
+}
+
 RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
+  check_output_paths(cfg);
   RunSummary summary;
   Model model = build_model(cfg);
   const System& system = model.system;

@@ -31,4 +31,9 @@ struct RunSummary {
 
 RunSummary run_simulation(const RunConfig& config, const RunRequest& request);
 
+// InputError unless every output the config enables can be written as a regular file: the output
+// folder is a folder (or does not exist yet) and no output path is an existing directory, device,
+// FIFO or socket. `mdsim check` and `mdsim run` (before anything is written) both call it.
+void check_output_paths(const RunConfig& config);
+
 }  // namespace mdsim

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -68,8 +69,15 @@ class Reader {
   // Rejects keys outside `allowed`, suggesting the closest valid one.
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& section) const {
     if (!map.IsMap()) fail(map, fmt::format("'{}' must be a mapping of keys to values", section));
+    std::map<std::string, int> first_line;  // YAML keeps only one of two equal keys: refuse them
     for (const auto& kv : map) {
       const auto key = kv.first.as<std::string>();
+      const auto [seen, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
+      if (!fresh)
+        fail(kv.first, fmt::format("key '{}' appears twice {} (also on line {}); only one would be used: remove "
+                                   "the other",
+                                   key, section.empty() ? "at the top level" : fmt::format("in '{}'", section),
+                                   seen->second));
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       const std::string near = closest_match(key, allowed);
       const std::string where = section.empty() ? "at the top level" : fmt::format("in '{}'", section);
@@ -430,6 +438,43 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
   if (const auto v = n["progress"]) o.progress = r.boolean(v, "progress");
 }
 
+// Two outputs on one file would overwrite each other: refuse them, at the key written later.
+void check_distinct_outputs(const Reader& r, const YAML::Node& output, const OutputConfig& o) {
+  struct Named {
+    const char* key;   // config key
+    std::string file;  // relative to the output directory; empty = off
+    YAML::Node node;   // where it was written (null for a default)
+  };
+  const auto node_of = [&output](const char* section, const char* key) {
+    if (!output || !output.IsMap()) return YAML::Node();
+    if (section == nullptr) return output[key] ? output[key] : YAML::Node();
+    const YAML::Node s = output[section];
+    return s && s.IsMap() && s[key] ? s[key] : YAML::Node();
+  };
+  const bool trajectory = o.trajectory.interval_steps > 0 && !o.trajectory.file.empty();
+  const bool state = o.state.interval_steps > 0 && !o.state.file.empty();
+  const Named outputs[] = {
+      {"output.trajectory.file", trajectory ? o.trajectory.file : "", node_of("trajectory", "file")},
+      {"output.state.file", state ? o.state.file : "", node_of("state", "file")},
+      {"output.checkpoint.file", o.checkpoint.file, node_of("checkpoint", "file")},
+      {"output.final_pdb", o.final_pdb, node_of(nullptr, "final_pdb")},
+  };
+  for (std::size_t i = 0; i < std::size(outputs); ++i)
+    for (std::size_t j = i + 1; j < std::size(outputs); ++j) {
+      const Named& a = outputs[i];
+      const Named& b = outputs[j];
+      if (a.file.empty() || b.file.empty()) continue;
+      if (fs::path(a.file).lexically_normal() != fs::path(b.file).lexically_normal()) continue;
+      const Named& later = b.node.IsDefined() && !b.node.IsNull() ? b : a;
+      const Named& other = &later == &b ? a : b;
+      const std::string message = fmt::format("'{}' and '{}' both name the file '{}': one output would overwrite "
+                                              "the other; give them different names",
+                                              later.key, other.key, later.file);
+      if (later.node.IsDefined() && !later.node.IsNull()) r.fail(later.node, message);
+      throw InputError(located(r.source(), 0, 0, message));
+    }
+}
+
 }  // namespace
 
 RunConfig parse_config(const std::string& text, const std::string& source, const std::string& base_dir,
@@ -465,6 +510,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   if (const auto n = root["run"]) parse_run(r, n, cfg.run, cfg.integrator.timestep_ps);
   if (const auto n = root["output"]) parse_output(r, n, cfg.output);
   cfg.output.directory = r.path(cfg.output.directory);
+  check_distinct_outputs(r, root["output"], cfg.output);
   return cfg;
 }
 

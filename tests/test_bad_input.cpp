@@ -203,3 +203,32 @@ TEST_CASE("nonfinite_terms names the energy terms JSON cannot carry", "[energy]"
   e.total = std::numeric_limits<double>::quiet_NaN();
   CHECK(nonfinite_terms(e) == "nonbonded_direct inf, total nan");
 }
+
+TEST_CASE("an output path that is a directory or a device is refused before anything is written", "[output]") {
+  const fs::path dir = scratch("outputs");
+  std::ofstream(dir / "run.yaml") << "system: {pdb: " << kPdb << "}\n"
+                                  << "platform: cpu\nrun: {steps: 10}\n"
+                                  << "output:\n  directory: out\n  trajectory: {interval: 5}\n  state: {interval: 5}\n"
+                                  << "  final_pdb: final.pdb\n  progress: false\n";
+  fs::create_directories(dir / "out" / "final.pdb");  // a directory where the final structure would go
+  for (const char* command : {"check", "run"}) {
+    INFO(command);
+    const mdsim::test::CommandResult r = mdsim::test::run_mdsim(std::string(command) + " " + (dir / "run.yaml").string());
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "output.final_pdb: " + (dir / "out" / "final.pdb").string() +
+                              " exists and is a directory; an output must be a new or regular file"));
+    CHECK_FALSE(fs::exists(dir / "out" / "trajectory.h5"));
+    CHECK_FALSE(fs::exists(dir / "out" / "state.csv"));
+  }
+  // A device node: /dev/null as the trajectory is refused, not replaced by a regular file.
+  std::ofstream(dir / "dev.yaml") << "system: {pdb: " << kPdb << "}\n"
+                                  << "platform: cpu\nrun: {steps: 10}\n"
+                                  << "output:\n  directory: out2\n  trajectory: {file: /dev/null, interval: 5}\n"
+                                  << "  progress: false\n";
+  const mdsim::test::CommandResult r = mdsim::test::run_mdsim("run " + (dir / "dev.yaml").string());
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "output.trajectory.file: /dev/null exists and is a character device"));
+  CHECK_FALSE(fs::exists(dir / "out2"));
+  CHECK(fs::is_character_file("/dev/null"));
+  fs::remove_all(dir);
+}

@@ -251,6 +251,24 @@ TEST_CASE("wrong types are one-line errors with a location") {
         std::string::npos);
 }
 
+TEST_CASE("duplicate keys and outputs that would overwrite each other are refused, located") {
+  CHECK(error_of("system:\n  pdb: a.pdb\n  cutoff: 0.9\n  cutoff: 1.2\n") ==
+        "test.yaml:4:3: key 'cutoff' appears twice in 'system' (also on line 3); only one would be used: remove the "
+        "other");
+  CHECK(error_of("system: {pdb: a.pdb}\nrun: {steps: 10}\nrun: {steps: 20}\n") ==
+        "test.yaml:3:1: key 'run' appears twice at the top level (also on line 2); only one would be used: remove "
+        "the other");
+  CHECK(error_of("system: {pdb: a.pdb}\noutput:\n  state: {file: run.out, interval: 10}\n  final_pdb: run.out\n") ==
+        "test.yaml:4:14: 'output.final_pdb' and 'output.state.file' both name the file 'run.out': one output would "
+        "overwrite the other; give them different names");
+  // A default name taken by an explicit one: the explicit key is blamed.
+  CHECK(error_of("system: {pdb: a.pdb}\noutput:\n  state: {file: trajectory.h5}\n") ==
+        "test.yaml:3:17: 'output.state.file' and 'output.trajectory.file' both name the file 'trajectory.h5': one "
+        "output would overwrite the other; give them different names");
+  // An output switched off may share a name.
+  CHECK(error_of("system: {pdb: a.pdb}\noutput:\n  trajectory: null\n  state: {file: trajectory.h5}\n").empty());
+}
+
 TEST_CASE("out-of-range values are rejected") {
   CHECK(error_of("system: {pdb: a.pdb}\nintegrator: {timestep: -2 fs}\n") ==
         "test.yaml:2:24: 'timestep' must be greater than zero, got -0.002 ps");
