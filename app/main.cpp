@@ -1,9 +1,11 @@
 // The `mdsim` command line (CLI11). Exit codes: 0 success, 1 runtime failure, 2 usage or input error.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,6 +46,17 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
 
+  // An unknown first word is a misspelt subcommand, not a missing one (CLI11 would say "A subcommand is
+  // required").
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string word = argv[1];
+    const std::vector<std::string> known = {"run", "energy", "check", "bench", "platforms"};
+    if (std::find(known.begin(), known.end(), word) == known.end()) {
+      std::fprintf(stderr, "error: unknown command '%s'; the commands are run, energy, check, bench and platforms "
+                           "(mdsim --help)\n", word.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -222,6 +222,8 @@ void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool ch
                "system");
   if (!n["pdb"]) r.fail(n, "'system' needs the key 'pdb' (the structure file, PDB format)");
   s.pdb = r.path(r.str(n["pdb"], "pdb"));
+  if (check_files && fs::is_directory(s.pdb))
+    r.fail(n["pdb"], fmt::format("'pdb': {} is a directory; name the structure file (PDB format) in it", s.pdb));
   if (check_files && !fs::is_regular_file(s.pdb))
     r.fail(n["pdb"], fmt::format("'pdb': file not found: {}", s.pdb));
   if (const auto f = n["forcefield"]) {

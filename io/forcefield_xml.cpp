@@ -190,6 +190,10 @@ class Loader {
       type.name = required(file, t, "name");
       type.atom_class = required(file, t, "class");
       type.mass_amu = number(file, t, "mass");
+      if (type.mass_amu < 0.0)
+        fail(file, t, fmt::format("atom type '{}' has mass {} amu; a mass must be zero (a massless extra "
+                                  "particle) or positive",
+                                  type.name, type.mass_amu));
       if (const std::string* el = t.find_attribute("element")) type.element = normalise_element_symbol(*el);
       type.source = {file, t.line};
       if (auto it = ff_.type_index.find(type.name); it != ff_.type_index.end()) {
@@ -442,7 +446,12 @@ class Loader {
       if (!type_specs(file, a, 1, &atom.atom)) continue;
       if (atom.atom.kind == FFSpecKind::Wildcard)
         fail(file, a, "a <NonbondedForce> <Atom> must name a type or a class, not the wildcard \"\"");
-      for (const auto& key : expected) atom.values[key] = number(file, a, key);
+      for (const auto& key : expected) {
+        atom.values[key] = number(file, a, key);
+        if (key != "charge" && atom.values[key] < 0.0)
+          fail(file, a, fmt::format("{} = {} is negative; Lennard-Jones {} must be zero or positive", key,
+                                    atom.values[key], key == "sigma" ? "sigma (nm)" : "epsilon (kJ/mol)"));
+      }
       atom.source = {file, a.line};
       ff_.nonbonded_atoms.push_back(std::move(atom));
     }

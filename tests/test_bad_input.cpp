@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "io/forcefield_xml.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/plan/energy_terms.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
@@ -230,5 +231,46 @@ TEST_CASE("an output path that is a directory or a device is refused before anyt
   CHECK(contains(r.err, "output.trajectory.file: /dev/null exists and is a character device"));
   CHECK_FALSE(fs::exists(dir / "out2"));
   CHECK(fs::is_character_file("/dev/null"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("force-field values out of range are located in the XML file", "[forcefield]") {
+  const fs::path dir = scratch("ffxml");
+  const auto error_of = [&dir](const std::string& body) {
+    std::ofstream(dir / "ff.xml") << "<ForceField>\n <AtomTypes>\n" << body;
+    try {
+      load_forcefields({(dir / "ff.xml").string()}, dir.string());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string type = "  <Type name=\"a\" class=\"A\" element=\"O\" mass=\"15.999\"/>\n </AtomTypes>\n";
+  CHECK(error_of("  <Type name=\"a\" class=\"A\" element=\"O\" mass=\"-16\"/>\n </AtomTypes>\n</ForceField>\n") ==
+        (dir / "ff.xml").string() +
+            ":3: atom type 'a' has mass -16 amu; a mass must be zero (a massless extra particle) or positive");
+  CHECK(error_of(type + " <NonbondedForce coulomb14scale=\"0.8\" lj14scale=\"0.5\">\n"
+                        "  <Atom type=\"a\" charge=\"0\" sigma=\"-0.3\" epsilon=\"0.5\"/>\n </NonbondedForce>\n"
+                        "</ForceField>\n") ==
+        (dir / "ff.xml").string() + ":6: sigma = -0.3 is negative; Lennard-Jones sigma (nm) must be zero or positive");
+  CHECK(error_of(type + " <NonbondedForce coulomb14scale=\"0.8\" lj14scale=\"0.5\">\n"
+                        "  <Atom type=\"a\" charge=\"0\" sigma=\"0.3\" epsilon=\"-1\"/>\n </NonbondedForce>\n"
+                        "</ForceField>\n") ==
+        (dir / "ff.xml").string() +
+            ":6: epsilon = -1 is negative; Lennard-Jones epsilon (kJ/mol) must be zero or positive");
+  CHECK(error_of(type + "</ForceField>\n") == "no error");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the command line: an unknown command and a folder given as the structure", "[cli]") {
+  const mdsim::test::CommandResult unknown = mdsim::test::run_mdsim("rnu config.yaml");
+  CHECK(unknown.code == 2);
+  CHECK(contains(unknown.err, "unknown command 'rnu'; the commands are run, energy, check, bench and platforms"));
+  const fs::path dir = scratch("pdbdir");
+  std::ofstream(dir / "run.yaml") << "system: {pdb: .}\n";
+  const mdsim::test::CommandResult folder = mdsim::test::run_mdsim("check " + (dir / "run.yaml").string());
+  CHECK(folder.code == 2);
+  CHECK(contains(folder.err, (dir / "run.yaml").string() + ":1:15: 'pdb': " + dir.string()));
+  CHECK(contains(folder.err, "is a directory; name the structure file (PDB format) in it"));
   fs::remove_all(dir);
 }
