@@ -63,7 +63,7 @@ std::int64_t next_multiple(std::int64_t step, int interval) {
 
 bool due(std::int64_t step, int interval) { return interval > 0 && step % interval == 0; }
 
-Checkpoint make_checkpoint(Context& context, const System& system, const std::string& config_hash) {
+Checkpoint make_checkpoint(Context& context, const RunConfig& cfg, const System& system, const std::string& config_hash) {
   StateRequest request;
   request.positions = true;
   request.velocities = true;
@@ -78,6 +78,7 @@ Checkpoint make_checkpoint(Context& context, const System& system, const std::st
   c.rng_counter = static_cast<std::uint64_t>(s.step);  // Philox draws are keyed by the step
   c.barostat_state = context.barostat_state();
   c.config_hash = config_hash;
+  c.physics = physics_settings(cfg);
   c.fingerprint = system_fingerprint(system);
   return c;
 }
@@ -111,13 +112,32 @@ std::unique_ptr<Context> make_context(const RunConfig& cfg, const System& system
   return context;
 }
 
+// --resume continues the same simulation: InputError listing every physics setting (physics_settings)
+// that differs from the one the checkpoint was written with. A checkpoint from before mdsim recorded
+// them carries none, and is accepted as before.
+void check_same_physics(const RunConfig& cfg, const Checkpoint& checkpoint, const std::string& path) {
+  std::string differences;
+  for (const auto& [key, value] : physics_settings(cfg))
+    for (const auto& [old_key, old_value] : checkpoint.physics)
+      if (old_key == key && old_value != value)
+        differences += fmt::format("{}{}: checkpoint {}, config {}", differences.empty() ? "" : "; ", key, old_value,
+                                   value);
+  if (differences.empty()) return;
+  throw InputError(fmt::format("{}: --resume continues the simulation the checkpoint belongs to, but the config "
+                               "changes its physics ({}); change only run length, outputs and intervals, or start a "
+                               "new run from the checkpoint's final structure",
+                               path, differences));
+}
+
 // The checkpoint to resume from, when the run resumes (InputError when there is none).
 std::optional<Checkpoint> read_restart(const RunConfig& cfg, const RunRequest& request, const System& system,
                                        const std::string& checkpoint_file) {
   if (!request.resume && cfg.run.initial_velocities != InitialVelocities::FromCheckpoint) return std::nullopt;
   if (checkpoint_file.empty()) throw InputError(cfg.source + ": resuming needs output.checkpoint.file");
   if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
-  return read_checkpoint(checkpoint_file, system_fingerprint(system));
+  Checkpoint checkpoint = read_checkpoint(checkpoint_file, system_fingerprint(system));
+  if (request.resume) check_same_physics(cfg, checkpoint, checkpoint_file);  // from_checkpoint may change them
+  return checkpoint;
 }
 
 // The starting state: the checkpoint's, or the model's positions (constrained, minimised when asked)
@@ -297,7 +317,7 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
       context->mark_restart_point();  // also without a checkpoint file: the same trajectory either way
       if (!checkpoint_file.empty()) {
         if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
-        write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+        write_checkpoint(checkpoint_file, make_checkpoint(*context, cfg, system, config_hash));
       }
     }
     if (progress) progress->update(step);
@@ -309,7 +329,7 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   // (marked complete) and the state log, and last the final structure: a final PDB means the
   // run finished and every output before it is whole.
   if (trajectory) trajectory->flush();
-  if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, make_checkpoint(*context, system, config_hash));
+  if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, make_checkpoint(*context, cfg, system, config_hash));
   if (trajectory) trajectory->close();
   if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {

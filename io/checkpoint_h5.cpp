@@ -6,12 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "common/errors.hpp"
 #include "io/h5_util.hpp"
@@ -215,6 +217,9 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
       write_scalar_attr(file, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, c.seed);
       write_scalar_attr(file, "rng_counter", H5T_STD_U64LE, H5T_NATIVE_UINT64, c.rng_counter);
       set_vlen_string_attr(file, "config_hash", c.config_hash);
+      std::string physics;
+      for (const auto& [key, value] : c.physics) physics += key + "=" + value + "\n";
+      set_vlen_string_attr(file, "physics_settings", physics);
       write_scalar_attr(file, "num_atoms", H5T_STD_I64LE, H5T_NATIVE_INT64, static_cast<std::int64_t>(n));
       set_vlen_string_attr(file, "system_hash", fmt::format("{:016x}", c.fingerprint.hash));
       write_matrix(file, "positions_nm", flatten(c.positions_nm), n, 3, 2, "nm");
@@ -285,6 +290,18 @@ Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& exp
   c.seed = require(read_scalar_attr<std::uint64_t>(file.id, "seed", H5T_NATIVE_UINT64), "seed");
   c.rng_counter = require(read_scalar_attr<std::uint64_t>(file.id, "rng_counter", H5T_NATIVE_UINT64), "rng_counter");
   c.config_hash = require(read_string_attr(file.id, "config_hash"), "config_hash");
+  if (const std::optional<std::string> physics = read_string_attr(file.id, "physics_settings")) {
+    std::size_t begin = 0;
+    while (begin < physics->size()) {
+      const std::size_t end = std::min(physics->find('\n', begin), physics->size());
+      const std::string line = physics->substr(begin, end - begin);
+      const std::size_t eq = line.find('=');
+      if (eq == std::string::npos)
+        throw InputError(fmt::format("{}: damaged checkpoint: physics_settings line '{}' has no '='", path, line));
+      c.physics.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+      begin = end + 1;
+    }
+  }
   const std::int64_t n = require(read_scalar_attr<std::int64_t>(file.id, "num_atoms", H5T_NATIVE_INT64), "num_atoms");
   const std::string hash_text = require(read_string_attr(file.id, "system_hash"), "system_hash");
   char* end = nullptr;

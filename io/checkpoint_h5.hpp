@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/physics/pbc.hpp"
@@ -48,6 +49,9 @@ struct Checkpoint {
   std::uint64_t rng_counter = 0;
   std::vector<double> barostat_state;
   std::string config_hash;
+  // physics_settings() of the run that wrote it ("key=value" per line in the file); empty when read from
+  // a checkpoint written before mdsim recorded them.
+  std::vector<std::pair<std::string, std::string>> physics;
   SystemFingerprint fingerprint;
   std::string mdsim_version;  // filled by write_checkpoint (this build) and read_checkpoint (the file)
 };

@@ -1,5 +1,7 @@
 #include "model/run_config.hpp"
 
+#include "common/errors.hpp"
+
 namespace mdsim {
 
 const char* to_string(NonbondedMethod m) {
@@ -37,6 +39,44 @@ const char* to_string(InitialVelocities v) {
     case InitialVelocities::FromCheckpoint: return "from_checkpoint";
   }
   return "?";
+}
+
+std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfig& c) {
+  const auto number = [](double v, const char* unit) { return quoted_number(v) + unit; };
+  const SystemConfig& s = c.system;
+  const NonbondedSettings& nb = s.nonbonded;
+  std::string forcefield;
+  for (const std::string& f : s.forcefield) forcefield += (forcefield.empty() ? "" : ", ") + f;
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"system.forcefield", forcefield},
+      {"system.nonbonded_method", to_string(nb.method)},
+      {"system.cutoff", number(nb.cutoff_nm, " nm")},
+      {"system.ewald_tolerance", quoted_number(nb.ewald_tolerance)},
+      {"system.pme_grid", to_string(nb.pme_grid)},
+      {"system.switch_distance", nb.switch_distance_nm ? number(*nb.switch_distance_nm, " nm") : "none"},
+      {"system.dispersion_correction", nb.dispersion_correction ? "true" : "false"},
+      {"system.constraints", to_string(s.constraints)},
+      {"system.rigid_water", s.rigid_water ? "true" : "false"},
+      {"system.hydrogen_mass", s.hydrogen_mass_amu ? number(*s.hydrogen_mass_amu, " amu") : "none"},
+      {"system.remove_cm_motion", s.remove_cm_motion ? "true" : "false"},
+      {"system.replicate", std::to_string(s.replicate[0]) + " x " + std::to_string(s.replicate[1]) + " x " +
+                               std::to_string(s.replicate[2])},
+      {"integrator.type", to_string(c.integrator.type)},
+      {"integrator.timestep", number(c.integrator.timestep_ps, " ps")},
+      {"integrator.constraint_tolerance", quoted_number(c.integrator.constraint_tolerance)},
+  };
+  if (c.integrator.type == IntegratorType::LangevinMiddle) {
+    out.emplace_back("integrator.temperature", number(c.integrator.temperature_k, " K"));
+    out.emplace_back("integrator.friction", number(c.integrator.friction_per_ps, " 1/ps"));
+  }
+  if (c.barostat) {
+    out.emplace_back("barostat.pressure", number(c.barostat->pressure_bar, " bar"));
+    out.emplace_back("barostat.temperature", number(c.barostat->temperature_k, " K"));
+    out.emplace_back("barostat.interval", std::to_string(c.barostat->interval_steps));
+  } else {
+    out.emplace_back("barostat", "none");
+  }
+  return out;
 }
 
 }  // namespace mdsim

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/system.hpp"
@@ -105,6 +106,12 @@ struct RunConfig {
   RunSection run;
   OutputConfig output;
 };
+
+// The settings that define the simulated physics, which a resumed run must share with the run that
+// wrote its checkpoint: (config key, value with its unit) in a fixed order. Run length, reporters,
+// outputs, minimisation, platform and seed are not among them (the system's masses and charges are
+// checked by the checkpoint's fingerprint).
+std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfig& config);
 
 const char* to_string(NonbondedMethod m);
 const char* to_string(PmeGridSizes g);  // the config value: exact | fft_friendly

@@ -274,3 +274,33 @@ TEST_CASE("the command line: an unknown command and a folder given as the struct
   CHECK(contains(folder.err, "is a directory; name the structure file (PDB format) in it"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("--resume refuses changed physics, listing each difference, and accepts a longer run", "[resume]") {
+  const fs::path dir = scratch("resume");
+  const auto config = [&dir](const std::string& timestep, const std::string& temperature, int steps) {
+    std::ofstream(dir / "run.yaml") << "system: {pdb: " << kPdb << "}\n"
+                                    << "platform: cpu\n"
+                                    << "integrator: {type: langevin_middle, temperature: " << temperature
+                                    << ", friction: 1/ps, timestep: " << timestep << ", seed: 5}\n"
+                                    << "run: {steps: " << steps << "}\n"
+                                    << "output:\n  directory: out\n  trajectory: {interval: 5}\n  state: {interval: 5}\n"
+                                    << "  checkpoint: {interval: 5}\n  progress: false\n";
+    return (dir / "run.yaml").string();
+  };
+  const mdsim::test::CommandResult first = mdsim::test::run_mdsim("run " + config("2 fs", "300 K", 10));
+  REQUIRE(first.code == 0);
+  const std::string state_before = mdsim_test::read_text(dir / "out" / "state.csv");
+
+  const mdsim::test::CommandResult changed = mdsim::test::run_mdsim("run --resume " + config("4 fs", "310 K", 20));
+  CHECK(changed.code == 2);
+  CHECK(contains(changed.err, (dir / "out" / "checkpoint.h5").string() +
+                                  ": --resume continues the simulation the checkpoint belongs to, but the config "
+                                  "changes its physics (integrator.timestep: checkpoint 0.002 ps, config 0.004 ps; "
+                                  "integrator.temperature: checkpoint 300 K, config 310 K)"));
+  CHECK(mdsim_test::read_text(dir / "out" / "state.csv") == state_before);  // nothing appended
+
+  const mdsim::test::CommandResult longer = mdsim::test::run_mdsim("run --resume " + config("2 fs", "300 K", 20));
+  CHECK(longer.code == 0);
+  CHECK(mdsim_test::read_text(dir / "out" / "state.csv").size() > state_before.size());
+  fs::remove_all(dir);
+}

@@ -378,3 +378,24 @@ TEST_CASE("system.pme_grid: exact (default) | fft_friendly; a bad value names th
   CHECK(load_config(std::string(MDSIM_SOURCE_DIR) + "/configs/dhfr_benchmark.yaml").system.nonbonded.pme_grid ==
         PmeGridSizes::FftFriendly);
 }
+
+TEST_CASE("physics_settings lists what a resumed run must keep, with units, and not run length or outputs") {
+  const RunConfig a = parse("system: {pdb: a.pdb, cutoff: 0.9 nm}\nintegrator: {timestep: 2 fs}\nrun: {steps: 10}\n");
+  const RunConfig b =
+      parse("system: {pdb: a.pdb, cutoff: 9 A}\nintegrator: {timestep: 0.002 ps}\nrun: {steps: 99}\n"
+            "output: {trajectory: {interval: 7}}\nplatform: cpu\n");
+  CHECK(physics_settings(a) == physics_settings(b));
+  const auto settings = physics_settings(a);
+  const auto value = [&settings](const std::string& key) {
+    for (const auto& [k, v] : settings)
+      if (k == key) return v;
+    return std::string("(absent)");
+  };
+  CHECK(value("system.cutoff") == "0.9 nm");
+  CHECK(value("integrator.timestep") == "0.002 ps");
+  CHECK(value("integrator.temperature") == "300 K");
+  CHECK(value("system.forcefield") == "amber14-all.xml, amber14/tip3p.xml");
+  CHECK(value("barostat") == "none");
+  const RunConfig c = parse("system: {pdb: a.pdb}\nbarostat: {pressure: 1 atm}\n");
+  CHECK(physics_settings(c) != physics_settings(a));
+}
