@@ -92,7 +92,7 @@ struct GeneratorInput {
 
   const Topology& topology;  // with its bonds (create_topology_bonds)
   const ForceFieldData& forcefield;
-  const ForceFieldOptions& options;
+  const ForceFieldOptions options;  // a copy: callers may pass a temporary
   NormalisedNames names;
   AtomGraph graph;
   TypeTables tables;
