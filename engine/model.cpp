@@ -61,8 +61,6 @@ void check_overlaps(const Topology& top) {
                   through_image ? " (nearest periodic image)" : "", kOverlapDistanceNm)));
 }
 
-bool periodic_method(NonbondedMethod m) { return m == NonbondedMethod::PME || m == NonbondedMethod::CutoffPeriodic; }
-
 // Error located at a config key when the config recorded where it is.
 [[noreturn]] void config_error(const RunConfig& c, const std::string& key, const std::string& message) {
   const auto it = c.locations.find(key);
@@ -83,7 +81,7 @@ Model build_model(const RunConfig& config) {
   Model model;
   model.topology = read_pdb(sc.pdb);
   check_overlaps(model.topology);
-  const bool periodic = periodic_method(sc.nonbonded.method);
+  const bool periodic = is_periodic(sc.nonbonded.method);
   if (periodic) {
     if (!model.topology.box)
       config_error(config, "system.nonbonded_method",

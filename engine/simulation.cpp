@@ -250,14 +250,7 @@ void check_output_paths(const RunConfig& cfg) {
   if (fs::exists(dir) && !fs::is_directory(dir))
     throw InputError(fmt::format("{}: output.directory: {} exists and is {}, not a folder", cfg.source, out.directory,
                                  file_kind(dir)));
-  const std::pair<const char*, std::string> outputs[] = {
-      {"output.trajectory.file", out.trajectory.interval_steps > 0 ? out.trajectory.file : std::string()},
-      {"output.state.file", out.state.interval_steps > 0 ? out.state.file : std::string()},
-      {"output.checkpoint.file", out.checkpoint.file},
-      {"output.final_pdb", out.final_pdb},
-  };
-  for (const auto& [key, file] : outputs) {
-    if (file.empty()) continue;
+  for (const auto& [key, file] : output_files(out)) {
     const std::string path = output_path(cfg, file);
     const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
     if (fs::exists(st) && !fs::is_regular_file(st))

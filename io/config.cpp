@@ -281,7 +281,7 @@ void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool ch
     if (!rep.IsSequence() || rep.size() != 3) r.fail(rep, "'replicate' must be a list of three whole numbers, e.g. [2, 2, 2]");
     for (int i = 0; i < 3; ++i) s.replicate[i] = static_cast<int>(r.integer(rep[i], "replicate", 1));
     const bool tiled = s.replicate != std::array<int, 3>{1, 1, 1};
-    const bool periodic = nb.method == NonbondedMethod::PME || nb.method == NonbondedMethod::CutoffPeriodic;
+    const bool periodic = is_periodic(nb.method);
     if (tiled && !periodic)
       r.fail(rep, "'replicate' tiles a periodic box: it needs nonbonded_method pme or cutoff_periodic");
   }
@@ -440,39 +440,32 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
   if (const auto v = n["progress"]) o.progress = r.boolean(v, "progress");
 }
 
-// Two outputs on one file would overwrite each other: refuse them, at the key written later.
+// Two outputs on one file would overwrite each other: refuse them, at the key written later (a default
+// name has no location: then the other key is blamed).
 void check_distinct_outputs(const Reader& r, const YAML::Node& output, const OutputConfig& o) {
-  struct Named {
-    const char* key;   // config key
-    std::string file;  // relative to the output directory; empty = off
-    YAML::Node node;   // where it was written (null for a default)
+  // Where `key` ("output.final_pdb", "output.state.file") was written; an undefined node for a default.
+  const auto written = [&output](const std::string& key) {
+    const std::string rest = key.substr(key.find('.') + 1);  // below "output."
+    const std::size_t dot = rest.find('.');
+    const auto child = [](const YAML::Node& map, const std::string& name) {
+      return map && map.IsMap() && map[name] && !map[name].IsNull() ? map[name] : YAML::Node(YAML::NodeType::Undefined);
+    };
+    if (dot == std::string::npos) return child(output, rest);
+    const YAML::Node section = child(output, rest.substr(0, dot));
+    return section.IsDefined() ? child(section, rest.substr(dot + 1)) : section;
   };
-  const auto node_of = [&output](const char* section, const char* key) {
-    if (!output || !output.IsMap()) return YAML::Node();
-    if (section == nullptr) return output[key] ? output[key] : YAML::Node();
-    const YAML::Node s = output[section];
-    return s && s.IsMap() && s[key] ? s[key] : YAML::Node();
-  };
-  const bool trajectory = o.trajectory.interval_steps > 0 && !o.trajectory.file.empty();
-  const bool state = o.state.interval_steps > 0 && !o.state.file.empty();
-  const Named outputs[] = {
-      {"output.trajectory.file", trajectory ? o.trajectory.file : "", node_of("trajectory", "file")},
-      {"output.state.file", state ? o.state.file : "", node_of("state", "file")},
-      {"output.checkpoint.file", o.checkpoint.file, node_of("checkpoint", "file")},
-      {"output.final_pdb", o.final_pdb, node_of(nullptr, "final_pdb")},
-  };
-  for (std::size_t i = 0; i < std::size(outputs); ++i)
-    for (std::size_t j = i + 1; j < std::size(outputs); ++j) {
-      const Named& a = outputs[i];
-      const Named& b = outputs[j];
-      if (a.file.empty() || b.file.empty()) continue;
-      if (fs::path(a.file).lexically_normal() != fs::path(b.file).lexically_normal()) continue;
-      const Named& later = b.node.IsDefined() && !b.node.IsNull() ? b : a;
-      const Named& other = &later == &b ? a : b;
+  const std::vector<OutputFile> files = output_files(o);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    for (std::size_t j = i + 1; j < files.size(); ++j) {
+      if (fs::path(files[i].file).lexically_normal() != fs::path(files[j].file).lexically_normal()) continue;
+      const bool later_written = written(files[j].key).IsDefined();
+      const OutputFile& blamed = later_written ? files[j] : files[i];
+      const OutputFile& other = later_written ? files[i] : files[j];
       const std::string message = fmt::format("'{}' and '{}' both name the file '{}': one output would overwrite "
                                               "the other; give them different names",
-                                              later.key, other.key, later.file);
-      if (later.node.IsDefined() && !later.node.IsNull()) r.fail(later.node, message);
+                                              blamed.key, other.key, blamed.file);
+      const YAML::Node at = written(blamed.key);
+      if (at.IsDefined()) r.fail(at, message);
       throw InputError(located(r.source(), 0, 0, message));
     }
 }
@@ -505,8 +498,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   if (const auto n = root["barostat"]) {
     cfg.barostat.emplace();
     parse_barostat(r, n, *cfg.barostat, cfg.integrator.temperature_k);
-    const auto m = cfg.system.nonbonded.method;
-    if (m != NonbondedMethod::PME && m != NonbondedMethod::CutoffPeriodic)
+    if (!is_periodic(cfg.system.nonbonded.method))
       r.fail(n, "'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic)");
   }
   if (const auto n = root["run"]) parse_run(r, n, cfg.run, cfg.integrator.timestep_ps);

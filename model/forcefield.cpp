@@ -27,8 +27,7 @@ namespace {
 void set_box_and_nonbonded(const Topology& top, const ForceFieldOptions& options, System& sys) {
   sys.box = top.box;
   sys.nonbonded = options.nonbonded;
-  if (!top.box && (options.nonbonded.method == NonbondedMethod::PME ||
-                   options.nonbonded.method == NonbondedMethod::CutoffPeriodic))
+  if (!top.box && is_periodic(options.nonbonded.method))
     throw InputError(located(top.source, 0, 0,
                              "a periodic nonbonded method (PME or CutoffPeriodic) needs a periodic box, but the "
                              "structure has none (no CRYST1 record)"));

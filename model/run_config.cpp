@@ -41,6 +41,16 @@ const char* to_string(InitialVelocities v) {
   return "?";
 }
 
+std::vector<OutputFile> output_files(const OutputConfig& o) {
+  std::vector<OutputFile> out;
+  if (o.trajectory.interval_steps > 0 && !o.trajectory.file.empty())
+    out.push_back({"output.trajectory.file", o.trajectory.file});
+  if (o.state.interval_steps > 0 && !o.state.file.empty()) out.push_back({"output.state.file", o.state.file});
+  if (!o.checkpoint.file.empty()) out.push_back({"output.checkpoint.file", o.checkpoint.file});
+  if (!o.final_pdb.empty()) out.push_back({"output.final_pdb", o.final_pdb});
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfig& c) {
   const auto number = [](double v, const char* unit) { return quoted_number(v) + unit; };
   const SystemConfig& s = c.system;

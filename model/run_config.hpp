@@ -91,6 +91,17 @@ struct OutputConfig {
   bool progress = true;
 };
 
+// An output file the run writes: its config key and its name relative to output.directory.
+struct OutputFile {
+  const char* key;  // "output.trajectory.file", ...
+  std::string file;
+};
+
+// The output files the config enables, in a fixed order: trajectory, state log, checkpoint, final
+// structure (a trajectory or state log needs a file and an interval; a checkpoint is written at the end
+// even without an interval).
+std::vector<OutputFile> output_files(const OutputConfig& output);
+
 struct SourceLocation {
   int line = 0, column = 0;  // 1-based; 0 = unknown
 };

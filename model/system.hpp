@@ -82,6 +82,9 @@ struct RigidWater {  // SETTLE triple (also present as three DistanceConstraints
 
 enum class NonbondedMethod { NoCutoff, CutoffNonPeriodic, CutoffPeriodic, PME };
 
+// The methods that need a periodic box.
+constexpr bool is_periodic(NonbondedMethod m) { return m == NonbondedMethod::CutoffPeriodic || m == NonbondedMethod::PME; }
+
 struct NonbondedSettings {
   NonbondedMethod method = NonbondedMethod::PME;
   double cutoff_nm = 1.0;

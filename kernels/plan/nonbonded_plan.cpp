@@ -84,8 +84,6 @@ std::vector<double> pme_bspline_moduli(int n) {
   return moduli;
 }
 
-bool is_periodic(NonbondedMethod m) { return m == NonbondedMethod::CutoffPeriodic || m == NonbondedMethod::PME; }
-
 CoulombMethod coulomb_method(NonbondedMethod m) {
   switch (m) {
     case NonbondedMethod::NoCutoff: return CoulombMethod::Plain;

@@ -25,7 +25,6 @@ void validate_system(const System& system);
 // is at most half the smallest box height.
 void check_periodic_box(const NonbondedSettings& settings, const Boxd& box);
 
-bool is_periodic(NonbondedMethod method);
 CoulombMethod coulomb_method(NonbondedMethod method);
 
 struct NonbondedPlan {
