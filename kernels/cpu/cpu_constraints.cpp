@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/physics/ccma.hpp"
 #include "kernels/physics/settle.hpp"
 
 namespace mdsim {
@@ -62,17 +63,13 @@ void CpuConstraints::apply_positions(const std::vector<Vec3d>& reference, std::v
                      positions[static_cast<std::size_t>(s.h1)], positions[static_cast<std::size_t>(s.h2)], mo, mh, s.oh,
                      s.hh);
   }
-  const double lower = (1.0 - tolerance) * (1.0 - tolerance);
-  const double upper = (1.0 + tolerance) * (1.0 + tolerance);
+  const CcmaBounds bounds = ccma_bounds(tolerance);
   run_ccma(reference, positions, [&](std::size_t c) {
     const ConstraintPlan::Ccma& k = plan_.ccma_constraints()[c];
     const Vec3d rp = positions[static_cast<std::size_t>(k.a)] - positions[static_cast<std::size_t>(k.b)];
-    const double rp2 = dot(rp, rp);
-    const double d2 = k.distance * k.distance;
-    // Linearised multiplier: the displacement lambda r_ref (w_a, -w_b) changes |rp|^2 by
-    // 2 lambda (rp . r_ref)(w_a + w_b) to first order.
-    delta_[c] = 0.5 * k.reduced_mass * (d2 - rp2) / dot(rp, r_ref_[c]);
-    return rp2 >= lower * d2 && rp2 <= upper * d2;
+    bool converged = false;
+    delta_[c] = ccma_position_delta(rp, r_ref_[c], k.distance, k.reduced_mass, bounds, converged);
+    return converged;
   });
 }
 
@@ -89,9 +86,9 @@ void CpuConstraints::apply_velocities(const std::vector<Vec3d>& positions, std::
   run_ccma(positions, velocities, [&](std::size_t c) {
     const ConstraintPlan::Ccma& k = plan_.ccma_constraints()[c];
     const Vec3d vr = velocities[static_cast<std::size_t>(k.a)] - velocities[static_cast<std::size_t>(k.b)];
-    const double rate = dot(vr, r_ref_[c]) / r_ref2_[c];  // relative rate of length change, 1/ps
-    delta_[c] = -k.reduced_mass * rate;
-    return std::fabs(rate) <= tolerance;
+    bool converged = false;
+    delta_[c] = ccma_velocity_delta(vr, r_ref_[c], r_ref2_[c], k.reduced_mass, tolerance, converged);
+    return converged;
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "kernels/cuda/constraint_layout.hpp"
 #include "kernels/cuda/device_atoms.cuh"
+#include "kernels/physics/ccma.hpp"
 #include "kernels/physics/vec3.hpp"
 
 namespace mdsim::cuda {
@@ -76,49 +77,45 @@ __device__ __forceinline__ void ccma_update(const CcmaView& c, const CcmaBlock& 
   __syncthreads();
 }
 
-// The position iteration from `first` on: w.x (positions) converges onto the constraint distances
-// along the reference vectors w.r_ref; stops at the first iteration >= at_least at which every
-// constraint of the block is within the tolerance. Returns that iteration. Whole block.
-__device__ __forceinline__ int ccma_iterate_positions(const CcmaView& c, const CcmaBlock& w, double tolerance,
-                                                      int first, int at_least, int max_iterations) {
-  const double lower = (1.0 - tolerance) * (1.0 - tolerance);
-  const double upper = (1.0 + tolerance) * (1.0 + tolerance);
+// Iterations from `first` on, until the first iteration >= at_least at which every constraint of
+// the block has converged; returns that iteration. Whole block. linearise(k, ab) sets w.delta[k] for
+// block constraint k between block-local atoms ab and says whether it has converged.
+template <typename Linearise>
+__device__ __forceinline__ int ccma_iterate(const CcmaView& c, const CcmaBlock& w, int first, int at_least,
+                                            int max_iterations, const Linearise& linearise) {
   int iteration = first;
   for (; iteration < max_iterations; ++iteration) {
     int unconverged = 0;
-    for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
-      const int2 ab = c.local[w.c_begin + k];
-      const Vec3d rp = w.x[ab.x] - w.x[ab.y];
-      const double rp2 = dot(rp, rp);
-      const double d = c.distance[w.c_begin + k];
-      const double d2 = d * d;
-      w.delta[k] = 0.5 * c.reduced_mass[w.c_begin + k] * (d2 - rp2) / dot(rp, w.r_ref[k]);
-      if (!(rp2 >= lower * d2 && rp2 <= upper * d2)) unconverged = 1;
-    }
+    for (int k = threadIdx.x; k < w.nc; k += blockDim.x)
+      if (!linearise(k, c.local[w.c_begin + k])) unconverged = 1;
     if (__syncthreads_or(unconverged) == 0 && iteration >= at_least) break;
     ccma_update(c, w);
   }
   return iteration;
 }
 
-// The velocity iteration, likewise: the components of w.x (velocities) along the constraint vectors
-// w.r_ref are removed until every relative rate is within the tolerance.
+// Positions: w.x converges onto the constraint distances along the reference vectors w.r_ref.
+__device__ __forceinline__ int ccma_iterate_positions(const CcmaView& c, const CcmaBlock& w, double tolerance,
+                                                      int first, int at_least, int max_iterations) {
+  const CcmaBounds bounds = ccma_bounds(tolerance);
+  return ccma_iterate(c, w, first, at_least, max_iterations, [&](int k, int2 ab) {
+    bool converged = false;
+    w.delta[k] = ccma_position_delta(w.x[ab.x] - w.x[ab.y], w.r_ref[k], c.distance[w.c_begin + k],
+                                     c.reduced_mass[w.c_begin + k], bounds, converged);
+    return converged;
+  });
+}
+
+// Velocities: the components of w.x along the constraint vectors w.r_ref are removed until every
+// relative rate is within the tolerance.
 __device__ __forceinline__ int ccma_iterate_velocities(const CcmaView& c, const CcmaBlock& w, double tolerance,
                                                        int first, int at_least, int max_iterations) {
-  int iteration = first;
-  for (; iteration < max_iterations; ++iteration) {
-    int unconverged = 0;
-    for (int k = threadIdx.x; k < w.nc; k += blockDim.x) {
-      const int2 ab = c.local[w.c_begin + k];
-      const Vec3d vr = w.x[ab.x] - w.x[ab.y];
-      const double rate = dot(vr, w.r_ref[k]) / w.r_ref2[k];
-      w.delta[k] = -c.reduced_mass[w.c_begin + k] * rate;
-      if (!(fabs(rate) <= tolerance)) unconverged = 1;
-    }
-    if (__syncthreads_or(unconverged) == 0 && iteration >= at_least) break;
-    ccma_update(c, w);
-  }
-  return iteration;
+  return ccma_iterate(c, w, first, at_least, max_iterations, [&](int k, int2 ab) {
+    bool converged = false;
+    w.delta[k] = ccma_velocity_delta(w.x[ab.x] - w.x[ab.y], w.r_ref[k], w.r_ref2[k], c.reduced_mass[w.c_begin + k],
+                                     tolerance, converged);
+    return converged;
+  });
 }
 
 }  // namespace mdsim::cuda

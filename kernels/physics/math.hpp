@@ -26,6 +26,8 @@ MDSIM_HD double atan2_(double y, double x) { return ::atan2(y, x); }
 MDSIM_HD float atan2_(float y, float x) { return ::atan2f(y, x); }
 MDSIM_HD double log_(double x) { return ::log(x); }
 MDSIM_HD float log_(float x) { return ::logf(x); }
+MDSIM_HD double fabs_(double x) { return ::fabs(x); }
+MDSIM_HD float fabs_(float x) { return ::fabsf(x); }
 MDSIM_HD double floor_(double x) { return ::floor(x); }
 MDSIM_HD float floor_(float x) { return ::floorf(x); }
 
