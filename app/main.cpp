@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,10 +51,15 @@ int main(int argc, char** argv) {
   // required").
   if (argc > 1 && argv[1][0] != '-') {
     const std::string word = argv[1];
-    const std::vector<std::string> known = {"run", "energy", "check", "bench", "platforms"};
+    const auto all = [](const CLI::App*) { return true; };
+    std::vector<std::string> known;
+    for (const CLI::App* sub : std::as_const(app).get_subcommands(all)) known.push_back(sub->get_name());
     if (std::find(known.begin(), known.end(), word) == known.end()) {
-      std::fprintf(stderr, "error: unknown command '%s'; the commands are run, energy, check, bench and platforms "
-                           "(mdsim --help)\n", word.c_str());
+      std::string list;
+      for (std::size_t i = 0; i < known.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == known.size() ? " and " : ", ") + known[i];
+      std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (mdsim --help)\n", word.c_str(),
+                   list.c_str());
       return 2;
     }
   }
