@@ -132,12 +132,10 @@ int command_energy(const EnergyOptions& options) {
         s.bonds.size(), s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size(),
         count_waters(model.topology));
     out += fmt::format("  \"net_charge\": {:.12g},\n", net_charge(s));
-    out += fmt::format(
-        "  \"energies_kj_per_mol\": {{\"bond\": {:.17g}, \"angle\": {:.17g}, \"torsion\": {:.17g}, "
-        "\"nonbonded_direct\": {:.17g}, \"nonbonded_reciprocal\": {:.17g}, \"dispersion_correction\": {:.17g}, "
-        "\"nonbonded\": {:.17g}, \"total\": {:.17g}}}",
-        e.bond, e.angle, e.torsion, e.nonbonded_direct, e.nonbonded_reciprocal, e.dispersion_correction, e.nonbonded,
-        e.total);
+    std::string energies;
+    for (const auto& [name, value] : named_terms(e))
+      energies += fmt::format("{}\"{}\": {:.17g}", energies.empty() ? "" : ", ", name, value);
+    out += "  \"energies_kj_per_mol\": {" + energies + "}";
     if (pme)
       out += fmt::format(",\n  \"pme\": {{\"alpha_per_nm\": {:.17g}, \"grid\": [{}, {}, {}], \"grid_sizes\": \"{}\"}}",
                          pp.alpha_per_nm, pp.grid[0], pp.grid[1], pp.grid[2], to_string(s.nonbonded.pme_grid));

@@ -8,6 +8,7 @@
 // Units: kJ/mol.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -50,14 +51,22 @@ enum ForceTerm : unsigned {
   kTermAll = kTermBonded | kTermNonbonded,
 };
 
-// The names of the terms that are not finite ("nonbonded_direct inf, total inf"); empty when all are.
+// Every term with its name as reports spell it (`mdsim energy --json`), in EnergyTerms' order.
+inline std::array<std::pair<const char*, double>, 8> named_terms(const EnergyTerms& e) {
+  return {{{"bond", e.bond},
+           {"angle", e.angle},
+           {"torsion", e.torsion},
+           {"nonbonded_direct", e.nonbonded_direct},
+           {"nonbonded_reciprocal", e.nonbonded_reciprocal},
+           {"dispersion_correction", e.dispersion_correction},
+           {"nonbonded", e.nonbonded},
+           {"total", e.total}}};
+}
+
+// The names of the terms that are not finite ("nonbonded_direct inf, total nan"); empty when all are.
 inline std::string nonfinite_terms(const EnergyTerms& e) {
-  const std::pair<const char*, double> terms[] = {
-      {"bond", e.bond}, {"angle", e.angle}, {"torsion", e.torsion}, {"nonbonded_direct", e.nonbonded_direct},
-      {"nonbonded_reciprocal", e.nonbonded_reciprocal}, {"dispersion_correction", e.dispersion_correction},
-      {"nonbonded", e.nonbonded}, {"total", e.total}};
   std::string out;
-  for (const auto& [name, value] : terms)
+  for (const auto& [name, value] : named_terms(e))
     if (!std::isfinite(value)) out += (out.empty() ? "" : ", ") + std::string(name) + (std::isnan(value) ? " nan" : " inf");
   return out;
 }
