@@ -318,12 +318,11 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) progress->finish(step);
 
-  // Final outputs: the checkpoint (after the trajectory reached its step), the trajectory closed
-  // (marked complete) and the state log, and last the final structure: a final PDB means the
-  // run finished and every output before it is whole.
+  // Final outputs: the checkpoint (after the trajectory reached its step), the state log, the final
+  // structure (each whole or absent: written under a temporary name), and last the trajectory's
+  // complete=1, so that mark means every output of the run was written.
   if (trajectory) trajectory->flush();
   if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, make_checkpoint(*context, cfg, system, config_hash));
-  if (trajectory) trajectory->close();
   if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {
     StateRequest positions_only;
@@ -332,6 +331,7 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     write_pdb(path, model.topology, s.positions_nm, s.has_box ? std::optional<Boxd>(s.box) : std::nullopt);
     summary.outputs.emplace_back("final structure", path);
   }
+  if (trajectory) trajectory->close();
 
   summary.first_step = first_step;
   summary.last_step = step;

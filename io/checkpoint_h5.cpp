@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "common/errors.hpp"
+#include "io/atomic_file.hpp"
 #include "io/h5_util.hpp"
 #include "io/trajectory_h5.hpp"  // hdf5_mutex()
 #include "mdsim_version.hpp"
@@ -200,7 +201,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
     throw InputError(fmt::format("{}: cannot write the checkpoint: folder '{}' is not writable ({})", path,
                                  folder.string(), std::strerror(errno)));
 
-  const std::string tmp = path + ".partial";
+  const std::string tmp = partial_path(path);
   {
     std::lock_guard<std::mutex> lock(hdf5_mutex());
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -243,26 +244,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
       throw RuntimeError(fmt::format("{}: cannot write the checkpoint ({}); the previous checkpoint is kept", path, what));
     }
   }
-  // Data on disk before the rename makes it visible.
-  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    std::remove(tmp.c_str());
-    throw RuntimeError(fmt::format("{}: cannot write the checkpoint (fsync: {}); the previous checkpoint is kept", path,
-                                   std::strerror(err)));
-  }
-  ::close(fd);
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw RuntimeError(fmt::format("{}: cannot move the new checkpoint into place: {}", path, ec.message()));
-  }
-  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  publish_partial(tmp, path, "the new checkpoint", /*durable=*/true);
 }
 
 Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& expected) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "io/atomic_file.hpp"
 #include "io/h5_util.hpp"
 
 namespace mdsim {
@@ -40,7 +41,7 @@ void write_vec3(hid_t file, const char* name, const std::vector<Vec3d>& v, const
 
 void write_forces_h5(const std::string& path, const std::vector<Vec3d>& positions_nm,
                      const std::vector<Vec3d>& forces_kj_per_mol_nm) {
-  const std::string tmp = path + ".partial";
+  const std::string tmp = partial_path(path);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not HDF5's stack dump
   {
     H5Id file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
@@ -53,12 +54,7 @@ void write_forces_h5(const std::string& path, const std::vector<Vec3d>& position
       throw;
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw RuntimeError(fmt::format("{}: cannot move the finished file into place: {}", path, ec.message()));
-  }
+  publish_partial(tmp, path, "the finished file", /*durable=*/false);
 }
 
 std::vector<Vec3d> read_vec3_dataset_h5(const std::string& path, const std::string& dataset) {

@@ -4,16 +4,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string_view>
 
 #include "common/errors.hpp"
+#include "io/atomic_file.hpp"
 #include "mdsim_version.hpp"
 
 namespace mdsim {
@@ -159,11 +157,7 @@ void write_pdb(const std::string& path, const Topology& topology, const std::vec
   }
   out += "END\n";
 
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError(located(path, 0, 0, std::string("cannot open for writing: ") + std::strerror(errno)));
-  file.write(out.data(), static_cast<std::streamsize>(out.size()));
-  file.close();
-  if (!file) throw RuntimeError(located(path, 0, 0, "error while writing the PDB file"));
+  write_file_atomically(path, out, "the PDB file");
 }
 
 }  // namespace mdsim

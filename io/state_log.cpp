@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "io/atomic_file.hpp"
 
 namespace mdsim {
 
@@ -57,17 +59,18 @@ bool truncate_log(const std::string& path, std::int64_t after_step) {
     if (step <= after_step) keep.push_back(line);
   }
   if (first) return false;
-  const std::string tmp = path + ".partial";
+  const std::string tmp = partial_path(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << kStateLogHeader << '\n';
     for (const std::string& l : keep) out << l << '\n';
     out.flush();
-    if (!out) throw RuntimeError(fmt::format("{}: cannot rewrite the state log for the restart", path));
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw RuntimeError(fmt::format("{}: cannot rewrite the state log for the restart", path));
+    }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw RuntimeError(fmt::format("{}: cannot rewrite the state log for the restart: {}", path, ec.message()));
+  publish_partial(tmp, path, "the state log rewritten for the restart", /*durable=*/false);
   return true;
 }
 
@@ -98,14 +101,31 @@ StateLog::StateLog(const std::string& path, double total_mass_amu, std::optional
                                    path_, kStateLogHeader));
     appending = true;
   }
-  file_ = std::fopen(path_.c_str(), appending ? "ab" : "wb");
+  if (appending) {
+    file_ = std::fopen(path_.c_str(), "ab");
+    if (!file_)
+      throw InputError(fmt::format("{}: cannot open the state log for writing: {}", path_, std::strerror(errno)));
+    return;
+  }
+  // A new log starts under a temporary name and replaces an older file at `path` only once its header
+  // is written; the lines then go to the renamed file (the open stream follows it).
+  const std::string partial = partial_path(path_);
+  file_ = std::fopen(partial.c_str(), "wb");
   if (!file_)
     throw InputError(fmt::format("{}: cannot open the state log for writing: {}", path_, std::strerror(errno)));
-  if (!appending && (std::fprintf(file_, "%s\n", kStateLogHeader) < 0 || std::fflush(file_) != 0)) {
+  if (std::fprintf(file_, "%s\n", kStateLogHeader) < 0 || std::fflush(file_) != 0) {
     const int err = errno;
     std::fclose(file_);
     file_ = nullptr;
+    std::remove(partial.c_str());
     throw RuntimeError(fmt::format("{}: cannot write the state log: {}", path_, std::strerror(err)));
+  }
+  try {
+    publish_partial(partial, path_, "the new state log", /*durable=*/false);
+  } catch (...) {
+    std::fclose(file_);
+    file_ = nullptr;
+    throw;
   }
 }
 

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "common/errors.hpp"
+#include "io/atomic_file.hpp"
 #include "io/h5_util.hpp"
 #include "mdsim_version.hpp"
 
@@ -287,7 +288,7 @@ std::optional<std::uint64_t> TrajectoryWriter::fault_injection_bytes_from_enviro
 void TrajectoryWriter::create(const Topology& topology) {
   // Built under a temporary name and renamed once complete and flushed: a run killed while the
   // file is set up leaves no unreadable file (and an older file at `path` is replaced only then).
-  const std::string partial = path_ + ".partial";
+  const std::string partial = partial_path(path_);
   {
     H5Id fapl(make_fapl(), H5Pclose);
     file_id_ = H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id);
@@ -395,12 +396,11 @@ void TrajectoryWriter::create(const Topology& topology) {
     std::remove(partial.c_str());
     throw RuntimeError(fmt::format("{}: cannot set up the trajectory file ({}): {}", path_, e.what(), reason));
   }
-  std::error_code ec;
-  std::filesystem::rename(partial, path_, ec);
-  if (ec) {
+  try {
+    publish_partial(partial, path_, "the new trajectory file", /*durable=*/false);
+  } catch (...) {
     close_handles();
-    std::remove(partial.c_str());
-    throw InputError(fmt::format("{}: cannot move the new trajectory file into place: {}", path_, ec.message()));
+    throw;
   }
 }
 

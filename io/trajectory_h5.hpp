@@ -3,7 +3,8 @@
 //
 //   /                      attrs conventions="Pande", conventionVersion="1.1", program="mdsim",
 //                                programVersion, title, application, complete (0 while writing, 1
-//                                after a clean close), mdsim_selection, [seed], [config_hash]
+//                                after a clean close, which `mdsim run` does after every other
+//                                output of the run was written), mdsim_selection, [seed], [config_hash]
 //   /h5md                  attr version=[1,1]; author/{name}, creator/{name, version}
 //   /particles/all/position/value   frames×N×3 float32, unit="nm", units="nanometers"
 //                          /step    frames int64;  /time frames float64, unit="ps", units="picoseconds"

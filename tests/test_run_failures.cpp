@@ -539,3 +539,32 @@ TEST_CASE("a malformed MDSIM_FAULT_TRAJECTORY_BYTES is an input error naming the
   CHECK_FALSE(fs::exists(dir / "out" / "trajectory.h5.partial"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a final structure that cannot be written at the end: the run fails and its trajectory stays incomplete") {
+  // complete=1 is the trajectory's last write, after every other output: a failure writing the final
+  // PDB (here its temporary name is taken by a folder, which no up-front check can foresee) leaves
+  // the trajectory with all its frames but complete=0, no final.pdb and no temporary file.
+  constexpr int kSteps = 20;
+  const fs::path dir = scratch("finalpdb");
+  const fs::path cfg = write_config(dir, kSteps, 10);
+  std::ofstream(cfg, std::ios::app) << "  final_pdb: final.pdb\n";
+  fs::create_directories(dir / "out" / "final.pdb.partial");
+
+  MdsimProcess run({"run", cfg.string()}, dir / "run");
+  REQUIRE(run_to_end(run, 300) != 0);
+  const std::vector<std::string> err = nonempty_lines(run.err());
+  INFO(run.out() << run.err());
+  REQUIRE(err.size() == 1);
+  CHECK(err[0].find((dir / "out" / "final.pdb").string() + ": cannot create the PDB file") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out" / "final.pdb"));
+  CHECK(fs::is_directory(dir / "out" / "final.pdb.partial"));  // left as it was
+  std::string out, log;
+  const int rc = python(dir, "check_final", kIncompleteCheck,
+                        {(dir / "out" / "trajectory.h5").string(), std::to_string(kFrameInterval), std::to_string(kAtoms)},
+                        out, log);
+  INFO(log);
+  REQUIRE(rc == 0);
+  CHECK(std::stol(out) == kSteps / kFrameInterval);
+  CHECK(state_steps(dir / "out" / "state.csv") == multiples(kFrameInterval, kSteps));
+  fs::remove_all(dir);
+}

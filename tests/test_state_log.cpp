@@ -144,12 +144,15 @@ TEST_CASE("state log: errors name the file and the reason") {
   REQUIRE_THROWS_WITH(StateLog("no_such_folder_state/state.csv", 1.0),
                       "no_such_folder_state/state.csv: cannot write the state log: folder 'no_such_folder_state' "
                       "does not exist");
-  // A full disk: /dev/full fails every write with ENOSPC.
+  // A full disk while the header is written (the log's temporary name links to /dev/full, which fails
+  // every write with ENOSPC): nothing appears under the log's name and the temporary name is removed.
   fs::remove("state_full.csv");
-  fs::create_symlink("/dev/full", "state_full.csv");
+  fs::remove("state_full.csv.partial");
+  fs::create_symlink("/dev/full", "state_full.csv.partial");
   REQUIRE_THROWS_WITH(StateLog("state_full.csv", 1.0),
                       "state_full.csv: cannot write the state log: No space left on device");
-  fs::remove("state_full.csv");
+  CHECK_FALSE(fs::exists(fs::symlink_status("state_full.csv")));
+  CHECK_FALSE(fs::exists(fs::symlink_status("state_full.csv.partial")));
 
   // A write failing after some lines (file size limit in a child process): one clear RuntimeError.
   int fds[2];
