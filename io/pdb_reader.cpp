@@ -273,11 +273,21 @@ class PdbParser {
       if (residue_name != residue_name_) return;  // other residue of a point-mutation alternate
       auto found = residue_atoms_.find(atom_name);
       if (found != residue_atoms_.end()) {
-        if (found->second.find(altloc) == std::string::npos) {
-          found->second.push_back(altloc);  // another alternate location of a kept atom
+        if (found->second.altlocs.find(altloc) == std::string::npos) {
+          found->second.altlocs.push_back(altloc);  // another alternate location of a kept atom
           return;
         }
-        new_residue = true;  // the same name again: the next residue (e.g. unnumbered waters)
+        // The same name again: in unnumbered residues (e.g. waters) the next residue; in a numbered
+        // one two atoms with one name, which no template can match.
+        if (resseq_ok) {
+          const TopologyResidue& residue = top_.residues.back();
+          fail(number, 13,
+               "duplicate atom name '" + std::string(atom_name) + "' in residue " + residue.name + " " +
+                   std::to_string(residue.number) + " (chain '" + top_.chains[chain_].id +
+                   "'): already on line " + std::to_string(found->second.line) +
+                   "; give each atom of a residue its own name, or give a separate residue its own number");
+        }
+        new_residue = true;
       }
     }
 
@@ -297,7 +307,7 @@ class PdbParser {
       residue_atoms_.clear();
       last_resseq_ = number_as_read;
     }
-    residue_atoms_.emplace(atom_name, std::string(1, altloc));
+    residue_atoms_.emplace(atom_name, SeenAtom{std::string(1, altloc), number});
 
     const int residue_index = static_cast<int>(top_.residues.size()) - 1;
     const int atom_index = static_cast<int>(top_.atoms.size());
@@ -505,7 +515,11 @@ class PdbParser {
   char residue_icode_ = ' ';
   std::string_view residue_name_;
   int last_resseq_ = 0;
-  std::unordered_map<std::string_view, std::string> residue_atoms_;  // atom name -> altlocs seen
+  struct SeenAtom {
+    std::string altlocs;  // alternate locations seen
+    int line = 0;         // where the name first appeared
+  };
+  std::unordered_map<std::string_view, SeenAtom> residue_atoms_;  // by atom name, in the current residue
 
   std::vector<ElementState> element_state_;
   std::vector<std::string_view> element_text_;

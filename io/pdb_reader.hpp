@@ -3,8 +3,9 @@
 //  - ATOM and HETATM records of the first model only (MODEL/ENDMDL); reading stops at END.
 //  - A new chain when the chain identifier changes or after a TER record (even with the same ID).
 //  - A new residue when resSeq, the insertion code or (without an alternate location) the residue
-//    name changes. An atom name repeated with the same alternate location starts a new residue too
-//    (OpenMM does that only for unnumbered residues; it silently drops such atoms otherwise).
+//    name changes. In an unnumbered residue (blank or unreadable resSeq) an atom name repeated with
+//    the same alternate location starts the next residue, as in OpenMM; in a numbered residue it is
+//    an error naming both lines (OpenMM silently drops such atoms).
 //  - Alternate locations: the first location of each atom name is kept (as OpenMM does); atoms of
 //    a point-mutation alternate whose residue name differs from the residue's are dropped.
 //  - Elements from columns 77-78; when blank or unknown, inferred from the atom name like OpenMM

@@ -492,6 +492,14 @@ TEST_CASE("bad input: one-line InputError naming file and line", "[pdb]") {
                                                                        "\nCONECT    1  2x3\n");
     CHECK(error_of(path).rfind(path + ":3:12: ", 0) == 0);
   }
+  SECTION("duplicate atom name in a numbered residue") {
+    const std::string path = write_text("test_pdb_duplicate_name.pdb",
+                                        atom_line(1, "N", "ALA", 'A', 5, 1, 1, 1, "N") + "\n" +
+                                            atom_line(2, "CA", "ALA", 'A', 5, 2, 1, 1, "C") + "\n" +
+                                            atom_line(3, "CA", "ALA", 'A', 5, 3, 1, 1, "C") + "\n");
+    CHECK(error_of(path) == path + ":3:13: duplicate atom name 'CA' in residue ALA 5 (chain 'A'): already on line 2; "
+                                   "give each atom of a residue its own name, or give a separate residue its own number");
+  }
   SECTION("misaligned residue name") {
     std::string line = atom_line(1, "C1", "LI", 'A', 1, 1, 1, 1, "C");
     line[20] = 'G';  // "  LIG" shifted one column to the right
