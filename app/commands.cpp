@@ -90,6 +90,7 @@ int command_check(const std::string& config_path) {
   const RunConfig cfg = load_config(config_path);
   check_output_paths(cfg);
   const Model model = build_model(cfg);
+  const RunSetup setup = prepare_run(cfg, model, /*resume=*/false);  // what run checks before writing
   print_config_summary(cfg);
   const System& s = model.system;
   fmt::print("  atoms:          {} in {} residues, {} chains; {} waters\n", s.num_particles(),
@@ -103,6 +104,12 @@ int command_check(const std::string& config_path) {
     fmt::print("  PME:            alpha {:.6f} /nm, grid {} x {} x {} ({})\n", pp.alpha_per_nm, pp.grid[0], pp.grid[1],
                pp.grid[2], to_string(s.nonbonded.pme_grid));
   }
+  fmt::print("  runs on:        {}\n", setup.platform.kind == PlatformKind::Cuda
+                                             ? fmt::format("cuda device {}", setup.platform.device)
+                                             : std::string("cpu"));
+  if (!setup.trajectory_atoms.empty() && static_cast<int>(setup.trajectory_atoms.size()) != s.num_particles())
+    fmt::print("  trajectory:     {} of {} atoms ({})\n", setup.trajectory_atoms.size(), s.num_particles(),
+               cfg.output.trajectory.atoms);
   fmt::print("config OK\n");
   return 0;
 }

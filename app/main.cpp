@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,8 +87,22 @@ int main(int argc, char** argv) {
   } catch (const mdsim::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const mdsim::RuntimeError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // The up-front estimates (engine/resources) refuse what cannot fit by far; this is what slips past them.
+    std::fprintf(stderr, "error: out of memory: the system and settings need more memory than this machine has "
+                         "free (a smaller system.replicate, a coarser PME grid through system.ewald_tolerance, or "
+                         "another machine)\n");
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    const std::string path = e.path1().empty() ? std::string("a file") : e.path1().string();
+    std::fprintf(stderr, "error: %s: %s\n", path.c_str(), e.code().message().c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    // Every expected failure is an InputError or RuntimeError with its own message; anything else is a bug.
+    std::fprintf(stderr, "error: internal error (%s); please report it with the config and input files\n", e.what());
     return 1;
   }
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "engine/resources.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "model/forcefield.hpp"
@@ -61,13 +62,6 @@ void check_overlaps(const Topology& top) {
                   through_image ? " (nearest periodic image)" : "", kOverlapDistanceNm)));
 }
 
-// Error located at a config key when the config recorded where it is.
-[[noreturn]] void config_error(const RunConfig& c, const std::string& key, const std::string& message) {
-  const auto it = c.locations.find(key);
-  if (it != c.locations.end()) throw InputError(located(c.source, it->second.line, it->second.column, message));
-  throw InputError(located(c.source, 0, 0, message));
-}
-
 }  // namespace
 
 int count_waters(const Topology& topology) {
@@ -84,13 +78,13 @@ Model build_model(const RunConfig& config) {
   const bool periodic = is_periodic(sc.nonbonded.method);
   if (periodic) {
     if (!model.topology.box)
-      config_error(config, "system.nonbonded_method",
+      throw_config_error(config, "system.nonbonded_method",
                    fmt::format("nonbonded_method '{}' needs a periodic box, but {} has no CRYST1 record",
                                to_string(sc.nonbonded.method), sc.pdb));
     const Boxd& b = *model.topology.box;
     const double half = 0.5 * std::min({b.a.x, b.b.y, b.c.z});
     if (sc.nonbonded.cutoff_nm > half)
-      config_error(config, "system.cutoff",
+      throw_config_error(config, "system.cutoff",
                    fmt::format("cutoff {} nm is longer than half the smallest box height of {} ({} nm)",
                                sc.nonbonded.cutoff_nm, sc.pdb, half));
   }
@@ -106,7 +100,10 @@ Model build_model(const RunConfig& config) {
   options.nonbonded = sc.nonbonded;
   model.system = build_system(model.topology, ff, options);
   model.positions_nm = model.topology.positions_nm;
-  if (sc.replicate != std::array<int, 3>{1, 1, 1}) model = replicate_model(model, sc.replicate);
+  if (sc.replicate != std::array<int, 3>{1, 1, 1}) {
+    check_model_memory(config, model.system.num_particles());
+    model = replicate_model(model, sc.replicate);
+  }
   return model;
 }
 

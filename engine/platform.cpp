@@ -15,10 +15,13 @@ PlatformChoice choose_platform(const std::string& requested, int device_index) {
   const CudaProbe probe = probe_cuda();
   const bool have = !probe.devices.empty();
   if (requested == "cuda") {
-    if (!have) throw InputError(fmt::format("platform 'cuda' requested but no usable CUDA device ({})", probe.reason));
+    if (!have) throw InputError(fmt::format("platform 'cuda' requested but no usable CUDA device ({}); use platform: auto to "
+                                   "run on the CPU platform when there is none (mdsim platforms lists the devices)",
+                                   probe.reason));
     if (device_index < 0 || device_index >= static_cast<int>(probe.devices.size()))
-      throw InputError(fmt::format("platform device {} requested but only {} CUDA device(s) present", device_index,
-                                   probe.devices.size()));
+      throw InputError(fmt::format("platform device {} requested but only {} CUDA device(s) present (indices from 0; "
+                                   "mdsim platforms lists them)",
+                                   device_index, probe.devices.size()));
     choice.kind = PlatformKind::Cuda;
     return choice;
   }

@@ -15,6 +15,7 @@
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
+#include "engine/resources.hpp"
 #include "io/atom_selection.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/frame_writer.hpp"
@@ -83,16 +84,14 @@ Checkpoint make_checkpoint(Context& context, const RunConfig& cfg, const System&
   return c;
 }
 
-// The platform for this run (its one-line notice printed when "auto" fell back to the CPU).
+// The platform for this run, with its CUDA options.
 struct RunPlatform {
   PlatformChoice choice;
   CudaOptions cuda;
 };
 
-RunPlatform choose_run_platform(const RunConfig& cfg, RunSummary& summary) {
-  RunPlatform p{choose_platform(cfg.platform.name, cfg.platform.device), {}};
-  if (!p.choice.notice.empty()) std::fprintf(stderr, "%s\n", p.choice.notice.c_str());
-  p.cuda = cuda_options(cfg.platform, p.choice.device);
+RunPlatform run_platform(const RunConfig& cfg, const PlatformChoice& choice, RunSummary& summary) {
+  RunPlatform p{choice, cuda_options(cfg.platform, choice.device)};
   summary.platform = p.choice.kind == PlatformKind::Cuda
                          ? std::string(p.cuda.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
                          : std::string("cpu (double precision)");
@@ -130,13 +129,14 @@ void check_same_physics(const RunConfig& cfg, const Checkpoint& checkpoint, cons
 }
 
 // The checkpoint to resume from, when the run resumes (InputError when there is none).
-std::optional<Checkpoint> read_restart(const RunConfig& cfg, const RunRequest& request, const System& system,
+std::optional<Checkpoint> read_restart(const RunConfig& cfg, bool resume, const System& system,
                                        const std::string& checkpoint_file) {
-  if (!request.resume && cfg.run.initial_velocities != InitialVelocities::FromCheckpoint) return std::nullopt;
-  if (checkpoint_file.empty()) throw InputError(cfg.source + ": resuming needs output.checkpoint.file");
+  if (!resume && cfg.run.initial_velocities != InitialVelocities::FromCheckpoint) return std::nullopt;
+  if (checkpoint_file.empty())
+    throw_config_error(cfg, "output.checkpoint", "resuming needs output.checkpoint.file, the checkpoint to start from");
   if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
   Checkpoint checkpoint = read_checkpoint(checkpoint_file, system_fingerprint(system));
-  if (request.resume) check_same_physics(cfg, checkpoint, checkpoint_file);  // from_checkpoint may change them
+  if (resume) check_same_physics(cfg, checkpoint, checkpoint_file);  // from_checkpoint may change them
   return checkpoint;
 }
 
@@ -171,14 +171,15 @@ struct Reporters {
   std::optional<ProgressReporter> progress;
 };
 
-Reporters open_reporters(const RunConfig& cfg, const Model& model, Context& context, const std::string& config_hash,
-                         std::int64_t first_step, std::optional<std::int64_t> append_after, RunSummary& summary) {
+Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::vector<int>& trajectory_atoms,
+                         Context& context, const std::string& config_hash, std::int64_t first_step,
+                         std::optional<std::int64_t> append_after, RunSummary& summary) {
   const auto& out = cfg.output;
   const System& system = model.system;
   Reporters r;
   if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
     TrajectoryOptions options;
-    options.atoms = select_atoms(model.topology, out.trajectory.atoms, cfg.source + ": output.trajectory.atoms");
+    options.atoms = trajectory_atoms;
     options.selection = out.trajectory.atoms;
     options.velocities = out.trajectory.velocities;
     options.forces = out.trajectory.forces;
@@ -260,16 +261,41 @@ void check_output_paths(const RunConfig& cfg) {
   }
 }
 
+RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
+  RunSetup setup;
+  const auto& out = cfg.output;
+  if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
+    const auto at = cfg.locations.find("output.trajectory.atoms");
+    const std::string where = at == cfg.locations.end()
+                                  ? cfg.source + ": output.trajectory.atoms"
+                                  : located(cfg.source, at->second.line, at->second.column, "output.trajectory.atoms");
+    setup.trajectory_atoms = select_atoms(model.topology, out.trajectory.atoms, where);
+  }
+  try {
+    setup.platform = choose_platform(cfg.platform.name, cfg.platform.device);
+  } catch (const InputError& e) {
+    throw_config_error(cfg, "platform.name", e.what());
+  }
+  if (!setup.platform.notice.empty()) std::fprintf(stderr, "%s\n", setup.platform.notice.c_str());
+  check_platform_memory(cfg, model.system, setup.platform);
+  const std::string checkpoint_file = out.checkpoint.file.empty() ? std::string() : output_path(cfg, out.checkpoint.file);
+  setup.restart = read_restart(cfg, resume, model.system, checkpoint_file);
+  check_trajectory_space(cfg, static_cast<std::int64_t>(setup.trajectory_atoms.size()),
+                         setup.restart ? setup.restart->step : 0);
+  return setup;
+}
+
 RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   check_output_paths(cfg);
   RunSummary summary;
   Model model = build_model(cfg);
   const System& system = model.system;
   const std::string config_hash = content_hash_hex(request.config_text);
-  const RunPlatform platform = choose_run_platform(cfg, summary);
+  RunSetup setup = prepare_run(cfg, model, request.resume);
+  const RunPlatform platform = run_platform(cfg, setup.platform, summary);
   const std::string checkpoint_file =
       cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
-  const std::optional<Checkpoint> restart = read_restart(cfg, request, system, checkpoint_file);
+  const std::optional<Checkpoint>& restart = setup.restart;
   std::unique_ptr<Context> context = make_context(cfg, system, platform, restart, summary);
 
   // Everything the user could get wrong has been checked: from here on files are written.
@@ -281,7 +307,8 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   const double dt = cfg.integrator.timestep_ps;
   const std::optional<std::int64_t> append_after = restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
   const auto& out = cfg.output;
-  Reporters reporters = open_reporters(cfg, model, *context, config_hash, first_step, append_after, summary);
+  Reporters reporters =
+      open_reporters(cfg, model, setup.trajectory_atoms, *context, config_hash, first_step, append_after, summary);
   auto& [trajectory, state_log, progress] = reporters;
   if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
 

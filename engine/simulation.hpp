@@ -6,10 +6,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/model.hpp"
+#include "engine/platform.hpp"
+#include "io/checkpoint_h5.hpp"
 #include "model/run_config.hpp"
 
 namespace mdsim {
@@ -30,6 +34,18 @@ struct RunSummary {
 };
 
 RunSummary run_simulation(const RunConfig& config, const RunRequest& request);
+
+// Everything `mdsim run` settles about a model before it writes anything; `mdsim check` goes through
+// the same steps, so it rejects what run would. InputError, located at the config key, when the
+// platform asked for is absent, the trajectory's atom selection does not fit the structure, the
+// platform or the trajectory need more memory or disk than there is (engine/resources.hpp), or the
+// checkpoint to resume from is missing, of another system or of other physics.
+struct RunSetup {
+  PlatformChoice platform;             // its notice, when "auto" fell back, is printed by prepare_run
+  std::vector<int> trajectory_atoms;   // output.trajectory.atoms resolved (empty without a trajectory)
+  std::optional<Checkpoint> restart;   // with --resume or initial_velocities: from_checkpoint
+};
+RunSetup prepare_run(const RunConfig& config, const Model& model, bool resume);
 
 // InputError unless every output the config enables can be written as a regular file: the output
 // folder is a folder (or does not exist yet) and no output path is an existing directory, device,

@@ -118,6 +118,11 @@ struct RunConfig {
   OutputConfig output;
 };
 
+// InputError "config:line:column: message" at `key` ("output.trajectory.atoms"), or at the nearest
+// enclosing key the config wrote ("output.trajectory", "output") when the key itself was left to its
+// default; the file alone when none was written.
+[[noreturn]] void throw_config_error(const RunConfig& config, const std::string& key, const std::string& message);
+
 // The settings that define the simulated physics, which a resumed run must share with the run that
 // wrote its checkpoint: (config key, value with its unit) in a fixed order. Run length, reporters,
 // outputs, minimisation, platform and seed are not among them (the system's masses and charges are

@@ -304,3 +304,45 @@ TEST_CASE("--resume refuses changed physics, listing each difference, and accept
   CHECK(mdsim_test::read_text(dir / "out" / "state.csv").size() > state_before.size());
   fs::remove_all(dir);
 }
+
+TEST_CASE("check refuses what run refuses: trajectory selection, platform, resources; run writes nothing", "[parity]") {
+  // Each config differs from a valid ala2_water run in one place; `mdsim check` and `mdsim run` both stop
+  // with exit 2 at that key of run.yaml (line:column), and neither creates the output folder.
+  struct Case {
+    const char* name;
+    const char* platform;
+    const char* system_extra;
+    const char* run;
+    const char* trajectory;
+    const char* located;  // "run.yaml:LINE:COLUMN: ..." expected in the message
+  };
+  const bool have_cuda = mdsim::test::run_mdsim("platforms").out.find("cuda:0") != std::string::npos;
+  const Case cases[] = {
+      {"selection", "cpu", "", "{steps: 10}", "{interval: 5, atoms: \"0-999999\"}",
+       "run.yaml:8:29: output.trajectory.atoms: invalid atom selection \"0-999999\": atom index 999999"},
+      {"replicate", "cpu", "  replicate: [100, 100, 100]\n", "{steps: 10}", "{interval: 5}",
+       "run.yaml:5:3: system.replicate: 2269000000 atoms (100 × 100 × 100 copies of 2269) need about"},
+      {"disk", "cpu", "", "{steps: 1000000000000}", "{interval: 1, velocities: true}",
+       "run.yaml:8:16: output.trajectory.interval: 1000000000000 frames of 2269 atoms need about"},
+      {"device", "{name: cuda, device: 7}", "", "{steps: 10}", "{interval: 5}",
+       have_cuda ? "run.yaml:5:12: platform device 7 requested but only"
+                 : "run.yaml:5:12: platform 'cuda' requested but no usable CUDA device"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const fs::path dir = scratch(std::string("parity_") + c.name);
+    fs::copy_file(kPdb, dir / "ala2_water.pdb");
+    std::ofstream(dir / "run.yaml") << "system:\n  pdb: ala2_water.pdb\n  nonbonded_method: pme\n  cutoff: 1.0 nm\n"
+                                    << c.system_extra << "platform: " << c.platform << "\nrun: " << c.run << "\n"
+                                    << "output:\n  trajectory: " << c.trajectory << "\n  progress: false\n";
+    for (const char* command : {"check", "run"}) {
+      INFO(command);
+      const mdsim::test::CommandResult r = mdsim::test::run_mdsim(std::string(command) + " " + (dir / "run.yaml").string());
+      INFO(r.err);
+      CHECK(r.code == 2);
+      CHECK(contains(r.err, (dir / c.located).string()));
+      CHECK_FALSE(fs::exists(dir / "out"));
+    }
+    fs::remove_all(dir);
+  }
+}

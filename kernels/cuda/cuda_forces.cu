@@ -111,6 +111,7 @@ class Evaluator {
 
   void set_box(const Boxd& box) {
     if (!periodic_) throw RuntimeError("CUDA platform: set_box on a non-periodic system");
+    check_periodic_box(sys_.nonbonded, box);  // as the CPU platform: no wrong images for a small box
     box_ = box;
     list_->set_box(box);  // rebuilds at the next evaluation
     invalidate_graphs();  // the box is baked into the captured kernels' arguments

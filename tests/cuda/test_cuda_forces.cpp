@@ -4,12 +4,14 @@
 // rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation.
 #include "support/catch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
 #include <utility>
 
+#include "common/errors.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
@@ -230,4 +232,18 @@ TEST_CASE("the column search of large systems finds every interaction, also afte
     }
     CHECK(b.num_list_builds() == 4);
   }
+}
+
+TEST_CASE("CUDA set_box refuses a box below twice the cutoff, as the CPU platform does") {
+  const Reference& ref = reference("dhfr");
+  CudaForceEvaluator gpu(ref.model.system, CudaOptions{});
+  CpuForceEvaluator cpu(ref.model.system);
+  Boxd small = *ref.model.system.box;
+  const double scale = 1.9 * ref.model.system.nonbonded.cutoff_nm / std::min({small.a.x, small.b.y, small.c.z});
+  small.a *= scale;
+  small.b *= scale;
+  small.c *= scale;
+  REQUIRE_THROWS_AS(cpu.set_box(small), InputError);
+  REQUIRE_THROWS_AS(gpu.set_box(small), InputError);
+  gpu.set_box(*ref.model.system.box);  // the original box is accepted again
 }
