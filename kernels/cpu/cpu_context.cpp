@@ -138,12 +138,6 @@ class CpuContext final : public Context {
  private:
   void check_size(const std::vector<Vec3d>& v, const char* what) const { check_particle_count(v.size(), x_.size(), what); }
 
-  static void check_finite_input(const std::vector<Vec3d>& v, const char* what) {
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z))
-        throw InputError(std::string(what) + ": particle " + std::to_string(i) + " has a non-finite coordinate");
-  }
-
   void require_positions(const char* what) const {
     if (!positions_set_) throw RuntimeError(std::string(what) + ": positions have not been set");
   }

@@ -74,6 +74,7 @@ class CudaContext final : public Context {
 
   void set_positions(const std::vector<Vec3d>& positions) override {
     check_size(positions, "positions");
+    check_finite_input(positions, "positions");
     evaluator_.set_positions(positions);
     positions_set_ = true;
     invalidate_forces();
@@ -81,6 +82,7 @@ class CudaContext final : public Context {
 
   void set_velocities(const std::vector<Vec3d>& velocities) override {
     check_size(velocities, "velocities");
+    check_finite_input(velocities, "velocities");
     atoms_.v.upload(velocities, stream_);
   }
 

@@ -131,7 +131,7 @@ class NeighborList {
     prepare_positions_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
         npad_, pos, sorted_charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), sorted_at_build_.data(),
         std::isfinite(opt_.range_nm) ? real(half_buffer * half_buffer) : std::numeric_limits<real>::infinity(),
-        rebuild_flag());
+        rebuild_flag(), &status_.data()->nonfinite);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -189,6 +189,11 @@ class NeighborList {
   bool grow_after_overflow(F&& before_realloc) {
     MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const NeighborListStatus s = status();
+    // A NaN or infinite position (dynamics blown up) would make every later result meaningless: stop
+    // here, as the CPU platform does at the step itself. The list's kernels stay in bounds meanwhile.
+    if (s.nonfinite != 0)
+      throw RuntimeError("CUDA platform: an atom's position is not finite: the simulation became unstable; a "
+                         "smaller time step or an energy minimisation first may help");
     if (s.tile_overflow == 0 && s.exclusion_overflow == 0) return false;
     if (s.exclusion_overflow != 0) {
       const int needed = exclusion_tile_count_.download(stream_)[0];

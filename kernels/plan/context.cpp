@@ -38,4 +38,10 @@ void check_particle_count(std::size_t given, std::size_t particles, const char* 
                      std::to_string(particles) + " particles");
 }
 
+void check_finite_input(const std::vector<Vec3d>& values, const char* what) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i].x) || !std::isfinite(values[i].y) || !std::isfinite(values[i].z))
+      throw InputError(std::string(what) + ": particle " + std::to_string(i) + " has a non-finite coordinate");
+}
+
 }  // namespace mdsim

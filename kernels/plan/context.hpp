@@ -140,6 +140,10 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& setti
 // InputError unless an array of per-particle values (`what`: "positions", ...) has one per particle.
 void check_particle_count(std::size_t given, std::size_t particles, const char* what);
 
+// InputError naming the first particle whose vector (`what`: "positions", "velocities") is NaN or
+// infinite: what a context is given must be finite on every platform.
+void check_finite_input(const std::vector<Vec3d>& values, const char* what);
+
 // Degrees of freedom as OpenMM's StateDataReporter counts them: 3 per particle with mass, minus one
 // per constraint (rigid waters' three included in System::constraints), minus 3 when the
 // centre-of-mass motion is removed.
