@@ -71,7 +71,11 @@ class Reader {
     if (!map.IsMap()) fail(map, fmt::format("'{}' must be a mapping of keys to values", section));
     std::map<std::string, int> first_line;  // YAML keeps only one of two equal keys: refuse them
     for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar())  // YAML allows any node as a key ("? [a, b]"); a config key is a name
+        fail(kv.first, fmt::format("a key {} must be a name, found a {}",
+                                   section.empty() ? "at the top level" : fmt::format("in '{}'", section),
+                                   kv.first.IsSequence() ? "list" : kv.first.IsMap() ? "mapping" : "null"));
+      const auto key = kv.first.Scalar();
       const auto [seen, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
       if (!fresh)
         fail(kv.first, fmt::format("key '{}' appears twice {} (also on line {}); only one would be used: remove "

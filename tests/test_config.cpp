@@ -251,6 +251,15 @@ TEST_CASE("wrong types are one-line errors with a location") {
         std::string::npos);
 }
 
+// Found by fuzz/config.cpp (fuzz/regressions/config/): a non-scalar key escaped as YAML::TypedBadConversion.
+TEST_CASE("a key that is a list, a mapping or null is refused, located") {
+  CHECK(error_of("system:\n  pdb: a.pdb\n? [a, b]\n: 1\n") ==
+        "test.yaml:3:3: a key at the top level must be a name, found a list");
+  CHECK(error_of("system:\n  pdb: a.pdb\n  ? {x: 1}\n  : 2\n") ==
+        "test.yaml:3:5: a key in 'system' must be a name, found a mapping");
+  CHECK(error_of("system:\n  pdb: a.pdb\n  ~: 3\n") == "test.yaml:3:3: a key in 'system' must be a name, found a null");
+}
+
 TEST_CASE("duplicate keys and outputs that would overwrite each other are refused, located") {
   CHECK(error_of("system:\n  pdb: a.pdb\n  cutoff: 0.9\n  cutoff: 1.2\n") ==
         "test.yaml:4:3: key 'cutoff' appears twice in 'system' (also on line 3); only one would be used: remove the "
