@@ -382,9 +382,16 @@ void check_atom_selection(const Reader& r, const YAML::Node& n, const std::strin
     part.erase(std::remove_if(part.begin(), part.end(), [](unsigned char c) { return std::isspace(c); }), part.end());
     const auto dash = part.find('-');
     auto is_index = [](const std::string& t) { return !t.empty() && std::all_of(t.begin(), t.end(), ::isdigit); };
+    // first <= last as whole numbers of any length (an index past the atom count is select_atoms' error,
+    // named there with the count; std::stoll would throw out_of_range here).
+    auto not_after = [](std::string first, std::string last) {
+      first.erase(0, std::min(first.find_first_not_of('0'), first.size()));
+      last.erase(0, std::min(last.find_first_not_of('0'), last.size()));
+      return first.size() != last.size() ? first.size() < last.size() : first <= last;
+    };
     const bool ok = dash == std::string::npos ? is_index(part)
                                               : is_index(part.substr(0, dash)) && is_index(part.substr(dash + 1)) &&
-                                                    std::stoll(part.substr(0, dash)) <= std::stoll(part.substr(dash + 1));
+                                                    not_after(part.substr(0, dash), part.substr(dash + 1));
     if (!ok) break;
     any = true;
     if (ss.eof()) return;

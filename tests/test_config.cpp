@@ -192,6 +192,14 @@ TEST_CASE("atom selections: keywords, index lists and YAML lists") {
   CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: proteen}}\n")
             .find("test.yaml:2:30: 'atoms' must be all | protein") == 0);
   CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"5-2\"}}\n").find("'atoms' must be") != std::string::npos);
+  // Found while writing fuzz/config.cpp (fuzz/regressions/config/): numbers beyond long long threw
+  // std::out_of_range from std::stoll. The range check compares them as whole numbers of any length.
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"99999999999999999999-1\"}}\n")
+            .find("'atoms' must be") != std::string::npos);
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"1-099999999999999999999\"}}\n").empty());
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"0010-10, 7\"}}\n").empty());
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"11-010\"}}\n").find("'atoms' must be") !=
+        std::string::npos);
 }
 
 TEST_CASE("unit conversions") {
