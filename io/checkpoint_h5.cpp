@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -100,11 +101,15 @@ std::string h5_reason() {
 
 // ---- reading ----
 
+// One string (a scalar, or one element): H5Aread writes every element, so an array of strings would
+// overflow the single pointer or buffer read into.
 std::optional<std::string> read_string_attr(hid_t obj, const char* name) {
   if (H5Aexists(obj, name) <= 0) return std::nullopt;
   H5Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
   H5Id type(H5Aget_type(attr.id), H5Tclose);
-  if (!attr.ok() || H5Tget_class(type.id) != H5T_STRING) return std::nullopt;
+  H5Id space(H5Aget_space(attr.id), H5Sclose);
+  if (!attr.ok() || H5Tget_class(type.id) != H5T_STRING || H5Sget_simple_extent_npoints(space.id) != 1)
+    return std::nullopt;
   if (H5Tis_variable_str(type.id) > 0) {
     H5Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.id, H5T_VARIABLE);
@@ -132,6 +137,10 @@ std::optional<T> read_scalar_attr(hid_t obj, const char* name, hid_t mem_type) {
   return value;
 }
 
+// The most values a dataset of any length (/barostat_state, 5 values) may hold: its extent is only declared,
+// so a damaged file could otherwise ask for any amount of memory.
+constexpr hsize_t kMaxAnyRows = 1024;
+
 // Reads a float64 dataset of the given shape (cols 0 = rank 1). Returns false if absent.
 bool read_matrix(hid_t file, const std::string& path, const char* name, hsize_t rows, hsize_t cols,
                  std::vector<double>& out, bool allow_any_rows = false) {
@@ -141,10 +150,14 @@ bool read_matrix(hid_t file, const std::string& path, const char* name, hsize_t 
   const int rank = H5Sget_simple_extent_ndims(space.id);
   hsize_t dims[2] = {0, 0};
   H5Sget_simple_extent_dims(space.id, dims, nullptr);
-  const bool shape_ok = cols == 0 ? rank == 1 && (allow_any_rows || dims[0] == rows)
+  const bool shape_ok = cols == 0 ? rank == 1 && (allow_any_rows ? dims[0] <= kMaxAnyRows : dims[0] == rows)
                                   : rank == 2 && dims[0] == rows && dims[1] == cols;
   if (!set.ok() || !shape_ok)
-    throw InputError(fmt::format("{}: checkpoint dataset /{} has the wrong shape (expected {}×{})", path, name, rows, cols));
+    throw InputError(allow_any_rows
+                         ? fmt::format("{}: checkpoint dataset /{} has the wrong shape (expected a vector of at most {} "
+                                       "values)", path, name, kMaxAnyRows)
+                         : fmt::format("{}: checkpoint dataset /{} has the wrong shape (expected {}×{})", path, name, rows,
+                                       cols));
   out.assign(cols == 0 ? dims[0] : rows * cols, 0.0);
   if (!out.empty() && H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
     throw InputError(fmt::format("{}: cannot read checkpoint dataset /{}: {}", path, name, h5_reason()));
@@ -287,10 +300,11 @@ Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& exp
   const std::int64_t n = require(read_scalar_attr<std::int64_t>(file.id, "num_atoms", H5T_NATIVE_INT64), "num_atoms");
   const std::string hash_text = require(read_string_attr(file.id, "system_hash"), "system_hash");
   char* end = nullptr;
-  c.fingerprint.num_atoms = static_cast<int>(n);
   c.fingerprint.hash = std::strtoull(hash_text.c_str(), &end, 16);
-  if (n < 0 || hash_text.size() != 16 || !end || *end != '\0')
+  // num_atoms beyond int would wrap in the fingerprint (2^32 + 3 atoms passing as 3) and then size the arrays.
+  if (n < 0 || n > std::numeric_limits<int>::max() || hash_text.size() != 16 || !end || *end != '\0')
     throw InputError(fmt::format("{}: damaged checkpoint: invalid num_atoms or system_hash", path));
+  c.fingerprint.num_atoms = static_cast<int>(n);
   if (!(c.fingerprint == expected))
     throw InputError(fmt::format("{}: checkpoint is for a different system: the checkpoint has {}, this system has {}",
                                  path, c.fingerprint.to_string(), expected.to_string()));

@@ -71,7 +71,11 @@ class Reader {
     if (!map.IsMap()) fail(map, fmt::format("'{}' must be a mapping of keys to values", section));
     std::map<std::string, int> first_line;  // YAML keeps only one of two equal keys: refuse them
     for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar())  // YAML allows any node as a key ("? [a, b]"); a config key is a name
+        fail(kv.first, fmt::format("a key {} must be a name, found a {}",
+                                   section.empty() ? "at the top level" : fmt::format("in '{}'", section),
+                                   kv.first.IsSequence() ? "list" : kv.first.IsMap() ? "mapping" : "null"));
+      const auto key = kv.first.Scalar();
       const auto [seen, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
       if (!fresh)
         fail(kv.first, fmt::format("key '{}' appears twice {} (also on line {}); only one would be used: remove "
@@ -378,9 +382,16 @@ void check_atom_selection(const Reader& r, const YAML::Node& n, const std::strin
     part.erase(std::remove_if(part.begin(), part.end(), [](unsigned char c) { return std::isspace(c); }), part.end());
     const auto dash = part.find('-');
     auto is_index = [](const std::string& t) { return !t.empty() && std::all_of(t.begin(), t.end(), ::isdigit); };
+    // first <= last as whole numbers of any length (an index past the atom count is select_atoms' error,
+    // named there with the count; std::stoll would throw out_of_range here).
+    auto not_after = [](std::string first, std::string last) {
+      first.erase(0, std::min(first.find_first_not_of('0'), first.size()));
+      last.erase(0, std::min(last.find_first_not_of('0'), last.size()));
+      return first.size() != last.size() ? first.size() < last.size() : first <= last;
+    };
     const bool ok = dash == std::string::npos ? is_index(part)
                                               : is_index(part.substr(0, dash)) && is_index(part.substr(dash + 1)) &&
-                                                    std::stoll(part.substr(0, dash)) <= std::stoll(part.substr(dash + 1));
+                                                    not_after(part.substr(0, dash), part.substr(dash + 1));
     if (!ok) break;
     any = true;
     if (ss.eof()) return;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <system_error>
 #include <unordered_set>
 
@@ -72,9 +73,8 @@ void on_start(void* user, const XML_Char* name, const XML_Char** attrs) {
 
 void on_end(void* user, const XML_Char* /*name*/) { static_cast<ParseState*>(user)->stack.pop_back(); }
 
-XmlDocument parse_xml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open force field file"));
+// Parses XML text from `in` (a file, or the text of one); `path` names it in messages.
+XmlDocument parse_xml(std::istream& in, const std::string& path) {
   XmlDocument doc;
   doc.path = path;
   ParseState state;
@@ -99,6 +99,12 @@ XmlDocument parse_xml_file(const std::string& path) {
   }
   if (!state.have_root) throw InputError(located(path, 1, 0, "empty XML file"));
   return doc;
+}
+
+XmlDocument parse_xml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(located(path, 0, 0, "cannot open force field file"));
+  return parse_xml(in, path);
 }
 
 // ---------------------------------------------------------------- attribute helpers
@@ -538,6 +544,16 @@ StandardResidueData load_standard_residue_data(const std::string& dir) {
   }
   data.loaded = true;
   return data;
+}
+
+ForceFieldData parse_forcefield_xml(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  std::vector<XmlDocument> docs;
+  docs.push_back(parse_xml(in, source));
+  ForceFieldData ff;
+  ff.files.push_back(source);
+  Loader(ff).load(docs);
+  return ff;
 }
 
 ForceFieldData load_forcefields(const std::vector<std::string>& names, const std::string& base_dir,

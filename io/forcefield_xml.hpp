@@ -30,6 +30,11 @@ std::string resolve_forcefield_path(const std::string& name, const std::string& 
 ForceFieldData load_forcefields(const std::vector<std::string>& names, const std::string& base_dir,
                                 const std::vector<std::string>& search_dirs = default_forcefield_dirs());
 
+// One force-field file from its text (`source` names it in messages), read as load_forcefields reads each
+// file, without following its <Include>s and without the standard residue tables (ff.standard stays
+// unloaded). For tests and the fuzz target.
+ForceFieldData parse_forcefield_xml(const std::string& text, const std::string& source);
+
 // Read residues.xml and pdbNames.xml from the given folder.
 StandardResidueData load_standard_residue_data(const std::string& dir);
 

@@ -155,6 +155,16 @@ class PdbParser {
 
   Topology parse() {
     read_file();
+    return parse_text();
+  }
+
+  Topology parse(std::string text) {
+    text_ = std::move(text);
+    return parse_text();
+  }
+
+ private:
+  Topology parse_text() {
     std::string_view rest(text_);
     int line_number = 0;
     while (!rest.empty()) {
@@ -171,7 +181,6 @@ class PdbParser {
     return std::move(top_);
   }
 
- private:
   [[noreturn]] void fail(int line, int col, const std::string& message) const {
     throw InputError(located(path_, line, col, message));
   }
@@ -530,5 +539,7 @@ class PdbParser {
 }  // namespace
 
 Topology read_pdb(const std::string& path) { return PdbParser(path).parse(); }
+
+Topology read_pdb_text(std::string text, const std::string& source) { return PdbParser(source).parse(std::move(text)); }
 
 }  // namespace mdsim

@@ -29,4 +29,7 @@ namespace mdsim {
 // (unreadable file, malformed record, unknown element, invalid unit cell, no atoms).
 Topology read_pdb(const std::string& path);
 
+// The same from the file's text; `source` names it in messages and in Topology::source.
+Topology read_pdb_text(std::string text, const std::string& source);
+
 }  // namespace mdsim

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages mdsim needs to build (and, with --tests, to run its tests).
+# Installs the Debian 12 packages mdsim needs to build (and, with --tests, to run its tests; with --fuzz, to
+# build the libFuzzer targets: clang and its runtime libraries, scripts/fuzz.sh).
 # Idempotent: packages already present are skipped; nothing is installed when all are there.
 # The CUDA toolkit is expected in /usr/local/cuda (nvcc, cudart, cuFFT); it is not a Debian package here.
 set -euo pipefail
 
 build_packages=(g++ cmake ninja-build pkg-config libeigen3-dev libhdf5-dev libyaml-cpp-dev libcli11-dev
                 libfmt-dev libexpat1-dev)
+fuzz_packages=(clang libclang-rt-dev)
 test_packages=(catch2 hdf5-tools python3-h5py python3-mdtraj python3-mdanalysis python3-matplotlib python3-simtk)
 
 want=("${build_packages[@]}")
 for arg in "$@"; do
   case "$arg" in
     --tests) want+=("${test_packages[@]}") ;;
-    -h|--help) echo "usage: $0 [--tests]"; exit 0 ;;
-    *) echo "setup.sh: unknown argument '$arg' (expected --tests)" >&2; exit 2 ;;
+    --fuzz) want+=("${fuzz_packages[@]}") ;;
+    -h|--help) echo "usage: $0 [--tests] [--fuzz]"; exit 0 ;;
+    *) echo "setup.sh: unknown argument '$arg' (expected --tests or --fuzz)" >&2; exit 2 ;;
   esac
 done
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -230,4 +231,90 @@ TEST_CASE("damaged or foreign checkpoint files give one clear InputError") {
   REQUIRE_THROWS_WITH(read_checkpoint("checkpoint_damaged.h5", c.fingerprint),
                       "checkpoint_damaged.h5: checkpoint dataset /velocities_nm_per_ps has the wrong shape (expected "
                       "2269×3)");
+}
+
+// Found by fuzz/checkpoint.cpp (inputs in fuzz/regressions/checkpoint/): attributes and datasets of a shape
+// the writer never makes. An array of strings where one string belongs overflowed the reader's buffer
+// (ASan: stack-buffer-overflow in H5Aread); num_atoms = 2^32 + N passed as N atoms; a declared-only huge
+// /barostat_state made the reader allocate its whole extent.
+TEST_CASE("checkpoint attributes and datasets of the wrong shape give an InputError") {
+  Checkpoint c;
+  c.positions_nm = {{0.1, 0.2, 0.3}, {0.4, 0.5, 0.6}};
+  c.velocities_nm_per_ps = {{0.0, 0.0, 0.0}, {0.1, 0.0, 0.0}};
+  c.config_hash = "0123456789abcdef";
+  c.fingerprint = system_fingerprint({1.0, 2.0}, {0.5, -0.5});
+  const std::string path = "checkpoint_shapes.h5";
+  const auto edit = [&](auto change) {
+    write_checkpoint(path, c);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    change(file);
+    H5Fclose(file);
+  };
+  const auto message = [&]() -> std::string {
+    try {
+      read_checkpoint(path, c.fingerprint);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+
+  edit([](hid_t file) {  // mdsim_version as two variable-length strings
+    REQUIRE(H5Adelete(file, "mdsim_version") >= 0);
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    const hsize_t two = 2;
+    const hid_t space = H5Screate_simple(1, &two, nullptr);
+    const hid_t attr = H5Acreate2(file, "mdsim_version", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    const char* values[2] = {"0.1.0", "0.2.0"};
+    REQUIRE(H5Awrite(attr, type, values) >= 0);
+    H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+  });
+  CHECK(message() == path + ": damaged checkpoint: root attribute mdsim_version is missing or invalid");
+
+  edit([](hid_t file) {  // config_hash as three fixed-length strings
+    REQUIRE(H5Adelete(file, "config_hash") >= 0);
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 4);
+    const hsize_t three = 3;
+    const hid_t space = H5Screate_simple(1, &three, nullptr);
+    const hid_t attr = H5Acreate2(file, "config_hash", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(H5Awrite(attr, type, "abcdefghijkl") >= 0);
+    H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+  });
+  CHECK(message() == path + ": damaged checkpoint: root attribute config_hash is missing or invalid");
+
+  edit([](hid_t file) {  // 2^32 + 2 atoms: as an int, 2
+    REQUIRE(H5Adelete(file, "num_atoms") >= 0);
+    const std::int64_t n = (std::int64_t{1} << 32) + 2;
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t attr = H5Acreate2(file, "num_atoms", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(H5Awrite(attr, H5T_NATIVE_INT64, &n) >= 0);
+    H5Aclose(attr);
+    H5Sclose(space);
+  });
+  CHECK(message() == path + ": damaged checkpoint: invalid num_atoms or system_hash");
+
+  edit([](hid_t file) {  // a barostat state of 2^40 values, declared only
+    REQUIRE(H5Ldelete(file, "barostat_state", H5P_DEFAULT) >= 0);
+    const hsize_t huge = hsize_t{1} << 40;
+    const hid_t space = H5Screate_simple(1, &huge, nullptr);
+    const hid_t set = H5Dcreate2(file, "barostat_state", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(set >= 0);
+    H5Dclose(set);
+    H5Sclose(space);
+  });
+  CHECK(message() == path + ": checkpoint dataset /barostat_state has the wrong shape (expected a vector of at most "
+                            "1024 values)");
+
+  c.barostat_state = {1.0, 2.0, 1.0, 5.0, 3.0};  // the real one still reads
+  write_checkpoint(path, c);
+  CHECK(read_checkpoint(path, c.fingerprint).barostat_state == c.barostat_state);
+  std::filesystem::remove(path);
 }

@@ -192,6 +192,14 @@ TEST_CASE("atom selections: keywords, index lists and YAML lists") {
   CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: proteen}}\n")
             .find("test.yaml:2:30: 'atoms' must be all | protein") == 0);
   CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"5-2\"}}\n").find("'atoms' must be") != std::string::npos);
+  // Found while writing fuzz/config.cpp (fuzz/regressions/config/): numbers beyond long long threw
+  // std::out_of_range from std::stoll. The range check compares them as whole numbers of any length.
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"99999999999999999999-1\"}}\n")
+            .find("'atoms' must be") != std::string::npos);
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"1-099999999999999999999\"}}\n").empty());
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"0010-10, 7\"}}\n").empty());
+  CHECK(error_of("system: {pdb: a.pdb}\noutput: {trajectory: {atoms: \"11-010\"}}\n").find("'atoms' must be") !=
+        std::string::npos);
 }
 
 TEST_CASE("unit conversions") {
@@ -249,6 +257,15 @@ TEST_CASE("wrong types are one-line errors with a location") {
         std::string::npos);
   CHECK(error_of("system: {pdb: a.pdb, forcefield: {a: b}}\n").find("'forcefield' must be a file name or a list") !=
         std::string::npos);
+}
+
+// Found by fuzz/config.cpp (fuzz/regressions/config/): a non-scalar key escaped as YAML::TypedBadConversion.
+TEST_CASE("a key that is a list, a mapping or null is refused, located") {
+  CHECK(error_of("system:\n  pdb: a.pdb\n? [a, b]\n: 1\n") ==
+        "test.yaml:3:3: a key at the top level must be a name, found a list");
+  CHECK(error_of("system:\n  pdb: a.pdb\n  ? {x: 1}\n  : 2\n") ==
+        "test.yaml:3:5: a key in 'system' must be a name, found a mapping");
+  CHECK(error_of("system:\n  pdb: a.pdb\n  ~: 3\n") == "test.yaml:3:3: a key in 'system' must be a name, found a null");
 }
 
 TEST_CASE("duplicate keys and outputs that would overwrite each other are refused, located") {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Fuzzes mdsim's readers with libFuzzer (docs/FUZZING.md): builds the targets of fuzz/ with clang into
+# ./build-fuzz (ASan + UBSan), replays every committed crash input in fuzz/regressions/<target>/ (each must
+# now be handled), then runs each target for SECONDS (default 60) from seed corpora made of the project's
+# own inputs. Exits non-zero on any crash, sanitizer report, unexpected exception, timeout (-timeout=10)
+# or memory blow-up (-rss_limit_mb=2048); the failing input is saved under build-fuzz/artifacts/.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     e.g. scripts/fuzz.sh 600 pdb
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then targets=(config pdb forcefield_xml checkpoint); fi
+case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;; esac
+
+scripts/setup.sh --fuzz
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMDSIM_FUZZ=ON -DMDSIM_WERROR=ON \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
+cmake --build build-fuzz -j "$(nproc)"
+
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+max_len() {
+  case "$1" in
+    config) echo 4096 ;;
+    pdb) echo 8192 ;;
+    forcefield_xml) echo 24576 ;;
+    checkpoint) echo 1024 ;;
+  esac
+}
+
+# Seeds: the project's own inputs (big PDB files cut to their first 100 lines), plus fuzz/corpus/<target>/.
+seeds=build-fuzz/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{config,pdb,forcefield_xml,checkpoint} build-fuzz/artifacts build-fuzz/logs
+i=0
+for f in configs/*.yaml examples/*/config.yaml; do i=$((i + 1)); cp "$f" "$seeds/config/$i-$(basename "$f")"; done
+cp tests/data/*.pdb "$seeds/pdb/"
+for f in tests/data/shared/systems/*.pdb; do head -n 100 "$f" >"$seeds/pdb/head-$(basename "$f")"; done
+cp forcefields/*.xml tests/data/ff_*.xml "$seeds/forcefield_xml/"
+for f in forcefields/amber14/*.xml; do cp "$f" "$seeds/forcefield_xml/amber14-$(basename "$f")"; done
+# The checkpoint target's input is a list of choices, not a file: any bytes will do to start from.
+for f in tests/data/pdb_*.pdb; do head -c 1024 "$f" >"$seeds/checkpoint/bytes-$(basename "$f")"; done
+for t in config pdb forcefield_xml checkpoint; do
+  if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$seeds/$t/" 2>/dev/null || true; fi
+done
+
+status=0
+# 1. Every committed regression input must run clean.
+for t in "${targets[@]}"; do
+  inputs=(fuzz/regressions/"$t"/*)
+  [ -e "${inputs[0]}" ] || continue
+  if ! build-fuzz/fuzz/fuzz_"$t" -timeout=10 -rss_limit_mb=2048 "${inputs[@]}" >"build-fuzz/logs/$t-regressions.log" 2>&1; then
+    echo "fuzz: $t: a regression input fails again; see build-fuzz/logs/$t-regressions.log" >&2
+    tail -n 40 "build-fuzz/logs/$t-regressions.log" >&2
+    status=1
+  else
+    echo "fuzz: $t: ${#inputs[@]} regression inputs pass"
+  fi
+done
+
+# 2. Bounded fuzzing, one target at a time. build-fuzz/corpus/<target> keeps what earlier runs found.
+for t in "${targets[@]}"; do
+  mkdir -p "build-fuzz/corpus/$t"
+  dict=()
+  if [ -f "fuzz/$t.dict" ]; then dict=(-dict="fuzz/$t.dict"); fi
+  log="build-fuzz/logs/$t.log"
+  if build-fuzz/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$t")" \
+      "${dict[@]}" -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" \
+      "build-fuzz/corpus/$t" "$seeds/$t" >"$log" 2>&1; then
+    echo "fuzz: $t: $(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$log" | tail -n 1 | sed -E 's/ +/ /g')"
+  else
+    echo "fuzz: $t: FAILED; the input is in build-fuzz/artifacts/ ($log):" >&2
+    grep -E 'ERROR|SUMMARY|runtime error|Test unit written|terminate|what\(\)' "$log" | head -n 20 >&2 || true
+    status=1
+  fi
+done
+exit $status
