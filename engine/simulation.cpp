@@ -17,6 +17,7 @@
 #include "engine/platform.hpp"
 #include "io/atom_selection.hpp"
 #include "io/checkpoint_h5.hpp"
+#include "io/config.hpp"
 #include "io/frame_writer.hpp"
 #include "io/pdb_writer.hpp"
 #include "io/progress.hpp"
@@ -32,29 +33,32 @@ namespace mdsim {
 
 namespace {
 
+// "config:line:column: message" at the config key (e.g. "output.trajectory.file"), or at the closest section
+// written around it when the key was left at its default.
+std::string at_config_key(const RunConfig& cfg, std::string key, const std::string& message) {
+  for (;;) {
+    if (const auto it = cfg.locations.find(key); it != cfg.locations.end())
+      return located(cfg.source, it->second.line, it->second.column, message);
+    const std::size_t dot = key.rfind('.');
+    if (dot == std::string::npos) return located(cfg.source, 0, 0, message);
+    key.resize(dot);
+  }
+}
+
 // The output folder exists and is writable, or a clear InputError says why not.
 void prepare_output_directory(const RunConfig& cfg) {
   const std::string& dir = cfg.output.directory;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("output.directory: cannot create {}: {}", dir, ec.message()));
+  if (ec)
+    throw InputError(at_config_key(cfg, "output.directory",
+                                   fmt::format("output.directory: cannot create {}: {}", dir, ec.message())));
   if (::access(dir.c_str(), W_OK) != 0)
-    throw InputError(fmt::format("output.directory: {} is not writable", dir));
+    throw InputError(at_config_key(cfg, "output.directory", fmt::format("output.directory: {} is not writable", dir)));
 }
 
 std::string output_path(const RunConfig& cfg, const std::string& file) {
   return (fs::path(cfg.output.directory) / file).string();
-}
-
-const char* file_kind(const fs::file_status& st) {
-  switch (st.type()) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return "not a regular file";
-  }
 }
 
 std::int64_t next_multiple(std::int64_t step, int interval) {
@@ -133,7 +137,11 @@ void check_same_physics(const RunConfig& cfg, const Checkpoint& checkpoint, cons
 std::optional<Checkpoint> read_restart(const RunConfig& cfg, const RunRequest& request, const System& system,
                                        const std::string& checkpoint_file) {
   if (!request.resume && cfg.run.initial_velocities != InitialVelocities::FromCheckpoint) return std::nullopt;
-  if (checkpoint_file.empty()) throw InputError(cfg.source + ": resuming needs output.checkpoint.file");
+  if (checkpoint_file.empty())
+    throw InputError(at_config_key(cfg, "output.checkpoint",
+                                   fmt::format("{} reads the checkpoint, but output.checkpoint is off (null): give it "
+                                               "a file (the default is checkpoint.h5)",
+                                               request.resume ? "--resume" : "run.initial_velocities: from_checkpoint")));
   if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
   Checkpoint checkpoint = read_checkpoint(checkpoint_file, system_fingerprint(system));
   if (request.resume) check_same_physics(cfg, checkpoint, checkpoint_file);  // from_checkpoint may change them
@@ -248,15 +256,42 @@ void check_output_paths(const RunConfig& cfg) {
   std::error_code ec;
   const fs::file_status dir = fs::status(out.directory, ec);
   if (fs::exists(dir) && !fs::is_directory(dir))
-    throw InputError(fmt::format("{}: output.directory: {} exists and is {}, not a folder", cfg.source, out.directory,
-                                 file_kind(dir)));
+    throw InputError(at_config_key(cfg, "output.directory",
+                                   fmt::format("output.directory: {} exists and is {}, not a folder", out.directory,
+                                               file_kind(dir))));
+  // A folder that does not exist yet is created when the run starts: its closest existing ancestor must be a folder.
+  if (!fs::exists(dir)) {
+    for (fs::path p = fs::path(out.directory).lexically_normal().parent_path(); !p.empty(); p = p.parent_path()) {
+      const fs::file_status ancestor = fs::status(p, ec);
+      if (fs::exists(ancestor)) {
+        if (!fs::is_directory(ancestor))
+          throw InputError(at_config_key(cfg, "output.directory",
+                                         fmt::format("output.directory: {} cannot be created: {} is {}", out.directory,
+                                                     p.string(), file_kind(ancestor))));
+        break;
+      }
+      if (p == p.parent_path()) break;
+    }
+  }
   for (const auto& [key, file] : output_files(out)) {
     const std::string path = output_path(cfg, file);
     const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
     if (fs::exists(st) && !fs::is_regular_file(st))
-      throw InputError(fmt::format("{}: {}: {} exists and is {}; an output must be a new or regular file: choose "
-                                   "another name",
-                                   cfg.source, key, path, file_kind(st)));
+      throw InputError(at_config_key(cfg, key,
+                                     fmt::format("{}: {} exists and is {}; an output must be a new or regular file: "
+                                                 "choose another name",
+                                                 key, path, file_kind(st))));
+    // Only output.directory is created: a file in a folder below it (or elsewhere) needs that folder.
+    const auto normal = [](fs::path p) {  // "out/" and "out" alike
+      p = p.lexically_normal();
+      return !p.has_filename() && p.has_parent_path() ? p.parent_path() : p;
+    };
+    const fs::path folder = normal(fs::path(path).parent_path());
+    if (!folder.empty() && folder != normal(out.directory) && !fs::is_directory(folder, ec))
+      throw InputError(at_config_key(cfg, key,
+                                     fmt::format("{}: the folder {} does not exist (only output.directory is "
+                                                 "created): create it or name a file in output.directory",
+                                                 key, folder.string())));
   }
 }
 
