@@ -592,7 +592,11 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
     throw InputError(located(source, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg));
   }
   const Reader r(source, base_dir);
-  if (!root.IsMap()) throw InputError(located(source, 0, 0, "the config must be a YAML mapping with a 'system' section"));
+  if (!root.IsMap()) {
+    const std::string message = "the config must be a YAML mapping with a 'system' section";
+    if (root.IsDefined() && !root.IsNull()) r.fail(root, message);  // a scalar or a list: where it starts
+    throw InputError(located(source, 0, 0, message));                // empty, or comments only
+  }
   r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output"}, "");
 
   RunConfig cfg;
@@ -609,8 +613,13 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   if (const auto n = root["barostat"]) {
     cfg.barostat.emplace();
     parse_barostat(r, n, *cfg.barostat, cfg.integrator.temperature_k);
-    if (!is_periodic(cfg.system.nonbonded.method))
-      r.fail(n, "'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic)");
+    if (!is_periodic(cfg.system.nonbonded.method)) {  // at the key: an empty 'barostat:' has no place of its own
+      const SourceLocation at = cfg.locations.at("barostat");
+      throw InputError(located(source, at.line, at.column,
+                               fmt::format("'barostat' needs a periodic system (nonbonded_method pme or "
+                                           "cutoff_periodic; this config's is {})",
+                                           to_string(cfg.system.nonbonded.method))));
+    }
   }
   if (const auto n = root["run"]) parse_run(r, n, cfg.run, cfg.integrator.timestep_ps);
   if (const auto n = root["output"]) parse_output(r, n, cfg.output);
