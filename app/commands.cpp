@@ -1,6 +1,7 @@
 #include "app/commands.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <atomic>
 #include <csignal>
@@ -114,8 +115,25 @@ int command_check(const std::string& config_path) {
   return 0;
 }
 
+namespace {
+
+// --forces names a new or regular file in an existing folder, checked before any work.
+void check_forces_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw InputError(fmt::format("--forces {}: the path exists and is {}; give a new or regular file", path,
+                                 file_kind(st)));
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw InputError(fmt::format("--forces {}: the folder {} does not exist", path, folder.string()));
+}
+
+}  // namespace
+
 int command_energy(const EnergyOptions& options) {
   const RunConfig cfg = load_config(options.config);
+  if (!options.forces_file.empty()) check_forces_path(options.forces_file);
   const Model model = build_model(cfg);
   const PlatformChoice platform = pick_platform(cfg, options.platform);
   const System& s = model.system;

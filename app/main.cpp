@@ -2,7 +2,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -43,27 +46,44 @@ int main(int argc, char** argv) {
   auto* bench_cmd = app.add_subcommand("bench", "Time force evaluations and steps for the config's system");
   bench_cmd->add_option("CONFIG", config_path, "YAML config file")->required();
   int bench_steps = 2000;
+  // A whole number 0..INT_MAX, said in one short line (CLI::NonNegativeNumber prints DBL_MAX in full).
+  const CLI::Validator whole_steps(
+      [](std::string& text) {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (end == text.c_str() || *end != '\0' || errno == ERANGE || v < 0 || v > INT_MAX)
+          return fmt::format("expected a whole number of steps from 0 to {}, got '{}'", INT_MAX, text);
+        return std::string();
+      },
+      "INT>=0");
   bench_cmd->add_option("--steps", bench_steps, "Full steps to time after the force evaluations (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_steps)
       ->capture_default_str();
 
   app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
 
   // An unknown first word is a misspelt subcommand, not a missing one (CLI11 would say "A subcommand is
-  // required").
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string word = argv[1];
-    const auto all = [](const CLI::App*) { return true; };
-    std::vector<std::string> known;
-    for (const CLI::App* sub : std::as_const(app).get_subcommands(all)) known.push_back(sub->get_name());
-    if (std::find(known.begin(), known.end(), word) == known.end()) {
-      std::string list;
-      for (std::size_t i = 0; i < known.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == known.size() ? " and " : ", ") + known[i];
-      std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (mdsim --help)\n", word.c_str(),
-                   list.c_str());
-      return 2;
-    }
+  // required"); so is an unknown option before any command.
+  const auto all = [](const CLI::App*) { return true; };
+  std::vector<std::string> known;
+  for (const CLI::App* sub : std::as_const(app).get_subcommands(all)) known.push_back(sub->get_name());
+  std::string list;
+  for (std::size_t i = 0; i < known.size(); ++i) list += (i == 0 ? "" : i + 1 == known.size() ? " and " : ", ") + known[i];
+  if (argc == 1) {
+    std::fprintf(stderr, "error: give a command: %s (mdsim --help)\n", list.c_str());
+    return 2;
+  }
+  const std::string word = argv[1];
+  if (word[0] != '-' && std::find(known.begin(), known.end(), word) == known.end()) {
+    std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (mdsim --help)\n", word.c_str(),
+                 list.c_str());
+    return 2;
+  }
+  if (word[0] == '-' && word != "-h" && word != "--help" && word != "--version") {
+    std::fprintf(stderr, "error: unknown option '%s' before the command; the options there are --help and "
+                 "--version, the commands %s (mdsim --help)\n", word.c_str(), list.c_str());
+    return 2;
   }
   try {
     app.parse(argc, argv);
@@ -74,7 +94,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, as every other error: CLI11's message and where the help is.
+    const bool command = std::find(known.begin(), known.end(), word) != known.end();
+    std::fprintf(stderr, "error: %s (mdsim %s--help)\n", e.what(), command ? (word + " ").c_str() : "");
     return 2;
   }
 

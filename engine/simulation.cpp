@@ -18,6 +18,7 @@
 #include "engine/resources.hpp"
 #include "io/atom_selection.hpp"
 #include "io/checkpoint_h5.hpp"
+#include "io/config.hpp"
 #include "io/frame_writer.hpp"
 #include "io/pdb_writer.hpp"
 #include "io/progress.hpp"
@@ -38,24 +39,15 @@ void prepare_output_directory(const RunConfig& cfg) {
   const std::string& dir = cfg.output.directory;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("output.directory: cannot create {}: {}", dir, ec.message()));
+  if (ec)
+    throw InputError(at_config_key(cfg, "output.directory",
+                                   fmt::format("output.directory: cannot create {}: {}", dir, ec.message())));
   if (::access(dir.c_str(), W_OK) != 0)
-    throw InputError(fmt::format("output.directory: {} is not writable", dir));
+    throw InputError(at_config_key(cfg, "output.directory", fmt::format("output.directory: {} is not writable", dir)));
 }
 
 std::string output_path(const RunConfig& cfg, const std::string& file) {
   return (fs::path(cfg.output.directory) / file).string();
-}
-
-const char* file_kind(const fs::file_status& st) {
-  switch (st.type()) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return "not a regular file";
-  }
 }
 
 std::int64_t next_multiple(std::int64_t step, int interval) {
@@ -133,7 +125,10 @@ std::optional<Checkpoint> read_restart(const RunConfig& cfg, bool resume, const 
                                        const std::string& checkpoint_file) {
   if (!resume && cfg.run.initial_velocities != InitialVelocities::FromCheckpoint) return std::nullopt;
   if (checkpoint_file.empty())
-    throw_config_error(cfg, "output.checkpoint", "resuming needs output.checkpoint.file, the checkpoint to start from");
+    throw_config_error(cfg, "output.checkpoint",
+                       fmt::format("{} reads the checkpoint, but output.checkpoint is off (null): give it a file (the "
+                                   "default is checkpoint.h5)",
+                                   resume ? "--resume" : "run.initial_velocities: from_checkpoint"));
   if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
   Checkpoint checkpoint = read_checkpoint(checkpoint_file, system_fingerprint(system));
   if (resume) check_same_physics(cfg, checkpoint, checkpoint_file);  // from_checkpoint may change them
@@ -249,15 +244,42 @@ void check_output_paths(const RunConfig& cfg) {
   std::error_code ec;
   const fs::file_status dir = fs::status(out.directory, ec);
   if (fs::exists(dir) && !fs::is_directory(dir))
-    throw InputError(fmt::format("{}: output.directory: {} exists and is {}, not a folder", cfg.source, out.directory,
-                                 file_kind(dir)));
+    throw InputError(at_config_key(cfg, "output.directory",
+                                   fmt::format("output.directory: {} exists and is {}, not a folder", out.directory,
+                                               file_kind(dir))));
+  // A folder that does not exist yet is created when the run starts: its closest existing ancestor must be a folder.
+  if (!fs::exists(dir)) {
+    for (fs::path p = fs::path(out.directory).lexically_normal().parent_path(); !p.empty(); p = p.parent_path()) {
+      const fs::file_status ancestor = fs::status(p, ec);
+      if (fs::exists(ancestor)) {
+        if (!fs::is_directory(ancestor))
+          throw InputError(at_config_key(cfg, "output.directory",
+                                         fmt::format("output.directory: {} cannot be created: {} is {}", out.directory,
+                                                     p.string(), file_kind(ancestor))));
+        break;
+      }
+      if (p == p.parent_path()) break;
+    }
+  }
   for (const auto& [key, file] : output_files(out)) {
     const std::string path = output_path(cfg, file);
     const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
     if (fs::exists(st) && !fs::is_regular_file(st))
-      throw InputError(fmt::format("{}: {}: {} exists and is {}; an output must be a new or regular file: choose "
-                                   "another name",
-                                   cfg.source, key, path, file_kind(st)));
+      throw InputError(at_config_key(cfg, key,
+                                     fmt::format("{}: {} exists and is {}; an output must be a new or regular file: "
+                                                 "choose another name",
+                                                 key, path, file_kind(st))));
+    // Only output.directory is created: a file in a folder below it (or elsewhere) needs that folder.
+    const auto normal = [](fs::path p) {  // "out/" and "out" alike
+      p = p.lexically_normal();
+      return !p.has_filename() && p.has_parent_path() ? p.parent_path() : p;
+    };
+    const fs::path folder = normal(fs::path(path).parent_path());
+    if (!folder.empty() && folder != normal(out.directory) && !fs::is_directory(folder, ec))
+      throw InputError(at_config_key(cfg, key,
+                                     fmt::format("{}: the folder {} does not exist (only output.directory is "
+                                                 "created): create it or name a file in output.directory",
+                                                 key, folder.string())));
   }
 }
 
@@ -265,11 +287,8 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
   RunSetup setup;
   const auto& out = cfg.output;
   if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
-    const auto at = cfg.locations.find("output.trajectory.atoms");
-    const std::string where = at == cfg.locations.end()
-                                  ? cfg.source + ": output.trajectory.atoms"
-                                  : located(cfg.source, at->second.line, at->second.column, "output.trajectory.atoms");
-    setup.trajectory_atoms = select_atoms(model.topology, out.trajectory.atoms, where);
+    setup.trajectory_atoms = select_atoms(model.topology, out.trajectory.atoms,
+                                          at_config_key(cfg, "output.trajectory.atoms", "output.trajectory.atoms"));
   }
   try {
     setup.platform = choose_platform(cfg.platform.name, cfg.platform.device);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "io/forcefield_xml.hpp"
 #include "io/units.hpp"
 
 namespace fs = std::filesystem;
@@ -51,6 +52,18 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   // Plausible: at most a third of the longer word differs (and at least one edit is allowed).
   const std::size_t limit = std::max<std::size_t>(1, std::max(w.size(), best.size()) / 3);
   return best_d <= limit ? best : std::string();
+}
+
+const char* file_kind(const fs::file_status& st) {
+  switch (st.type()) {
+    case fs::file_type::regular: return "a regular file";
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "of an unknown kind";
+  }
 }
 
 namespace {
@@ -107,11 +120,14 @@ class Reader {
     fail(n, fmt::format("'{}' must be true or false", key));
   }
 
-  long long integer(const YAML::Node& n, const std::string& key, long long min_value) const {
+  // A whole number in [min_value, max_value]; the default maximum is what an int (steps, counts) holds.
+  long long integer(const YAML::Node& n, const std::string& key, long long min_value,
+                    long long max_value = std::numeric_limits<int>::max()) const {
     if (n.IsScalar()) {
       try {
         const long long v = n.as<long long>();
         if (v < min_value) fail(n, fmt::format("'{}' must be at least {}, got {}", key, min_value, v));
+        if (v > max_value) fail(n, fmt::format("'{}' must be at most {}, got {}", key, max_value, v));
         return v;
       } catch (const YAML::Exception&) {
       }
@@ -180,6 +196,17 @@ class Reader {
                         key, n.IsScalar() ? n.Scalar() : std::string("a non-scalar value")));
   }
 
+  // An output file name: not empty (null turns an output off) and not a folder.
+  std::string file_name(const YAML::Node& n, const std::string& key, const std::string& off) const {
+    const std::string v = str(n, key);
+    if (v.empty())
+      fail(n, fmt::format("'{}' is empty: give a file name, or write '{}' to turn this output off", key, off));
+    const fs::path p(v);
+    if (v.back() == '/' || p.filename() == "." || p.filename() == "..")
+      fail(n, fmt::format("'{}' ('{}') names a folder, not a file: give a file name", key, v));
+    return v;
+  }
+
   template <typename E>
   E choice(const YAML::Node& n, const std::string& key, const std::vector<std::pair<std::string, E>>& options) const {
     const std::string v = str(n, key);
@@ -202,6 +229,18 @@ class Reader {
   }
 
   const std::string& source() const { return source_; }
+
+  // A force-field name the loader will find (bundled, or relative to the config's folder), else an error at
+  // its place in the config.
+  void check_forcefield_file(const YAML::Node& n, const std::string& name) const {
+    try {
+      resolve_forcefield_path(name, base_, default_forcefield_dirs());
+    } catch (const InputError& e) {
+      if (fs::is_directory(path(name)))
+        fail(n, fmt::format("'forcefield': {} is a directory; name a force field XML file", path(name)));
+      fail(n, fmt::format("'forcefield': {}", e.what()));
+    }
+  }
 
  private:
   std::string source_;
@@ -226,16 +265,26 @@ void parse_system(const Reader& r, const YAML::Node& n, SystemConfig& s, bool ch
                "system");
   if (!n["pdb"]) r.fail(n, "'system' needs the key 'pdb' (the structure file, PDB format)");
   s.pdb = r.path(r.str(n["pdb"], "pdb"));
-  if (check_files && fs::is_directory(s.pdb))
-    r.fail(n["pdb"], fmt::format("'pdb': {} is a directory; name the structure file (PDB format) in it", s.pdb));
-  if (check_files && !fs::is_regular_file(s.pdb))
-    r.fail(n["pdb"], fmt::format("'pdb': file not found: {}", s.pdb));
+  if (check_files) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(s.pdb, ec);
+    if (fs::is_directory(st))
+      r.fail(n["pdb"], fmt::format("'pdb': {} is a directory; name the structure file (PDB format) in it", s.pdb));
+    if (!fs::exists(st)) r.fail(n["pdb"], fmt::format("'pdb': file not found: {}", s.pdb));
+    if (!fs::is_regular_file(st))
+      r.fail(n["pdb"], fmt::format("'pdb': {} is {}, not a regular file; name the structure file (PDB format)", s.pdb,
+                                   file_kind(st)));
+  }
   if (const auto f = n["forcefield"]) {
     s.forcefield.clear();
     if (f.IsScalar()) {
       s.forcefield.push_back(f.Scalar());
+      if (check_files) r.check_forcefield_file(f, f.Scalar());
     } else if (f.IsSequence() && f.size() > 0) {
-      for (const auto& item : f) s.forcefield.push_back(r.str(item, "forcefield"));
+      for (const auto& item : f) {
+        s.forcefield.push_back(r.str(item, "forcefield"));
+        if (check_files) r.check_forcefield_file(item, s.forcefield.back());
+      }
     } else {
       r.fail(f, "'forcefield' must be a file name or a list of them, e.g. [amber14-all.xml, amber14/tip3p.xml]");
     }
@@ -317,14 +366,39 @@ void parse_minimize(const Reader& r, const YAML::Node& n, MinimizeConfig& m) {
   if (const auto v = n["max_iterations"]) m.max_iterations = static_cast<int>(r.integer(v, "max_iterations", 0));
 }
 
+// Time steps and temperatures beyond these are input mistakes (a unit left out, an exponent mistyped), not
+// simulations: 20 fs is several times the largest stable atomistic step, 1e5 K far beyond intact molecules.
+constexpr double kMaxTimestepPs = 0.02;
+constexpr double kMaxTemperatureK = 1e5;
+
+double temperature(const Reader& r, const YAML::Node& v, const std::string& key) {
+  const double t = r.positive(v, Dimension::Temperature, key);
+  if (t > kMaxTemperatureK)
+    r.fail(v, fmt::format("'{}' ({} K) is above {} K, far beyond the dynamics of intact molecules: check the value "
+                          "and its unit",
+                          key, quoted_number(t), quoted_number(kMaxTemperatureK)));
+  return t;
+}
+
 void parse_integrator(const Reader& r, const YAML::Node& n, IntegratorConfig& g) {
   r.check_keys(n, {"type", "temperature", "friction", "timestep", "seed", "constraint_tolerance"}, "integrator");
   if (const auto v = n["type"])
     g.type = r.choice<IntegratorType>(v, "type",
                                       {{"langevin_middle", IntegratorType::LangevinMiddle}, {"verlet", IntegratorType::Verlet}});
-  if (const auto v = n["temperature"]) g.temperature_k = r.positive(v, Dimension::Temperature, "temperature");
+  if (const auto v = n["temperature"]) g.temperature_k = temperature(r, v, "temperature");
   if (const auto v = n["friction"]) g.friction_per_ps = r.positive(v, Dimension::Frequency, "friction", true);
-  if (const auto v = n["timestep"]) g.timestep_ps = r.positive(v, Dimension::Time, "timestep");
+  if (const auto v = n["timestep"]) {
+    g.timestep_ps = r.positive(v, Dimension::Time, "timestep");
+    if (g.timestep_ps > kMaxTimestepPs) {
+      char* end = nullptr;
+      std::strtod(v.Scalar().c_str(), &end);
+      const bool bare = *end == '\0';  // no unit: ps
+      r.fail(v, fmt::format("'timestep' ({} ps) is longer than {} fs, beyond any stable time step of atomistic "
+                            "dynamics (typical: 2 fs; 4 fs with hydrogen_mass){}",
+                            quoted_number(g.timestep_ps), quoted_number(kMaxTimestepPs * 1000.0),
+                            bare ? fmt::format("; a bare number is in ps: did you mean '{} fs'?", v.Scalar()) : ""));
+    }
+  }
   if (const auto v = n["seed"]) g.seed = r.unsigned_integer(v, "seed");
   if (const auto v = n["constraint_tolerance"]) {
     g.constraint_tolerance = r.number(v, "constraint_tolerance");
@@ -338,7 +412,7 @@ void parse_barostat(const Reader& r, const YAML::Node& n, BarostatConfig& b, dou
   if (n.IsNull()) return;
   r.check_keys(n, {"pressure", "temperature", "interval"}, "barostat");
   if (const auto v = n["pressure"]) b.pressure_bar = r.positive(v, Dimension::Pressure, "pressure");
-  if (const auto v = n["temperature"]) b.temperature_k = r.positive(v, Dimension::Temperature, "temperature");
+  if (const auto v = n["temperature"]) b.temperature_k = temperature(r, v, "temperature");
   if (const auto v = n["interval"]) b.interval_steps = static_cast<int>(r.integer(v, "interval", 1));
 }
 
@@ -350,7 +424,7 @@ void parse_run(const Reader& r, const YAML::Node& n, RunSection& s, double times
   r.check_keys(n, {"steps", "time", "initial_velocities"}, "run");
   if (n["steps"] && n["time"]) r.fail(n["time"], "give either 'steps' or 'time' in 'run', not both");
   if (const auto v = n["steps"]) {
-    s.steps = r.integer(v, "steps", 0);
+    s.steps = r.integer(v, "steps", 0, std::numeric_limits<long long>::max());
     if (s.steps > kMaxRunSteps)
       r.fail(v, fmt::format("'steps' ({}) is more than the {:.3g} a run can count", s.steps,
                             static_cast<double>(kMaxRunSteps)));
@@ -403,14 +477,17 @@ void check_atom_selection(const Reader& r, const YAML::Node& n, const std::strin
 
 void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
   r.check_keys(n, {"directory", "trajectory", "state", "checkpoint", "final_pdb", "progress"}, "output");
-  if (const auto v = n["directory"]) o.directory = r.str(v, "directory");
+  if (const auto v = n["directory"]) {
+    o.directory = r.str(v, "directory");
+    if (o.directory.empty()) r.fail(v, "'directory' is empty: give a folder ('.' for the config's folder)");
+  }
   if (const auto t = n["trajectory"]) {
     if (t.IsNull() || (t.IsScalar() && (t.Scalar() == "false" || t.Scalar() == "off"))) {
       o.trajectory.interval_steps = 0;
       o.trajectory.file.clear();
     } else {
       r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms", "flush_interval"}, "output.trajectory");
-      if (const auto v = t["file"]) o.trajectory.file = r.str(v, "file");
+      if (const auto v = t["file"]) o.trajectory.file = r.file_name(v, "file", "trajectory: null");
       if (const auto v = t["interval"]) o.trajectory.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
       if (const auto v = t["flush_interval"]) o.trajectory.flush_interval_s = r.wall_seconds(v, "flush_interval");
       if (const auto v = t["velocities"]) o.trajectory.velocities = r.boolean(v, "velocities");
@@ -433,7 +510,7 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
       o.state.file.clear();
     } else {
       r.check_keys(s, {"file", "interval"}, "output.state");
-      if (const auto v = s["file"]) o.state.file = r.str(v, "file");
+      if (const auto v = s["file"]) o.state.file = r.file_name(v, "file", "state: null");
       if (const auto v = s["interval"]) o.state.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
     }
   }
@@ -443,11 +520,11 @@ void parse_output(const Reader& r, const YAML::Node& n, OutputConfig& o) {
       o.checkpoint.file.clear();
     } else {
       r.check_keys(c, {"file", "interval"}, "output.checkpoint");
-      if (const auto v = c["file"]) o.checkpoint.file = r.str(v, "file");
+      if (const auto v = c["file"]) o.checkpoint.file = r.file_name(v, "file", "checkpoint: null");
       if (const auto v = c["interval"]) o.checkpoint.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
     }
   }
-  if (const auto v = n["final_pdb"]) o.final_pdb = v.IsNull() ? std::string() : r.str(v, "final_pdb");
+  if (const auto v = n["final_pdb"]) o.final_pdb = v.IsNull() ? std::string() : r.file_name(v, "final_pdb", "final_pdb: null");
   if (const auto v = n["progress"]) o.progress = r.boolean(v, "progress");
 }
 
@@ -483,8 +560,42 @@ void check_distinct_outputs(const Reader& r, const YAML::Node& output, const Out
 
 }  // namespace
 
+namespace {
+
+// A config is UTF-8 text: a NUL or other control byte (binary data) or a byte sequence that is not UTF-8 (a
+// file saved as Latin-1) is refused at its line and column, before YAML reads it.
+void check_text(const std::string& text, const std::string& source) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line, column = 1, ++i;
+      continue;
+    }
+    if (c < 0x20 && c != '\t' && c != '\r')
+      throw InputError(located(source, line, column,
+                               fmt::format("the config is not a text file: byte 0x{:02x} (a YAML config is UTF-8 "
+                                           "text)",
+                                           c)));
+    const std::size_t length = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                                             : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool ok = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; ok && k < length; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (!ok)
+      throw InputError(located(source, line, column,
+                               fmt::format("the config is not valid UTF-8: byte 0x{:02x} (saved in another encoding, "
+                                           "such as Latin-1?); save it as UTF-8",
+                                           c)));
+    i += length;
+    ++column;
+  }
+}
+
+}  // namespace
+
 RunConfig parse_config(const std::string& text, const std::string& source, const std::string& base_dir,
                        bool check_files) {
+  check_text(text, source);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -492,7 +603,11 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
     throw InputError(located(source, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg));
   }
   const Reader r(source, base_dir);
-  if (!root.IsMap()) throw InputError(located(source, 0, 0, "the config must be a YAML mapping with a 'system' section"));
+  if (!root.IsMap()) {
+    const std::string message = "the config must be a YAML mapping with a 'system' section";
+    if (root.IsDefined() && !root.IsNull()) r.fail(root, message);  // a scalar or a list: where it starts
+    throw InputError(located(source, 0, 0, message));                // empty, or comments only
+  }
   r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output"}, "");
 
   RunConfig cfg;
@@ -509,8 +624,13 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   if (const auto n = root["barostat"]) {
     cfg.barostat.emplace();
     parse_barostat(r, n, *cfg.barostat, cfg.integrator.temperature_k);
-    if (!is_periodic(cfg.system.nonbonded.method))
-      r.fail(n, "'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic)");
+    if (!is_periodic(cfg.system.nonbonded.method)) {  // at the key: an empty 'barostat:' has no place of its own
+      const SourceLocation at = cfg.locations.at("barostat");
+      throw InputError(located(source, at.line, at.column,
+                               fmt::format("'barostat' needs a periodic system (nonbonded_method pme or "
+                                           "cutoff_periodic; this config's is {})",
+                                           to_string(cfg.system.nonbonded.method))));
+    }
   }
   if (const auto n = root["run"]) parse_run(r, n, cfg.run, cfg.integrator.timestep_ps);
   if (const auto n = root["output"]) parse_output(r, n, cfg.output);
@@ -520,6 +640,11 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
 }
 
 RunConfig load_config(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw InputError(fmt::format("{}: is a directory; name the config file (YAML) in it", path));
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw InputError(fmt::format("{}: the config is {}, not a regular file", path, file_kind(st)));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the config file", path));
   std::stringstream buf;

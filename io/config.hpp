@@ -3,6 +3,7 @@
 // closest valid key. Parsing writes nothing to disk.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,5 +22,8 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
 
 // The candidate closest to `word` by edit distance, or "" if none is plausibly meant.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// What a path is, for messages: "a regular file", "a directory", "a FIFO (named pipe)", "a character device", ...
+const char* file_kind(const std::filesystem::file_status& status);
 
 }  // namespace mdsim

@@ -200,7 +200,13 @@ class Loader {
         fail(file, t, fmt::format("atom type '{}' has mass {} amu; a mass must be zero (a massless extra "
                                   "particle) or positive",
                                   type.name, type.mass_amu));
-      if (const std::string* el = t.find_attribute("element")) type.element = normalise_element_symbol(*el);
+      if (const std::string* el = t.find_attribute("element")) {
+        if (!el->empty() && find_element(*el) == nullptr)  // OpenMM's elem.get_by_symbol fails on it too
+          fail(file, t, fmt::format("atom type '{}' has element=\"{}\", which is not an element symbol (e.g. C, "
+                                    "O, Na; leave the attribute out for a massless extra particle)",
+                                    type.name, *el));
+        type.element = normalise_element_symbol(*el);
+      }
       type.source = {file, t.line};
       if (auto it = ff_.type_index.find(type.name); it != ff_.type_index.end()) {
         const auto& first = ff_.atom_types[static_cast<std::size_t>(it->second)].source;

@@ -100,6 +100,9 @@ bool parse_hybrid36(std::string_view s, int width, long& out) {
 }
 
 // Python float(s) for fixed-format numbers (correctly rounded, like Python). Finite values only.
+// Coordinates beyond this (10 micrometres) are damaged records, not structures.
+constexpr double kMaxCoordinateAngstrom = 1e5;
+
 bool parse_double(std::string_view s, double& out) {
   s = trim(s);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
@@ -234,6 +237,15 @@ class PdbParser {
            std::string("expected a number for the ") + axis + " coordinate in columns " + std::to_string(begin + 1) +
                "-" + std::to_string(begin + 8) + ", found '" + std::string(columns(line, begin, begin + 8)) + "'");
     }
+    // The fixed format holds at most 8 characters (9999.999 Å); far beyond that is a damaged record, and
+    // positions that large lose all precision in the force computation.
+    if (std::fabs(value) > kMaxCoordinateAngstrom) {
+      fail(number, static_cast<int>(begin) + 1,
+           std::string("the ") + axis + " coordinate in columns " + std::to_string(begin + 1) + "-" +
+               std::to_string(begin + 8) + " is '" + std::string(trim(columns(line, begin, begin + 8))) +
+               "' Å, beyond the " + fmt::format("{:g}", kMaxCoordinateAngstrom) +
+               " Å (10 µm) a structure's coordinates can reach: a damaged record? Fix it");
+    }
     return value;
   }
 
@@ -242,6 +254,14 @@ class PdbParser {
       fail(number, static_cast<int>(line.size()) + 1,
            "ATOM/HETATM record is " + std::to_string(line.size()) +
                " characters long; expected coordinates in columns 31-54");
+    }
+    // Fixed columns of ASCII: a byte outside it (a name typed in another encoding, binary damage) is refused
+    // rather than carried into names and messages.
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const auto c = static_cast<unsigned char>(line[i]);
+      if (c >= 0x80 || (c < 0x20 && c != '\t'))
+        fail(number, static_cast<int>(i) + 1,
+             fmt::format("byte 0x{:02x} in column {} is not ASCII text; PDB records are plain ASCII", c, i + 1));
     }
     // Serial number (columns 7-11); undecodable ones continue the count, as OpenMM does.
     long raw_serial = 0;

@@ -89,15 +89,18 @@ std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfi
   return out;
 }
 
-void throw_config_error(const RunConfig& config, const std::string& key, const std::string& message) {
+std::string at_config_key(const RunConfig& config, const std::string& key, const std::string& message) {
   for (std::string k = key; !k.empty();) {
-    const auto it = config.locations.find(k);
-    if (it != config.locations.end())
-      throw InputError(located(config.source, it->second.line, it->second.column, message));
+    if (const auto it = config.locations.find(k); it != config.locations.end())
+      return located(config.source, it->second.line, it->second.column, message);
     const std::size_t dot = k.rfind('.');
     k = dot == std::string::npos ? std::string() : k.substr(0, dot);
   }
-  throw InputError(located(config.source, 0, 0, message));
+  return located(config.source, 0, 0, message);
+}
+
+void throw_config_error(const RunConfig& config, const std::string& key, const std::string& message) {
+  throw InputError(at_config_key(config, key, message));
 }
 
 }  // namespace mdsim

@@ -118,9 +118,10 @@ struct RunConfig {
   OutputConfig output;
 };
 
-// InputError "config:line:column: message" at `key` ("output.trajectory.atoms"), or at the nearest
-// enclosing key the config wrote ("output.trajectory", "output") when the key itself was left to its
-// default; the file alone when none was written.
+// "config:line:column: message" at `key` ("output.trajectory.atoms"), or at the nearest enclosing key
+// the config wrote ("output.trajectory", "output") when the key itself was left to its default; the
+// file alone when none was written. throw_config_error throws it as an InputError.
+std::string at_config_key(const RunConfig& config, const std::string& key, const std::string& message);
 [[noreturn]] void throw_config_error(const RunConfig& config, const std::string& key, const std::string& message);
 
 // The settings that define the simulated physics, which a resumed run must share with the run that

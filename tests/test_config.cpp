@@ -324,7 +324,7 @@ TEST_CASE("unknown units, missing sections, YAML syntax errors") {
         "test.yaml:1:9: 'system' needs the key 'pdb' (the structure file, PDB format)");
   CHECK(error_of("system:\n  pdb: [a.pdb\n").find("test.yaml:") == 0);
   CHECK(error_of("system:\n  pdb: [a.pdb\n").find("YAML syntax error") != std::string::npos);
-  CHECK(error_of("- just\n- a list\n") == "test.yaml: the config must be a YAML mapping with a 'system' section");
+  CHECK(error_of("- just\n- a list\n") == "test.yaml:1:1: the config must be a YAML mapping with a 'system' section");
 }
 
 TEST_CASE("a missing structure file is an error at the 'pdb' key") {
