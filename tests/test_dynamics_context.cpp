@@ -13,6 +13,7 @@
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/plan/barostat.hpp"
 #include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 
@@ -278,4 +279,34 @@ TEST_CASE("context input errors") {
   ctx->set_positions(overlapping);
   REQUIRE_THROWS_WITH(ctx->step(1), "the simulation became unstable at step 1 (a position is not finite); a smaller "
                                     "time step or an energy minimisation first may help");
+}
+
+TEST_CASE("a barostat state from a checkpoint is checked before its counts are converted") {
+  System s;
+  s.mass_amu = {16.0, 1.0};
+  s.charge_e = {0.0, 0.0};
+  s.sigma_nm = {0.3, 0.1};
+  s.epsilon_kj_per_mol = {0.5, 0.0};
+  s.bonds.push_back({0, 1, 0.1, 1000.0});
+  Boxd box{};
+  box.a = Vec3d(3, 0, 0), box.b = Vec3d(0, 3, 0), box.c = Vec3d(0, 0, 3);
+  s.box = box;
+  s.nonbonded.method = NonbondedMethod::PME;
+  MonteCarloBarostat barostat(s, BarostatConfig{});
+  barostat.set_state({0.01, 3, 1, 1000, 400});
+  CHECK(barostat.state() == std::vector<double>{0.01, 3, 1, 1000, 400});
+  const std::vector<std::vector<double>> bad = {
+      {0.01, 1e300, 0, 0, 0},        // attempts beyond int
+      {0.01, 3, 4, 10, 1},           // more acceptances than attempts
+      {0.01, 3, 1, 1e20, 1},         // total beyond 2^53
+      {0.01, 3, 1, 10, 11},          // more total acceptances than attempts
+      {0.01, 2.5, 1, 10, 1},         // not a whole count
+      {std::nan(""), 3, 1, 10, 1},   // move size not finite
+      {0.01, std::nan(""), 1, 10, 1},
+  };
+  for (const std::vector<double>& state : bad) {
+    INFO(state[0] << " " << state[1] << " " << state[2] << " " << state[3] << " " << state[4]);
+    REQUIRE_THROWS_AS(barostat.set_state(state), InputError);
+  }
+  CHECK(barostat.state() == std::vector<double>{0.01, 3, 1, 1000, 400});  // unchanged by the refusals
 }

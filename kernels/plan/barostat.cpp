@@ -150,10 +150,17 @@ std::vector<double> MonteCarloBarostat::state() const {
 }
 
 void MonteCarloBarostat::set_state(const std::vector<double>& state) {
-  if (state.size() != 5 || !(state[0] > 0.0) || state[1] < 0 || state[2] < 0 || state[2] > state[1] ||
-      state[3] < 0 || state[4] < 0)
+  if (state.size() != 5)
     throw InputError("barostat state: expected 5 values (move size > 0, attempts, acceptances, total attempts, "
                      "total acceptances), got " + std::to_string(state.size()) + " values");
+  // Counts are whole, non-negative and fit their integers (a crafted checkpoint must not reach the casts).
+  const auto count = [](double v, double limit) { return v >= 0.0 && v <= limit && v == std::floor(v); };
+  constexpr double kIntMax = 2147483647.0, kTotalMax = 9007199254740992.0;  // int; 2^53 (exact in a double)
+  if (!(std::isfinite(state[0]) && state[0] > 0.0) || !count(state[1], kIntMax) || !count(state[2], state[1]) ||
+      !count(state[3], kTotalMax) || !count(state[4], state[3]))
+    throw InputError("barostat state: expected a finite move size > 0 and whole counts (acceptances at most the "
+                     "attempts), got [" + quoted_number(state[0]) + ", " + quoted_number(state[1]) + ", " +
+                     quoted_number(state[2]) + ", " + quoted_number(state[3]) + ", " + quoted_number(state[4]) + "]");
   volume_scale_ = state[0];
   attempted_ = static_cast<int>(state[1]);
   accepted_ = static_cast<int>(state[2]);
