@@ -3,7 +3,8 @@
 # CUDA-labelled tests and the CPU tests, then the benchmarks. Logs go to $OUT (or ./device_out).
 #   bench/device_check.sh [quick|full] [sanitize]   quick: only DHFR in the benchmark table;
 #   sanitize: also compute-sanitizer memcheck and racecheck on the neighbour-list tests (ala2_water;
-#   the column search on ala2_water, villin_water and DHFR); bench/sanitize_medium.sh does more
+#   the column search on ala2_water, villin_water and DHFR) and memcheck on a blown-up simulation;
+#   bench/sanitize_medium.sh does more
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device_out}
@@ -15,11 +16,12 @@ mkdir -p "$OUT"
 } > "$OUT/machine.txt" 2>&1
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
   > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_energy_command test_cpu_reference_systems > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_energy_command test_cpu_reference_systems test_bad_input > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
-ctest --test-dir build-device -R "test_energy_command|test_cpu_reference_systems" -j 16 > "$OUT/ctest_cpu.log" 2>&1
+ctest --test-dir build-device -R "test_energy_command|test_cpu_reference_systems|test_bad_input|bad_input_suite" -j 16 \
+  --output-on-failure > "$OUT/ctest_cpu.log" 2>&1
 cpu_rc=$?
 {
   echo "## mdsim bench (forces-only evaluations, median of 200; then full steps, reporters off)"
@@ -41,6 +43,9 @@ if [ "${2:-}" = sanitize ]; then
       > "$OUT/sanitize_columns_$tool.log" 2>&1
     echo "compute-sanitizer $tool (column search on ala2_water, villin_water, DHFR): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_columns_$tool.log" | tail -1)"
   done
+  compute-sanitizer --tool memcheck --error-exitcode 9 build-device/tests/test_cuda_dynamics "CUDA: a blown-up*" \
+    > "$OUT/sanitize_blowup_memcheck.log" 2>&1
+  echo "compute-sanitizer memcheck (an atom flung to 1e297 nm, mixed and double): rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_blowup_memcheck.log" | tail -1)"
 fi
 echo "=== CUDA tests (rc=$cuda_rc)"; grep -E "rel RMS|rel |passed|Passed|Failed|FAILED|SKIPPED|error|ns/day|max |drift|restart|step\(100\)|minimi" "$OUT/ctest_cuda.log" | tail -70
 echo "=== CPU tests (rc=$cpu_rc)"; tail -6 "$OUT/ctest_cpu.log"

@@ -310,3 +310,25 @@ TEST_CASE("a barostat state from a checkpoint is checked before its counts are c
   }
   CHECK(barostat.state() == std::vector<double>{0.01, 3, 1, 1000, 400});  // unchanged by the refusals
 }
+
+TEST_CASE("an atom flung to huge but finite coordinates in a periodic box ends in a clear error, not a crash") {
+  // ala2_water with PME: one water oxygen given a velocity so large (1e30, 1e300 nm/ps) that its next position
+  // is ~1e27 or ~1e297 nm away. Neither the cell list nor PME may turn such a coordinate into an out-of-range
+  // index (the ASan/UBSan build runs this too); the run stops with the instability error.
+  const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");
+  for (const double speed : {1e30, 1e300}) {
+    INFO(speed);
+    auto ctx = make_cpu_context(m.system, langevin(5));
+    ctx->set_positions(m.positions_nm);
+    std::vector<Vec3d> v(m.positions_nm.size(), Vec3d(0, 0, 0));
+    v[40] = Vec3d(speed, -speed, speed);
+    ctx->set_velocities(v);
+    std::string message;
+    try {
+      ctx->step(20);
+    } catch (const RuntimeError& e) {
+      message = e.what();
+    }
+    CHECK(message.find("the simulation became unstable at step") != std::string::npos);
+  }
+}
