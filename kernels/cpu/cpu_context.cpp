@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "kernels/physics/stability.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
@@ -144,10 +145,9 @@ class CpuContext final : public Context {
 
   void check_finite() const {
     for (const Vec3d& p : x_)
-      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
-        throw RuntimeError("the simulation became unstable at step " + std::to_string(step_ + 1) +
-                           " (a position is not finite); a smaller time step or an energy minimisation first may "
-                           "help");
+      if (!position_in_range(p.x, p.y, p.z))
+        throw RuntimeError("the simulation became unstable at step " + std::to_string(step_ + 1) + ": " +
+                           unstable_simulation_reason());
   }
 
   void ensure_forces() {

@@ -19,6 +19,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_pme.hpp"
+#include "kernels/physics/stability.hpp"
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
 #include "kernels/plan/nonbonded_plan.hpp"
@@ -189,11 +190,10 @@ class NeighborList {
   bool grow_after_overflow(F&& before_realloc) {
     MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const NeighborListStatus s = status();
-    // A NaN or infinite position (dynamics blown up) would make every later result meaningless: stop
+    // A NaN, infinite or absurdly far position (dynamics blown up) makes every later result meaningless: stop
     // here, as the CPU platform does at the step itself. The list's kernels stay in bounds meanwhile.
     if (s.nonfinite != 0)
-      throw RuntimeError("CUDA platform: an atom's position is not finite: the simulation became unstable; a "
-                         "smaller time step or an energy minimisation first may help");
+      throw RuntimeError(std::string("CUDA platform: the simulation became unstable: ") + unstable_simulation_reason());
     if (s.tile_overflow == 0 && s.exclusion_overflow == 0) return false;
     if (s.exclusion_overflow != 0) {
       const int needed = exclusion_tile_count_.download(stream_)[0];

@@ -139,7 +139,7 @@ struct NeighborListStatus {
   int column_excess[2];    // the farthest any block's atoms reach outside their column in x and y since the
                            // last sort (nm, float bits; non-negative floats order as their bit patterns)
   int exclusion_overflow;  // more exclusion tiles than their buffers hold (set after a sort, cleared by the host)
-  int nonfinite;           // an atom's position (in the pair kernels' precision) is NaN or infinite
+  int nonfinite;           // an atom's position is NaN, infinite or absurdly far (kernels/physics/stability.hpp)
 };
 
 // Block range of every column after a sort: blocks [start[c], start[c + 1]) hold column c; and the
@@ -199,7 +199,7 @@ __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict
   const real4_t<real> v = VecTypes<real>::make4(real(p.x), real(p.y), real(p.z), sorted_charge[s]);
   sorted_posq[s] = v;
   if (!real_atom) return;
-  if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *nonfinite_flag = 1;  // read at the next synchronisation
+  if (!position_in_range(p.x, p.y, p.z)) *nonfinite_flag = 1;  // a blown-up step; read at the next synchronisation
   if (posq != nullptr) posq[orig] = v;
   const real4_t<real> b = sorted_at_build[s];
   const real dx = v.x - b.x, dy = v.y - b.y, dz = v.z - b.z;

@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -708,16 +709,18 @@ TEST_CASE("DHFR speed on the CUDA context (ns/day)") {
 }
 
 TEST_CASE("CUDA: a blown-up simulation ends in the instability error at the next synchronisation, not a crash") {
-  // One water oxygen of ala2_water (PME) given 1e300 nm/ps: its next position is ~1e297 nm, infinite in the
-  // pair kernels' float. The neighbour list flags it and state() throws, as the CPU platform does at the
-  // step; compute-sanitizer memcheck runs this too (no out-of-range cell, tile or PME grid index).
+  // One water oxygen of ala2_water (PME) given 1e10 or 1e300 nm/ps: its next position is ~1e7 or ~1e297 nm
+  // away (the latter infinite in float). The neighbour list flags it (kernels/physics/stability.hpp) and
+  // state() throws, as the CPU platform does at the step; compute-sanitizer memcheck runs this too (no
+  // out-of-range cell, tile or PME grid index).
   const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");
-  for (const bool dbl : {false, true}) {
-    INFO((dbl ? "double" : "mixed"));
+  for (const auto& [dbl, speed] : {std::pair{false, 1e10}, std::pair{false, 1e300}, std::pair{true, 1e10},
+                                   std::pair{true, 1e300}}) {
+    INFO((dbl ? "double " : "mixed ") << speed);
     auto gpu = make_cuda_context(m.system, dynamics(IntegratorType::LangevinMiddle, 5, 1e-6), precision(dbl));
     gpu->set_positions(m.positions_nm);
     std::vector<Vec3d> v(m.positions_nm.size(), Vec3d(0, 0, 0));
-    v[40] = Vec3d(1e300, -1e300, 1e300);
+    v[40] = Vec3d(speed, -speed, speed);
     gpu->set_velocities(v);
     std::string message;
     try {
