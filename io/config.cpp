@@ -366,10 +366,13 @@ void parse_minimize(const Reader& r, const YAML::Node& n, MinimizeConfig& m) {
   if (const auto v = n["max_iterations"]) m.max_iterations = static_cast<int>(r.integer(v, "max_iterations", 0));
 }
 
-// Time steps and temperatures beyond these are input mistakes (a unit left out, an exponent mistyped), not
-// simulations: 20 fs is several times the largest stable atomistic step, 1e5 K far beyond intact molecules.
+// Time steps, temperatures and pressures beyond these are input mistakes (a unit left out, an exponent
+// mistyped), not simulations: 20 fs is several times the largest stable atomistic step, 1e5 K far beyond
+// intact molecules, 1e5 bar (10 GPa) beyond what force fields fitted near 1 bar describe; the barostat
+// would only crush the box.
 constexpr double kMaxTimestepPs = 0.02;
 constexpr double kMaxTemperatureK = 1e5;
+constexpr double kMaxPressureBar = 1e5;
 
 double temperature(const Reader& r, const YAML::Node& v, const std::string& key) {
   const double t = r.positive(v, Dimension::Temperature, key);
@@ -411,7 +414,14 @@ void parse_barostat(const Reader& r, const YAML::Node& n, BarostatConfig& b, dou
   b.temperature_k = default_temperature;
   if (n.IsNull()) return;
   r.check_keys(n, {"pressure", "temperature", "interval"}, "barostat");
-  if (const auto v = n["pressure"]) b.pressure_bar = r.positive(v, Dimension::Pressure, "pressure");
+  if (const auto v = n["pressure"]) {
+    b.pressure_bar = r.positive(v, Dimension::Pressure, "pressure");
+    if (b.pressure_bar > kMaxPressureBar)
+      r.fail(v, fmt::format("'pressure' ({} bar) is above {} bar (10 GPa), where the force field no longer "
+                            "describes the system and the barostat would crush the box: check the value and its "
+                            "unit (bar, atm, Pa)",
+                            quoted_number(b.pressure_bar), quoted_number(kMaxPressureBar)));
+  }
   if (const auto v = n["temperature"]) b.temperature_k = temperature(r, v, "temperature");
   if (const auto v = n["interval"]) b.interval_steps = static_cast<int>(r.integer(v, "interval", 1));
 }

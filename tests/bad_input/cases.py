@@ -446,6 +446,8 @@ case("range_switch_negative", "config", r"<CFG>:6:20: 'switch_distance' must be 
      base="wat", sub=[(r"cutoff: 1.0 nm\n", "cutoff: 1.0 nm\n  switch_distance: -0.8 nm\n")])
 case("range_pressure_negative", "config", r"<CFG>:19:22: 'pressure' must be greater than zero",
      base="wat", append="barostat: {pressure: -1 bar}\n")
+case("range_pressure_huge", "config", r"<CFG>:19:22: 'pressure' \(1e\+10 bar\) is above 100000 bar \(10 GPa\)",
+     base="wat", append="barostat: {pressure: 1e10 bar}\n")
 case("range_pressure_nan", "config", r"<CFG>:19:22: 'pressure': expected a (finite )?number",
      base="wat", append="barostat: {pressure: .nan}\n")
 case("range_barostat_interval_zero", "config", r"<CFG>:19:22: 'interval' must be at least 1, got 0",
