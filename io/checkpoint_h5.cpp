@@ -265,7 +265,16 @@ Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& exp
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: checkpoint file not found", path));
   H5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) throw InputError(fmt::format("{}: cannot open the checkpoint as an HDF5 file: {}", path, h5_reason()));
+  if (!file.ok()) {
+    // HDF5's own words, but not its internals ("truncated file: eof = 4624, sblock->base_addr = 0, ...").
+    std::string reason = h5_reason();
+    if (reason.rfind("truncated file", 0) == 0) reason = "the file is truncated (cut short by a full disk or an "
+                                                         "interrupted copy?)";
+    else if (const std::size_t colon = reason.find(':'); colon != std::string::npos) reason.resize(colon);
+    throw InputError(fmt::format("{}: cannot open the checkpoint as an HDF5 file: {}; resume from an intact "
+                                 "checkpoint or start the run afresh",
+                                 path, reason));
+  }
   const auto format = read_string_attr(file.id, "format");
   if (!format || *format != kFormat)
     throw InputError(fmt::format("{}: not an mdsim checkpoint (root attribute format is not \"{}\")", path, kFormat));

@@ -678,7 +678,8 @@ case("resume_checkpoint_not_hdf5", "checkpoint", r"<DIR>/out/checkpoint.h5: cann
 case("resume_checkpoint_empty", "checkpoint", r"<DIR>/out/checkpoint.h5: cannot open the checkpoint as an HDF5",
      base="vac_done", write={CK: ""}, args=RESUME)
 case("resume_checkpoint_truncated", "checkpoint", r"<DIR>/out/checkpoint.h5: cannot open the checkpoint as an HDF5"
-     r" file: truncated file",
+     r" file: the file is truncated \(cut short by a full disk or an interrupted copy\?\); resume from an intact "
+     r"checkpoint or start the run afresh$",
      base="vac_done", setup=truncate(CK, 0.5), args=RESUME)
 case("resume_checkpoint_is_directory", "checkpoint", r"<CFG>:17:3: output.checkpoint.file: <DIR>/out/checkpoint.h5 "
      r"exists and is a directory", base="vac_done",
