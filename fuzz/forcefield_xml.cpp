@@ -14,24 +14,9 @@
 #include "common/errors.hpp"
 #include "io/forcefield_xml.hpp"
 #include "model/forcefield.hpp"
+#include "support/tiny_topology.hpp"
 
 namespace {
-
-mdsim::Topology tiny_topology() {  // tests/support/forcefield_fixtures.hpp's
-  mdsim::Topology t;
-  t.source = "tiny.pdb";
-  t.chains.push_back({"A", {0, 1}});
-  t.residues.push_back({"HPX", 0, 1, ' ', {0, 1, 2, 3}, 1});
-  t.residues.push_back({"FRM", 0, 2, ' ', {4, 5, 6, 7}, 5});
-  const char* names[8] = {"H1", "O1", "O2", "H2", "OX1", "HA", "CX1", "HB"};
-  const char* elements[8] = {"H", "O", "O", "H", "O", "H", "C", "H"};
-  for (int i = 0; i < 8; ++i) {
-    t.atoms.push_back({names[i], elements[i], i < 4 ? 0 : 1, i + 1, i + 1});
-    t.positions_nm.push_back({0.1 * i, 0.0, 0.0});
-  }
-  t.conect = {{0, 1}, {1, 2}, {2, 3}, {4, 6}, {5, 6}, {6, 7}};
-  return t;
-}
 
 mdsim::Topology water_topology() {
   mdsim::Topology t;
@@ -47,7 +32,7 @@ struct Fixtures {
   mdsim::StandardResidueData standard = mdsim::load_standard_residue_data(MDSIM_SOURCE_DIR "/forcefields");
   std::vector<mdsim::Topology> topologies;
   Fixtures() {
-    topologies = {tiny_topology(), water_topology()};
+    topologies = {mdsim_test::tiny_topology(), water_topology()};
     for (auto& t : topologies) mdsim::create_topology_bonds(t, standard);
   }
 };
