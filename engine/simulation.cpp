@@ -135,28 +135,22 @@ std::optional<Checkpoint> read_restart(const RunConfig& cfg, bool resume, const 
   return checkpoint;
 }
 
-// The starting state: the checkpoint's, or the model's positions (constrained, minimised when asked)
-// with velocities at the temperature or zero.
-void set_initial_state(Context& context, const RunConfig& cfg, const Model& model, const std::optional<Checkpoint>& restart) {
-  if (restart) {
-    context.set_positions(restart->positions_nm);
-    context.set_velocities(restart->velocities_nm_per_ps);
-    if (restart->box) context.set_box(*restart->box);
-    context.set_step(restart->step, restart->time_ps);
-    context.set_barostat_state(restart->barostat_state);
-    return;
-  }
-  context.set_positions(model.positions_nm);
-  if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
-  if (cfg.minimize) {
-    const MinimizationResult m = context.minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
-    fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
-               m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
-  }
+// A checkpoint's state into the context.
+void restore_state(Context& context, const Checkpoint& c) {
+  context.set_positions(c.positions_nm);
+  context.set_velocities(c.velocities_nm_per_ps);
+  if (c.box) context.set_box(*c.box);
+  context.set_step(c.step, c.time_ps);
+  context.set_barostat_state(c.barostat_state);
+}
+
+// Velocities as run.initial_velocities asks: at the temperature (constrained; drawn from the seed alone,
+// so drawing again after a minimisation gives the same numbers) or zero.
+void set_initial_velocities(Context& context, const RunConfig& cfg, int particles) {
   if (cfg.run.initial_velocities == InitialVelocities::Temperature)
     context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
   else
-    context.set_velocities(std::vector<Vec3d>(model.system.num_particles(), Vec3d(0, 0, 0)));
+    context.set_velocities(std::vector<Vec3d>(static_cast<std::size_t>(particles), Vec3d(0, 0, 0)));
 }
 
 // The run's reporters (each absent when the config switches it off).
@@ -304,30 +298,98 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
   return setup;
 }
 
-RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
-  check_output_paths(cfg);
-  RunSummary summary;
-  Model model = build_model(cfg);
-  const System& system = model.system;
-  const std::string config_hash = content_hash_hex(request.config_text);
-  RunSetup setup = prepare_run(cfg, model, request.resume);
-  const RunPlatform platform = run_platform(cfg, setup.platform, summary);
-  const std::string checkpoint_file =
-      cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
-  const std::optional<Checkpoint>& restart = setup.restart;
-  std::unique_ptr<Context> context = make_context(cfg, system, platform, restart, summary);
+struct Simulation::Impl {
+  RunConfig cfg;
+  RunRequest request;
+  Model model;
+  RunSetup setup;
+  RunPlatform platform;
+  std::string config_hash;
+  std::string checkpoint_file;
+  RunSummary summary;  // platform and seed; the rest filled by run()
+  std::unique_ptr<Context> context;
+  bool fresh = true;  // nothing has changed the initial state yet (run() then minimises when the config asks)
+};
+
+Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.cfg = std::move(config);
+  s.request = std::move(request);
+  check_output_paths(s.cfg);
+  s.model = build_model(s.cfg);
+  s.config_hash = content_hash_hex(s.request.config_text);
+  s.setup = prepare_run(s.cfg, s.model, s.request.resume);
+  s.platform = run_platform(s.cfg, s.setup.platform, s.summary);
+  s.checkpoint_file = s.cfg.output.checkpoint.file.empty() ? std::string() : output_path(s.cfg, s.cfg.output.checkpoint.file);
+  s.context = make_context(s.cfg, s.model.system, s.platform, s.setup.restart, s.summary);
+  if (s.setup.restart) {
+    restore_state(*s.context, *s.setup.restart);
+    s.fresh = false;
+  } else {
+    s.context->set_positions(s.model.positions_nm);
+    if (!s.model.system.constraints.empty()) s.context->apply_constraints(s.cfg.integrator.constraint_tolerance);
+    set_initial_velocities(*s.context, s.cfg, s.model.system.num_particles());
+  }
+}
+
+Simulation::~Simulation() = default;
+
+const RunConfig& Simulation::config() const { return impl_->cfg; }
+const Model& Simulation::model() const { return impl_->model; }
+Context& Simulation::context() { return *impl_->context; }
+const std::string& Simulation::platform_description() const { return impl_->summary.platform; }
+PlatformKind Simulation::platform_kind() const { return impl_->platform.choice.kind; }
+
+MinimizationResult Simulation::minimize(double tolerance_kj_per_mol_nm, int max_iterations) {
+  impl_->fresh = false;
+  return impl_->context->minimize(tolerance_kj_per_mol_nm, max_iterations);
+}
+
+void Simulation::step(int steps) {
+  if (steps < 0) throw InputError(fmt::format("step: the number of steps must not be negative, got {}", steps));
+  impl_->fresh = false;
+  impl_->context->step(steps);
+}
+
+Checkpoint Simulation::checkpoint() { return make_checkpoint(*impl_->context, impl_->cfg, impl_->model.system, impl_->config_hash); }
+
+void Simulation::save_checkpoint(const std::string& path) { write_checkpoint(path, checkpoint()); }
+
+void Simulation::load_checkpoint(const std::string& path) {
+  const Checkpoint c = read_checkpoint(path, system_fingerprint(impl_->model.system));
+  check_same_physics(impl_->cfg, c, path);
+  restore_state(*impl_->context, c);
+  impl_->fresh = false;
+}
+
+RunSummary Simulation::run() {
+  Impl& s = *impl_;
+  const RunConfig& cfg = s.cfg;
+  Context& context = *s.context;
+  const System& system = s.model.system;
+  RunSummary summary = s.summary;
 
   // Everything the user could get wrong has been checked: from here on files are written.
   prepare_output_directory(cfg);
-  set_initial_state(*context, cfg, model, restart);
+  if (s.fresh && cfg.minimize) {
+    const MinimizationResult m = context.minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
+    fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
+               m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
+    set_initial_velocities(context, cfg, system.num_particles());  // at the minimised positions
+  }
+  s.fresh = false;
 
-  const std::int64_t first_step = restart ? restart->step : 0;
+  StateRequest header_only;
+  header_only.positions = false;
+  const std::int64_t first_step = context.state(header_only).step;
   const std::int64_t last_step = cfg.run.steps;
   const double dt = cfg.integrator.timestep_ps;
-  const std::optional<std::int64_t> append_after = restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
+  const std::optional<std::int64_t> append_after =
+      s.setup.restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
   const auto& out = cfg.output;
+  const std::string& checkpoint_file = s.checkpoint_file;
   Reporters reporters =
-      open_reporters(cfg, model, setup.trajectory_atoms, *context, config_hash, first_step, append_after, summary);
+      open_reporters(cfg, s.model, s.setup.trajectory_atoms, context, s.config_hash, first_step, append_after, summary);
   auto& [trajectory, state_log, progress] = reporters;
   if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
 
@@ -337,7 +399,7 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     // A stop request (SIGINT/SIGTERM) is honoured at the next restart point (a multiple of
     // kRestartIntervalSteps or a checkpoint step), where the checkpoint written lets a resumed run
     // continue bit for bit as an uninterrupted one.
-    if (request.stop && request.stop->load() &&
+    if (s.request.stop && s.request.stop->load() &&
         (step % kRestartIntervalSteps == 0 || due(step, out.checkpoint.interval_steps))) {
       summary.stopped_early = true;
       break;
@@ -347,16 +409,16 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
     target = std::min(target, next_multiple(step, out.trajectory.interval_steps));
     target = std::min(target, next_multiple(step, out.state.interval_steps));
     target = std::min(target, next_multiple(step, out.checkpoint.interval_steps));
-    context->step(static_cast<int>(target - step));
+    context.step(static_cast<int>(target - step));
     step = target;
 
-    if (trajectory && due(step, out.trajectory.interval_steps)) write_frame(*context, *trajectory, out.trajectory);
-    if (state_log && due(step, out.state.interval_steps)) write_state_line(*context, *state_log, progress, step);
+    if (trajectory && due(step, out.trajectory.interval_steps)) write_frame(context, *trajectory, out.trajectory);
+    if (state_log && due(step, out.state.interval_steps)) write_state_line(context, *state_log, progress, step);
     if (due(step, out.checkpoint.interval_steps)) {
-      context->mark_restart_point();  // also without a checkpoint file: the same trajectory either way
+      context.mark_restart_point();  // also without a checkpoint file: the same trajectory either way
       if (!checkpoint_file.empty()) {
         if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
-        write_checkpoint(checkpoint_file, make_checkpoint(*context, cfg, system, config_hash));
+        write_checkpoint(checkpoint_file, checkpoint());
       }
     }
     if (progress) progress->update(step);
@@ -368,13 +430,13 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   // structure (each whole or absent: written under a temporary name), and last the trajectory's
   // complete=1, so that mark means every output of the run was written.
   if (trajectory) trajectory->flush();
-  if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, make_checkpoint(*context, cfg, system, config_hash));
+  if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, checkpoint());
   if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {
     StateRequest positions_only;
-    const SimulationState s = context->state(positions_only);
+    const SimulationState st = context.state(positions_only);
     const std::string path = output_path(cfg, out.final_pdb);
-    write_pdb(path, model.topology, s.positions_nm, s.has_box ? std::optional<Boxd>(s.box) : std::nullopt);
+    write_pdb(path, s.model.topology, st.positions_nm, st.has_box ? std::optional<Boxd>(st.box) : std::nullopt);
     summary.outputs.emplace_back("final structure", path);
   }
   if (trajectory) trajectory->close();
@@ -385,5 +447,7 @@ RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   summary.ns_per_day = summary.wall_s > 0 ? summary.simulated_ps * 1e-3 * 86400.0 / summary.wall_s : 0.0;
   return summary;
 }
+
+RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) { return Simulation(cfg, request).run(); }
 
 }  // namespace mdsim

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
 #include "io/checkpoint_h5.hpp"
+#include "kernels/plan/context.hpp"
 #include "model/run_config.hpp"
 
 namespace mdsim {
@@ -31,6 +33,40 @@ struct RunSummary {
   bool stopped_early = false;
   std::string platform;                                    // "cpu (double precision)", ...
   std::vector<std::pair<std::string, std::string>> outputs; // what, path
+};
+
+// One simulation assembled from a config: what `mdsim run` runs (run_simulation) and what the Python
+// package drives step by step. The constructor does everything run checks before writing (output paths,
+// model, prepare_run), creates the platform's context and sets the initial state: the checkpoint's with
+// `request.resume`, otherwise the structure's positions, constrained, with velocities as
+// run.initial_velocities says. It writes nothing; run() writes the config's outputs.
+class Simulation {
+ public:
+  Simulation(RunConfig config, RunRequest request);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const RunConfig& config() const;
+  const Model& model() const;
+  Context& context();
+  PlatformKind platform_kind() const;
+  const std::string& platform_description() const;  // "cpu (double precision)", "cuda (mixed precision)"
+
+  MinimizationResult minimize(double tolerance_kj_per_mol_nm, int max_iterations);
+  void step(int steps);  // no reporters
+  // The config's run: on a fresh start its minimisation (then velocities drawn again at the minimised
+  // positions), then steps from the current one to run.steps with every reporter and the final outputs.
+  RunSummary run();
+
+  Checkpoint checkpoint();                      // the current state as a checkpoint holds it
+  void save_checkpoint(const std::string& path);  // the CLI's format, written atomically
+  // Continues from a checkpoint of this system written with the same physics settings (InputError otherwise).
+  void load_checkpoint(const std::string& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 RunSummary run_simulation(const RunConfig& config, const RunRequest& request);

@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_context.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -32,8 +33,10 @@ class CpuContext final : public Context {
     const std::size_t n = static_cast<std::size_t>(system_.num_particles());
     inverse_mass_.resize(n);
     for (std::size_t i = 0; i < n; ++i) inverse_mass_[i] = system_.mass_amu[i] > 0.0 ? 1.0 / system_.mass_amu[i] : 0.0;
+    // x_, v_ and f_ keep their storage for the context's life (views of them, state_array, stay valid).
     x_.assign(n, Vec3d(0, 0, 0));
     v_.assign(n, Vec3d(0, 0, 0));
+    f_.assign(n, Vec3d(0, 0, 0));
     x_new_.resize(n);
     x_unconstrained_.resize(n);
     if (system_.box) box_ = *system_.box;
@@ -43,7 +46,7 @@ class CpuContext final : public Context {
   void set_positions(const std::vector<Vec3d>& positions) override {
     check_size(positions, "positions");
     check_finite_input(positions, "positions");
-    x_ = positions;
+    std::copy(positions.begin(), positions.end(), x_.begin());  // in place: views of x_ stay valid
     positions_set_ = true;
     forces_valid_ = false;
   }
@@ -51,13 +54,14 @@ class CpuContext final : public Context {
   void set_velocities(const std::vector<Vec3d>& velocities) override {
     check_size(velocities, "velocities");
     check_finite_input(velocities, "velocities");
-    v_ = velocities;
+    std::copy(velocities.begin(), velocities.end(), v_.begin());
   }
 
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
     check_initial_temperature(temperature_k);
     if (!constraints_.empty()) require_positions("set_velocities_to_temperature");
-    v_ = thermal_velocities(inverse_mass_, temperature_k, seed != 0 ? seed : seed_);
+    const std::vector<Vec3d> v = thermal_velocities(inverse_mass_, temperature_k, seed != 0 ? seed : seed_);
+    std::copy(v.begin(), v.end(), v_.begin());
     if (settings_.remove_cm_motion) remove_com_velocity(v_, system_.mass_amu, inverse_mass_);
     if (!constraints_.empty()) constraints_.apply_velocities(x_, v_, settings_.integrator.constraint_tolerance);
   }
@@ -99,6 +103,32 @@ class CpuContext final : public Context {
       ++step_;
       time_ps_ += settings_.integrator.timestep_ps;
       forces_valid_ = false;
+    }
+  }
+
+  StateArray state_array(StateField field) override {
+    static_assert(sizeof(Vec3d) == 3 * sizeof(double), "Vec3d rows are x, y, z doubles");
+    StateArray a;
+    a.rows = x_.size();
+    switch (field) {
+      case StateField::Positions: a.data = reinterpret_cast<double*>(x_.data()); break;
+      case StateField::Velocities: a.data = reinterpret_cast<double*>(v_.data()); break;
+      case StateField::Forces:
+        require_positions("forces");
+        ensure_forces();
+        a.data = reinterpret_cast<double*>(f_.data());
+        break;
+    }
+    return a;
+  }
+
+  void state_written(StateField field) override {
+    if (field == StateField::Positions) {
+      check_finite_input(x_, "positions");
+      forces_valid_ = false;
+      positions_set_ = true;
+    } else if (field == StateField::Velocities) {
+      check_finite_input(v_, "velocities");
     }
   }
 
@@ -170,7 +200,7 @@ class CpuContext final : public Context {
     };
     if (barostat_->attempt(x_, box, energy_.total, seed_, step_, trial)) {
       box_ = box;
-      f_.swap(trial_forces_);
+      std::copy(trial_forces_.begin(), trial_forces_.end(), f_.begin());
       energy_ = trial_energy_;
     } else {
       evaluator_.set_box(box_);
@@ -205,7 +235,7 @@ class CpuContext final : public Context {
         if (inverse_mass_[i] != 0.0)
           v_[i] = constraint_velocity_correction(v_[i], x_new_[i], x_unconstrained_[i], inverse_dt);
     }
-    x_.swap(x_new_);
+    std::copy(x_new_.begin(), x_new_.end(), x_.begin());
   }
 
   void verlet_step() {
@@ -223,7 +253,7 @@ class CpuContext final : public Context {
     if (!constraints_.empty()) constraints_.apply_positions(x_, x_new_, in.constraint_tolerance);
     for (std::size_t i = 0; i < n; ++i)
       if (inverse_mass_[i] != 0.0) v_[i] = leapfrog_velocity(x_new_[i], x_[i], inverse_dt);
-    x_.swap(x_new_);
+    std::copy(x_new_.begin(), x_new_.end(), x_.begin());
   }
 
   // Requires forces at the current positions (Verlet's on-step velocity estimate).

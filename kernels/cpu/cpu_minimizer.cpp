@@ -141,7 +141,8 @@ MinimizationResult minimize_on_manifold(const EnergyAndForces& energy_and_forces
   backend[x] = positions;
   const MinimizationResult result =
       minimize_with_backend(backend, x, tolerance, max_iterations, constraint_tolerance, criterion);
-  positions = backend[x];
+  const std::vector<Vec3d>& final_positions = backend[x];
+  std::copy(final_positions.begin(), final_positions.end(), positions.begin());  // in place: the caller's storage stays
   return result;
 }
 

@@ -46,6 +46,7 @@ class CudaContext final : public Context {
         n_(system_.num_particles()),
         ccma_passes_(dynamics_ccma_passes(options)),
         stream_(static_cast<cudaStream_t>(evaluator_.device_stream())),
+        device_index_(options.device),
         streams_(stream_),
         atoms_(system_, stream_),
         max_shared_bytes_(max_shared_bytes_per_block(options.device)),
@@ -155,6 +156,39 @@ class CudaContext final : public Context {
     if (target.forces_kj_per_mol_nm != nullptr) ensure_forces(false);
     return frames_.capture(target, n_, stream_, positions(), atoms_.v.data(), evaluator_.device_forces_fixed(),
                            evaluator_.force_stride());
+  }
+
+  StateArray state_array(StateField field) override {
+    StateArray a;
+    a.rows = static_cast<std::size_t>(n_);
+    a.on_device = true;
+    a.device_index = device_index_;
+    a.stream = stream_;
+    switch (field) {
+      case StateField::Positions:
+        static_assert(sizeof(double4_16a) == 4 * sizeof(double), "positions: x, y, z and one unused double");
+        a.data = reinterpret_cast<double*>(evaluator_.device_positions());
+        a.row_stride = 4;
+        break;
+      case StateField::Velocities:
+        a.data = reinterpret_cast<double*>(atoms_.v.data());
+        break;
+      case StateField::Forces:
+        require_positions("forces");
+        ensure_forces(false);
+        a.data = frames_.forces_as_double(n_, stream_, evaluator_.device_forces_fixed(), evaluator_.force_stride());
+        break;
+    }
+    return a;
+  }
+
+  // A non-finite value written through a view is found by the neighbour list's check at the next
+  // synchronisation, as a blown-up step is.
+  void state_written(StateField field) override {
+    if (field == StateField::Positions) {
+      positions_set_ = true;
+      invalidate_forces();
+    }
   }
 
   SimulationState state(const StateRequest& request) override {
@@ -270,6 +304,7 @@ class CudaContext final : public Context {
   int n_;
   int ccma_passes_;      // dynamics_ccma_passes
   cudaStream_t stream_;  // the evaluator's: every operation of the context is ordered on it
+  int device_index_;
   // Declared before the parts below, which enqueue work on these streams: destroyed after them.
   CudaStreams streams_;
   CudaFrameCapture frames_;

@@ -24,6 +24,13 @@ __global__ void frame_kernel(int n, const double4_16a* __restrict__ pos, const V
   }
 }
 
+// Fixed-point force sums to N rows of x, y, z double (kJ/mol/nm).
+__global__ void forces_to_double_kernel(int n, const unsigned long long* __restrict__ force, int stride,
+                                        Vec3d* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = load_force(force, stride, i);
+}
+
 }  // namespace cuda
 
 namespace {
@@ -81,6 +88,15 @@ std::function<void()> CudaFrameCapture::capture(const Context::FrameTarget& targ
   MDSIM_CUDA_CHECK(cudaEventRecord(copied.get(), copy_stream_));
   last_copied_ = copied;
   return [copied] { MDSIM_CUDA_CHECK(cudaEventSynchronize(copied.get())); };
+}
+
+double* CudaFrameCapture::forces_as_double(int n, cudaStream_t stream, const unsigned long long* forces,
+                                           int force_stride) {
+  if (forces_double_.size() != static_cast<std::size_t>(n)) forces_double_.resize(static_cast<std::size_t>(n));
+  cuda::forces_to_double_kernel<<<cuda::blocks_for(n), cuda::kAtomThreads, 0, stream>>>(n, forces, force_stride,
+                                                                                        forces_double_.data());
+  MDSIM_CUDA_CHECK_LAUNCH();
+  return reinterpret_cast<double*>(forces_double_.data());
 }
 
 }  // namespace mdsim

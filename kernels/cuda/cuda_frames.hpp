@@ -33,6 +33,10 @@ class CudaFrameCapture {
                                 const double4_16a* positions, const Vec3d* velocities,
                                 const unsigned long long* forces, int force_stride);
 
+  // The fixed-point forces (planes of `force_stride`) as N rows of x, y, z double (kJ/mol/nm) in a device
+  // array this object keeps (the same pointer on every call), converted on `stream`.
+  double* forces_as_double(int n, cudaStream_t stream, const unsigned long long* forces, int force_stride);
+
   // Waits for the copies enqueued so far.
   void synchronize() const { cudaStreamSynchronize(copy_stream_); }
 
@@ -41,6 +45,7 @@ class CudaFrameCapture {
   cuda::Event converted_;                // the frame is in the staging buffer
   std::shared_ptr<CUevent_st> last_copied_;  // the last frame's copy (outlives this when a wait does)
   cuda::DeviceBuffer<float> staging_;
+  cuda::DeviceBuffer<Vec3d> forces_double_;  // forces_as_double's array
 };
 
 }  // namespace mdsim

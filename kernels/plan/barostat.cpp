@@ -138,7 +138,7 @@ bool MonteCarloBarostat::attempt(std::vector<Vec3d>& positions, Boxd& box, doubl
   trial_box.c *= p.length_scale;
   const bool accept = decide(p, current_energy, trial_energy(trial_, trial_box));
   if (accept) {
-    positions.swap(trial_);
+    std::copy(trial_.begin(), trial_.end(), positions.begin());  // in place: the caller's storage stays
     box = trial_box;
   }
   return accept;

@@ -74,6 +74,19 @@ struct MinimizationResult {
   bool converged;                    // max force below the tolerance and constraints satisfied
 };
 
+// A per-particle array in the context's own storage, for zero-copy views (the Python package): `rows`
+// rows of x, y, z float64, row i at data + i * row_stride doubles; host memory on the CPU platform,
+// device memory on CUDA (device `device_index`, work ordered on `stream`, a cudaStream_t).
+struct StateArray {
+  double* data = nullptr;
+  std::size_t rows = 0;
+  std::size_t row_stride = 3;  // in doubles (CUDA positions: 4, the fourth unused)
+  bool on_device = false;
+  int device_index = 0;
+  void* stream = nullptr;
+};
+enum class StateField { Positions, Velocities, Forces };
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -125,6 +138,15 @@ class Context {
   // of kRestartIntervalSteps is one; mark_restart_point() makes the current step one too (the run
   // marks its checkpoint steps). The CPU platform's forces never depend on history: no-op there.
   virtual void mark_restart_point() {}
+
+  // The storage of positions (nm), velocities (nm/ps) or forces (kJ/mol/nm), valid for the context's life.
+  // Positions and velocities are the state itself: a write through the array is what the next step uses,
+  // once state_written() said so. Forces are the last evaluation's total (evaluated first when the
+  // positions changed since), converted from the platform's accumulators; a write to them is overwritten.
+  virtual StateArray state_array(StateField field) = 0;
+  // Something outside wrote `field` through state_array(): what was computed from the old values (forces,
+  // energies) is dropped, so the next step or state() starts from the new ones.
+  virtual void state_written(StateField field) = 0;
 
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
