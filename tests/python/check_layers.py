@@ -11,6 +11,7 @@ import sys
 FOLDERS = {
     "common": "common", "kernels/physics": "physics", "model": "model", "kernels/plan": "plan",
     "kernels/cpu": "cpu", "kernels/cuda": "cuda", "io": "io", "engine": "engine", "app": "app",
+    "python": "python",
 }
 BELOW = {
     "common": set(), "physics": set(), "model": {"common", "physics"},
@@ -19,6 +20,7 @@ BELOW = {
     "io": {"model", "common", "physics"},
     "engine": {"io", "cpu", "cuda", "plan", "model", "common", "physics"},
     "app": {"engine", "io", "cpu", "cuda", "plan", "model", "common", "physics"},
+    "python": {"engine", "io", "plan", "model", "common", "physics"},  # the Python module binds the engine
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".hpp", ".cpp", ".cu", ".cuh", ".in")

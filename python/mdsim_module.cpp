@@ -1,0 +1,309 @@
+// The `mdsim` Python package's extension (_mdsim): engine::Simulation with its state as zero-copy arrays
+// (docs/python.md). Units as everywhere in mdsim: nm, ps, kJ/mol, K, amu, e.
+//
+// Views: `positions`, `velocities` and `forces` are the context's own storage (Context::state_array). On the
+// CPU platform they are numpy arrays whose base keeps the Simulation alive; on CUDA they are DeviceArray
+// objects exposing __cuda_array_interface__ (version 3, the engine's stream). A view handed out may be
+// written at any time, so before each operation that reads the state the Simulation tells the context
+// (state_written) for every field a view of which exists.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "engine/model.hpp"
+#include "engine/simulation.hpp"
+#include "io/config.hpp"
+#include "kernels/plan/context.hpp"
+#include "mdsim_version.hpp"
+
+namespace py = pybind11;
+using namespace mdsim;
+
+namespace {
+
+const char* field_name(StateField f) {
+  switch (f) {
+    case StateField::Positions: return "positions";
+    case StateField::Velocities: return "velocities";
+    case StateField::Forces: return "forces";
+  }
+  return "?";
+}
+
+const char* field_unit(StateField f) {
+  switch (f) {
+    case StateField::Positions: return "nm";
+    case StateField::Velocities: return "nm/ps";
+    case StateField::Forces: return "kJ/mol/nm";
+  }
+  return "?";
+}
+
+// A Simulation and the views it has handed out.
+class PySimulation {
+ public:
+  PySimulation(RunConfig config, std::string config_text) {
+    RunRequest request;
+    request.config_text = std::move(config_text);
+    sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
+  }
+
+  static std::shared_ptr<PySimulation> from_file(const std::string& path) {
+    RunConfig config = load_config(path);
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return std::make_shared<PySimulation>(std::move(config), text.str());
+  }
+
+  static std::shared_ptr<PySimulation> from_yaml(const std::string& text, const std::string& base_dir) {
+    return std::make_shared<PySimulation>(parse_config(text, "<yaml>", base_dir), text);
+  }
+
+  Simulation& sim() { return *sim_; }
+  Context& context() {
+    // Whatever a view may have written becomes the state the next operation starts from.
+    if (positions_out_) sim_->context().state_written(StateField::Positions);
+    if (velocities_out_) sim_->context().state_written(StateField::Velocities);
+    return sim_->context();
+  }
+  void handed_out(StateField f) {
+    if (f == StateField::Positions) positions_out_ = true;
+    if (f == StateField::Velocities) velocities_out_ = true;
+  }
+
+ private:
+  std::unique_ptr<Simulation> sim_;
+  bool positions_out_ = false, velocities_out_ = false;
+};
+
+// A device array of the CUDA platform as __cuda_array_interface__ sees it (v3).
+struct DeviceArray {
+  std::shared_ptr<PySimulation> owner;  // keeps the memory alive
+  StateArray array;
+  StateField field;
+
+  py::dict interface() const {
+    py::dict d;
+    d["shape"] = py::make_tuple(array.rows, 3);
+    d["typestr"] = "<f8";
+    d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(array.data), false);
+    d["version"] = 3;
+    d["strides"] = py::make_tuple(array.row_stride * sizeof(double), sizeof(double));
+    // The stream the engine orders its work on; consumers synchronise with it (0 would mean the legacy
+    // default stream, which this is not).
+    d["stream"] = reinterpret_cast<std::uintptr_t>(array.stream);
+    return d;
+  }
+};
+
+py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
+  const StateArray a = s->context().state_array(field);
+  s->handed_out(field);
+  if (!a.on_device) {
+    // numpy view of host memory; the capsule-free base is the PySimulation (kept alive by the array).
+    return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
+                     {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
+                     py::cast(s));
+  }
+  return py::cast(DeviceArray{s, a, field});
+}
+
+// Array of N×3 float64 values for a setter, with a ValueError naming what was expected.
+std::vector<Vec3d> vectors_from(const py::handle& values, std::size_t rows, StateField field) {
+  py::array arr = py::array::ensure(values);
+  if (!arr || arr.ndim() != 2 || static_cast<std::size_t>(arr.shape(0)) != rows || arr.shape(1) != 3)
+    throw py::value_error(std::string(field_name(field)) + ": expected an array of shape (" + std::to_string(rows) +
+                          ", 3) in " + field_unit(field) + ", got " +
+                          (arr ? "shape " + std::string(py::str(py::tuple(py::cast(std::vector<py::ssize_t>(
+                                                arr.shape(), arr.shape() + arr.ndim())))))
+                               : "no array"));
+  if (!(arr.dtype().kind() == 'f' || arr.dtype().kind() == 'i' || arr.dtype().kind() == 'u'))
+    throw py::value_error(std::string(field_name(field)) + ": expected real numbers (float64), got dtype " +
+                          std::string(py::str(arr.dtype())));
+  auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(arr);
+  const double* p = c.data();
+  std::vector<Vec3d> out(rows);
+  for (std::size_t i = 0; i < rows; ++i) out[i] = Vec3d(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+  return out;
+}
+
+py::dict energies_dict(const EnergyTerms& e) {
+  py::dict d;
+  for (const auto& [name, value] : named_terms(e)) d[py::str(name)] = value;
+  return d;
+}
+
+py::dict state_dict(PySimulation& s) {
+  StateRequest request;
+  request.positions = false;
+  request.energy = true;
+  const SimulationState st = s.context().state(request);
+  py::dict d;
+  d["step"] = st.step;
+  d["time_ps"] = st.time_ps;
+  d["potential_energy_kj_per_mol"] = st.potential.total;
+  d["kinetic_energy_kj_per_mol"] = st.kinetic_kj_per_mol;
+  d["total_energy_kj_per_mol"] = st.potential.total + st.kinetic_kj_per_mol;
+  d["temperature_k"] = st.temperature_k;
+  d["energies_kj_per_mol"] = energies_dict(st.potential);
+  if (st.has_box) {
+    py::array_t<double> box({3, 3});
+    auto b = box.mutable_unchecked<2>();
+    const Vec3d rows[3] = {st.box.a, st.box.b, st.box.c};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) b(r, c) = rows[r][c];
+    d["box_nm"] = box;
+    d["volume_nm3"] = st.box.volume();
+  } else {
+    d["box_nm"] = py::none();
+    d["volume_nm3"] = py::none();
+  }
+  return d;
+}
+
+py::dict topology_dict(const Topology& t) {
+  const std::size_t n = t.atoms.size();
+  py::list names, elements, residue_names, chain_ids;
+  py::array_t<std::int64_t> residue_numbers(static_cast<py::ssize_t>(n)), residue_index(static_cast<py::ssize_t>(n));
+  auto rn = residue_numbers.mutable_unchecked<1>();
+  auto ri = residue_index.mutable_unchecked<1>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const TopologyAtom& a = t.atoms[i];
+    const TopologyResidue& r = t.residues[static_cast<std::size_t>(a.residue)];
+    names.append(a.name);
+    elements.append(a.element);
+    residue_names.append(r.name);
+    chain_ids.append(t.chains[static_cast<std::size_t>(r.chain)].id);
+    rn(static_cast<py::ssize_t>(i)) = r.number;
+    ri(static_cast<py::ssize_t>(i)) = a.residue;
+  }
+  py::dict d;
+  d["atom_names"] = names;
+  d["elements"] = elements;
+  d["residue_names"] = residue_names;
+  d["residue_numbers"] = residue_numbers;
+  d["residue_index"] = residue_index;
+  d["chain_ids"] = chain_ids;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_mdsim, m) {
+  m.doc() = "mdsim engine (units: nm, ps, kJ/mol, K, amu, e)";
+  m.attr("__version__") = MDSIM_VERSION_STRING;
+  // The CLI's two kinds of failure: input errors (exit code 2 there; the same file:line:column message) and
+  // run-time failures (exit code 1).
+  py::register_exception<InputError>(m, "ConfigError", PyExc_ValueError);
+  py::register_exception<RuntimeError>(m, "SimulationError", PyExc_RuntimeError);
+
+  py::class_<DeviceArray>(m, "DeviceArray",
+                          "A CUDA device array of the engine's own memory (N x 3 float64), for CuPy, Numba, "
+                          "PyTorch and others through __cuda_array_interface__")
+      .def_property_readonly("__cuda_array_interface__", &DeviceArray::interface)
+      .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.array.rows, 3); })
+      .def_property_readonly("device", [](const DeviceArray& a) { return a.array.device_index; })
+      .def("__repr__", [](const DeviceArray& a) {
+        return "<mdsim.DeviceArray " + std::string(field_name(a.field)) + " (" + std::to_string(a.array.rows) +
+               ", 3) float64 " + field_unit(a.field) + " on cuda:" + std::to_string(a.array.device_index) + ">";
+      });
+
+  py::class_<PySimulation, std::shared_ptr<PySimulation>>(m, "Simulation")
+      .def(py::init(&PySimulation::from_file), py::arg("config"),
+           "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run())")
+      .def_static("from_yaml", &PySimulation::from_yaml, py::arg("text"), py::arg("base_dir") = ".",
+                  "A simulation from config text; relative paths in it resolve against base_dir")
+      .def_property_readonly("platform",
+                             [](PySimulation& s) { return s.sim().platform_kind() == PlatformKind::Cuda ? "cuda" : "cpu"; })
+      .def_property_readonly("platform_description", [](PySimulation& s) { return s.sim().platform_description(); })
+      .def_property_readonly("n_atoms", [](PySimulation& s) { return s.sim().model().system.num_particles(); })
+      .def_property_readonly("masses",
+                             [](PySimulation& s) {
+                               const auto& mass = s.sim().model().system.mass_amu;
+                               return py::array_t<double>(static_cast<py::ssize_t>(mass.size()), mass.data());
+                             })
+      .def_property_readonly("charges",
+                             [](PySimulation& s) {
+                               const auto& q = s.sim().model().system.charge_e;
+                               return py::array_t<double>(static_cast<py::ssize_t>(q.size()), q.data());
+                             })
+      .def("_topology", [](PySimulation& s) { return topology_dict(s.sim().model().topology); })
+      .def_property_readonly("seed", [](PySimulation& s) { return s.sim().context().seed(); })
+      .def(
+          "minimize",
+          [](PySimulation& s, double tolerance, int max_iterations) {
+            s.context();
+            const MinimizationResult r = s.sim().minimize(tolerance, max_iterations);
+            py::dict d;
+            d["initial_energy_kj_per_mol"] = r.initial_energy;
+            d["final_energy_kj_per_mol"] = r.final_energy;
+            d["max_force_kj_per_mol_nm"] = r.max_force_kj_per_mol_nm;
+            d["iterations"] = r.iterations;
+            d["converged"] = r.converged;
+            return d;
+          },
+          py::arg("tolerance") = 10.0, py::arg("max_iterations") = 0,
+          "L-BFGS until the largest atomic force is below tolerance (kJ/mol/nm); max_iterations 0: until converged")
+      .def(
+          "step",
+          [](PySimulation& s, int steps) {
+            s.context();
+            py::gil_scoped_release release;
+            s.sim().step(steps);
+          },
+          py::arg("steps"), "Advance `steps` steps (no reporters)")
+      .def(
+          "run",
+          [](PySimulation& s) {
+            s.context();
+            RunSummary r;
+            {
+              py::gil_scoped_release release;
+              r = s.sim().run();
+            }
+            py::dict d;
+            d["first_step"] = r.first_step;
+            d["last_step"] = r.last_step;
+            d["simulated_ps"] = r.simulated_ps;
+            d["wall_s"] = r.wall_s;
+            d["ns_per_day"] = r.ns_per_day;
+            d["seed"] = r.seed;
+            d["outputs"] = r.outputs;
+            return d;
+          },
+          "The config's run (its minimisation on a fresh start, then steps to run.steps) with every reporter")
+      .def("state", &state_dict, "Step, time (ps), energies (kJ/mol), temperature (K), box (nm), volume (nm^3)")
+      .def_property(
+          "positions", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Positions); },
+          [](PySimulation& s, const py::handle& v) {
+            s.sim().context().set_positions(
+                vectors_from(v, static_cast<std::size_t>(s.sim().model().system.num_particles()), StateField::Positions));
+          },
+          "Positions (nm), N x 3 float64: the engine's own memory (numpy on the CPU platform, a DeviceArray on CUDA)")
+      .def_property(
+          "velocities", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Velocities); },
+          [](PySimulation& s, const py::handle& v) {
+            s.sim().context().set_velocities(vectors_from(
+                v, static_cast<std::size_t>(s.sim().model().system.num_particles()), StateField::Velocities));
+          },
+          "Velocities (nm/ps), N x 3 float64: the engine's own memory")
+      .def_property_readonly(
+          "forces", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Forces); },
+          "Forces (kJ/mol/nm) of the current positions, N x 3 float64 (evaluated when the positions changed)")
+      .def(
+          "save_checkpoint", [](PySimulation& s, const std::string& path) { s.context(); s.sim().save_checkpoint(path); },
+          py::arg("path"), "Write the state as the CLI's checkpoint (HDF5, atomically)")
+      .def(
+          "load_checkpoint", [](PySimulation& s, const std::string& path) { s.sim().load_checkpoint(path); },
+          py::arg("path"), "Continue from a checkpoint of this system written with the same physics settings");
+}

@@ -1,0 +1,120 @@
+"""The Python package on the CPU platform (issue 16), run by CTest with the system's python3 and numpy:
+  * views share memory with the engine: a write through `positions` changes the next energy, and a step
+    moves what the view shows;
+  * setters check shape and dtype (ValueError naming what was expected);
+  * config errors raise ConfigError with the CLI's file:line:column message;
+  * Simulation(config).run() writes what `mdsim run` writes, bit for bit (checkpoint, state log columns
+    without the speed, final PDB).
+Usage: test_python_api.py MDSIM_BINARY TEST_DATA_DIR (PYTHONPATH must hold build/python)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import mdsim
+
+MDSIM, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+failures = []
+
+
+def check(condition, what):
+    print(("ok    " if condition else "FAIL  ") + what)
+    if not condition:
+        failures.append(what)
+
+
+def config_text(out):
+    return f"""system: {{pdb: {DATA}/systems/ala2_water.pdb, nonbonded_method: pme, cutoff: 0.9 nm, constraints: hbonds}}
+platform: cpu
+minimize: {{tolerance: 50 kJ/mol/nm, max_iterations: 25}}
+integrator: {{seed: 11, timestep: 2 fs}}
+run: {{steps: 20}}
+output: {{directory: {out}, trajectory: {{interval: 10}}, state: {{interval: 10}}, checkpoint: {{interval: 10}}, progress: false}}
+"""
+
+
+work = tempfile.mkdtemp(prefix="mdsim_python_api_")
+try:
+    path = os.path.join(work, "py.yaml")
+    with open(path, "w") as f:
+        f.write(config_text("py_out"))
+    sim = mdsim.Simulation(path)
+    check(sim.platform == "cpu" and sim.n_atoms == 2269, "platform and atom count")
+    top = sim.topology
+    check(top.atom_names[:3] == ["H1", "CH3", "H2"] and top.residue_names[0] == "ACE" and
+          top.residue_numbers[0] == 1 and top.chain_ids[0] == "A" and top.elements[1] == "C",
+          "topology: names, residues, chains, elements")
+    standard = {"H": 1.008, "C": 12.011, "N": 14.007, "O": 15.999}  # force fields differ in the last digits
+    expected = [standard[e] for e in top.elements]
+    check(np.allclose(sim.masses, expected, rtol=0, atol=0.01), f"masses (amu) in atom order: total {sim.masses.sum():.3f}")
+    check(not os.path.exists(os.path.join(work, "py_out")), "constructing a Simulation writes nothing")
+
+    x = sim.positions
+    check(x.shape == (2269, 3) and x.dtype == np.float64 and x.flags.writeable, "positions: N x 3 float64, writable")
+    e0 = sim.state()["potential_energy_kj_per_mol"]
+    original = x[5].copy()
+    x[5] += 0.03  # through the view
+    e1 = sim.state()["potential_energy_kj_per_mol"]
+    check(e1 != e0, f"a write through the view changes the next energy ({e0:.3f} -> {e1:.3f} kJ/mol)")
+    x[5] = original
+    check(sim.state()["potential_energy_kj_per_mol"] == e0, "writing the old values back restores the energy exactly")
+    f = sim.forces
+    check(f.shape == (2269, 3) and np.isfinite(f).all(), "forces: N x 3, finite")
+    before = x.copy()
+    sim.step(5)
+    check(not np.array_equal(before, x) and sim.state()["step"] == 5, "a step moves what the view shows")
+    v = sim.velocities
+    v[:] = 0.0
+    sim.step(1)
+    st = sim.state()
+    check(st["temperature_k"] < 50.0, f"zeroed velocities through the view are what the next step uses "
+                                      f"(T {st['temperature_k']:.1f} K)")
+    check(st["box_nm"].shape == (3, 3) and abs(st["volume_nm3"] - np.linalg.det(st["box_nm"])) < 1e-9,
+          "state: box (nm) and volume (nm^3)")
+
+    for bad, expected in [(np.zeros((3, 3)), "expected an array of shape (2269, 3) in nm, got shape (3, 3)"),
+                          (np.array([["a", "b", "c"]] * 2269), "expected real numbers")]:
+        try:
+            sim.positions = bad
+            check(False, f"setter refuses {expected}")
+        except ValueError as e:
+            check(expected in str(e), f"setter: ValueError '{e}'")
+    sim.positions = before  # the setter takes a good array
+    check(np.array_equal(sim.positions, before), "the positions setter")
+
+    try:
+        mdsim.Simulation.from_yaml("system:\n  pdb: ala2_water.pdb\n  cutof: 1 nm\n", base_dir=f"{DATA}/systems")
+        check(False, "a misspelt key raises ConfigError")
+    except mdsim.ConfigError as e:
+        check(str(e).startswith("<yaml>:3:3: ") and "cutoff" in str(e), f"ConfigError with line:column: {e}")
+    try:
+        mdsim.Simulation(os.path.join(work, "missing.yaml"))
+        check(False, "a missing config raises ConfigError")
+    except mdsim.ConfigError as e:
+        check("missing.yaml" in str(e), f"ConfigError for a missing file: {e}")
+    del sim
+    check(np.isfinite(x).all(), "a view keeps its Simulation alive")
+
+    # Simulation.run() is `mdsim run`, bit for bit.
+    cli = os.path.join(work, "cli.yaml")
+    with open(cli, "w") as f:
+        f.write(config_text("cli_out"))
+    subprocess.run([MDSIM, "run", cli], check=True, capture_output=True)
+    summary = mdsim.Simulation(path).run()
+    check(summary["last_step"] == 20, "run() goes to run.steps")
+    h5 = subprocess.run(["h5diff", os.path.join(work, "cli_out/checkpoint.h5"),
+                         os.path.join(work, "py_out/checkpoint.h5"), "positions_nm"], capture_output=True)
+    check(h5.returncode == 0, "run(): the same final positions as mdsim run")
+    strip = lambda p: [",".join(l.split(",")[:8]) for l in open(p).read().splitlines()]
+    check(strip(os.path.join(work, "cli_out/state.csv")) == strip(os.path.join(work, "py_out/state.csv")),
+          "run(): the same state log")
+    with open(os.path.join(work, "cli_out/final.pdb")) as a, open(os.path.join(work, "py_out/final.pdb")) as b:
+        check(a.read() == b.read(), "run(): the same final PDB")
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+
+print(f"test_python_api: {len(failures)} failed" if failures else "test_python_api: all passed")
+sys.exit(1 if failures else 0)
