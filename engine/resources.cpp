@@ -1,6 +1,7 @@
 #include "engine/resources.hpp"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -68,8 +69,11 @@ std::optional<std::uint64_t> available_host_memory_bytes() {
     if (line.rfind("MemAvailable:", 0) != 0) continue;
     std::istringstream fields(line.substr(13));
     std::uint64_t kib = 0;
-    if (fields >> kib) return kib * 1024;
+    // Some sandboxes report 0 here: a figure no running system has means "unknown", not "none".
+    if (fields >> kib && kib > 0) return kib * 1024;
   }
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_bytes > 0) return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_bytes);
   return std::nullopt;
 }
 
