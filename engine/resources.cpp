@@ -69,7 +69,7 @@ std::optional<std::uint64_t> available_host_memory_bytes() {
     if (line.rfind("MemAvailable:", 0) != 0) continue;
     std::istringstream fields(line.substr(13));
     std::uint64_t kib = 0;
-    // Some sandboxes report 0 here: a figure no running system has means "unknown", not "none".
+    // 0 is no running system's figure: the line could not be read, so ask sysconf instead.
     if (fields >> kib && kib > 0) return kib * 1024;
   }
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
