@@ -76,6 +76,7 @@ class PySimulation {
     if (velocities_out_) sim_->context().state_written(StateField::Velocities);
     return sim_->context();
   }
+  int add_force_count() { return ++forces_added_; }
   void handed_out(StateField f) {
     if (f == StateField::Positions) positions_out_ = true;
     if (f == StateField::Velocities) velocities_out_ = true;
@@ -84,11 +85,12 @@ class PySimulation {
  private:
   std::unique_ptr<Simulation> sim_;
   bool positions_out_ = false, velocities_out_ = false;
+  int forces_added_ = 0;
 };
 
 // A device array of the CUDA platform as __cuda_array_interface__ sees it (v3).
 struct DeviceArray {
-  std::shared_ptr<PySimulation> owner;  // keeps the memory alive
+  py::object owner;  // keeps the memory alive (None for the arrays a force callback gets: valid during the call)
   StateArray array;
   StateField field;
 
@@ -115,8 +117,60 @@ py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
                      {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
                      py::cast(s));
   }
-  return py::cast(DeviceArray{s, a, field});
+  return py::cast(DeviceArray{py::cast(s), a, field});
 }
+
+// An array for a force callback: valid only during the call (a barostat trial's positions are temporary).
+py::object borrowed(const StateArray& a, StateField field) {
+  if (a.on_device) return py::cast(DeviceArray{py::none(), a, field});
+  const py::capsule no_owner(a.data, [](void*) {});  // a base that frees nothing: numpy then views, not copies
+  return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
+                   {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
+                   no_owner);
+}
+
+// sim.add_force(callback): callback(positions, forces, box) inside every force evaluation. It adds its
+// forces (kJ/mol/nm) into `forces` and returns its energy (kJ/mol): a number, a 0-d array, or None. The
+// return value is converted only when the engine wants the energy, so a device scalar costs no
+// synchronisation during steps.
+class PyExternalForce final : public ExternalForce {
+ public:
+  PyExternalForce(py::object callback, int index) : callback_(std::move(callback)), index_(index) {
+    label_ = "the force added by add_force #" + std::to_string(index_);
+    if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
+  }
+  ~PyExternalForce() override {
+    py::gil_scoped_acquire gil;
+    callback_ = py::object();
+  }
+  double add(const StateArray& positions, const StateArray& forces, const Boxd* box, bool energy_wanted) override {
+    py::gil_scoped_acquire gil;
+    py::object box_nm = py::none();
+    if (box != nullptr) {
+      py::array_t<double> b({3, 3});
+      auto m = b.mutable_unchecked<2>();
+      const Vec3d rows[3] = {box->a, box->b, box->c};
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) m(r, c) = rows[r][c];
+      box_nm = b;
+    }
+    const py::object result =
+        callback_(borrowed(positions, StateField::Positions), borrowed(forces, StateField::Forces), box_nm);
+    if (!energy_wanted || result.is_none()) return 0.0;
+    try {
+      return py::cast<double>(result.attr("__float__")());
+    } catch (const py::error_already_set&) {
+      throw RuntimeError(label_ + " returned " + std::string(py::str(py::type::of(result).attr("__name__"))) +
+                         ", not an energy: return a number (kJ/mol), a 0-d array or None");
+    }
+  }
+  std::string name() const override { return label_; }
+
+ private:
+  py::object callback_;
+  int index_;
+  std::string label_;
+};
 
 // Array of N×3 float64 values for a setter, with a ValueError naming what was expected.
 std::vector<Vec3d> vectors_from(const py::handle& values, std::size_t rows, StateField field) {
@@ -140,6 +194,7 @@ std::vector<Vec3d> vectors_from(const py::handle& values, std::size_t rows, Stat
 py::dict energies_dict(const EnergyTerms& e) {
   py::dict d;
   for (const auto& [name, value] : named_terms(e)) d[py::str(name)] = value;
+  d["external"] = e.external;  // the add_force callbacks' (included in total)
   return d;
 }
 
@@ -300,6 +355,18 @@ PYBIND11_MODULE(_mdsim, m) {
       .def_property_readonly(
           "forces", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Forces); },
           "Forces (kJ/mol/nm) of the current positions, N x 3 float64 (evaluated when the positions changed)")
+      .def(
+          "add_force",
+          [](PySimulation& s, py::object callback) {
+            if (!PyCallable_Check(callback.ptr()))
+              throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
+            const int index = s.add_force_count();
+            s.sim().context().add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index));
+            return index;
+          },
+          py::arg("callback"),
+          "callback(positions, forces, box) is called inside every force evaluation: it adds its forces (kJ/mol/nm) "
+          "into `forces` and returns its energy (kJ/mol) or None; the arrays are valid during the call only")
       .def(
           "save_checkpoint", [](PySimulation& s, const std::string& path) { s.context(); s.sim().save_checkpoint(path); },
           py::arg("path"), "Write the state as the CLI's checkpoint (HDF5, atomically)")

@@ -122,6 +122,11 @@ class CpuContext final : public Context {
     return a;
   }
 
+  void add_external_force(std::shared_ptr<ExternalForce> force) override {
+    externals_.push_back(std::move(force));
+    forces_valid_ = false;
+  }
+
   void state_written(StateField field) override {
     if (field == StateField::Positions) {
       check_finite_input(x_, "positions");
@@ -157,8 +162,11 @@ class CpuContext final : public Context {
   MinimizationResult minimize(double tolerance, int max_iterations) override {
     require_positions("minimize");
     forces_valid_ = false;
-    return cpu_minimize(evaluator_, system_, constraints_, x_, tolerance, max_iterations,
-                        settings_.integrator.constraint_tolerance);
+    const EnergyAndForces energy_and_forces = [this](const std::vector<Vec3d>& x, std::vector<Vec3d>& f) {
+      return evaluate(x, f, true).total;
+    };
+    return minimize_on_manifold(energy_and_forces, system_, constraints_, x_, tolerance, max_iterations,
+                                settings_.integrator.constraint_tolerance);
   }
 
   std::uint64_t seed() const override { return seed_; }
@@ -180,9 +188,38 @@ class CpuContext final : public Context {
                            unstable_simulation_reason());
   }
 
+  // The platform's forces and energies, then each external force's added in. The external forces see
+  // `x` and `f` as arrays of the context's layout (the positions evaluated may be a trial's).
+  EnergyTerms evaluate(const std::vector<Vec3d>& x, std::vector<Vec3d>& f, bool energy_wanted) {
+    EnergyTerms e = evaluator_.compute(x, &f);
+    if (externals_.empty()) return e;
+    StateArray positions, forces;
+    positions.data = const_cast<double*>(reinterpret_cast<const double*>(x.data()));
+    positions.rows = forces.rows = x.size();
+    forces.data = reinterpret_cast<double*>(f.data());
+    for (const auto& external : externals_) {
+      const double energy = external->add(positions, forces, evaluator_.box(), energy_wanted);
+      if (!std::isfinite(energy))
+        throw RuntimeError(external->name() + " returned a non-finite energy (" + quoted_number(energy) + " kJ/mol)");
+      e.external += energy;
+    }
+    for (std::size_t i = 0; i < f.size(); ++i)
+      if (!std::isfinite(f[i].x) || !std::isfinite(f[i].y) || !std::isfinite(f[i].z))
+        throw RuntimeError("the forces on particle " + std::to_string(i) + " are not finite after the external "
+                           "forces (" + external_names() + ") were added");
+    e.total += e.external;
+    return e;
+  }
+
+  std::string external_names() const {
+    std::string names;
+    for (const auto& external : externals_) names += (names.empty() ? "" : ", ") + external->name();
+    return names;
+  }
+
   void ensure_forces() {
     if (forces_valid_) return;
-    energy_ = evaluator_.compute(x_, &f_);
+    energy_ = evaluate(x_, f_, true);
     forces_valid_ = true;
   }
 
@@ -195,7 +232,7 @@ class CpuContext final : public Context {
       } catch (const InputError& e) {  // e.g. the box fell below twice the cutoff
         throw RuntimeError("barostat at step " + std::to_string(step_) + ": " + e.what());
       }
-      trial_energy_ = evaluator_.compute(positions, &trial_forces_);
+      trial_energy_ = evaluate(positions, trial_forces_, true);
       return trial_energy_.total;
     };
     if (barostat_->attempt(x_, box, energy_.total, seed_, step_, trial)) {
@@ -281,6 +318,7 @@ class CpuContext final : public Context {
   int dof_;
   std::vector<double> inverse_mass_;
   std::vector<Vec3d> x_, v_, f_, x_new_, x_unconstrained_, shifted_v_, trial_forces_;
+  std::vector<std::shared_ptr<ExternalForce>> externals_;
   EnergyTerms energy_, trial_energy_;
   bool forces_valid_ = false;
   bool positions_set_ = false;

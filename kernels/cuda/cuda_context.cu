@@ -182,6 +182,15 @@ class CudaContext final : public Context {
     return a;
   }
 
+  void add_external_force(std::shared_ptr<ExternalForce> force) override {
+    externals_.push_back(std::move(force));
+    if (externals_.size() == 1) {
+      external_forces_.resize(static_cast<std::size_t>(n_));
+      evaluator_.set_external_hook([this](bool with_energy) { return run_external_forces(with_energy); });
+    }
+    invalidate_forces();
+  }
+
   // A non-finite value written through a view is found by the neighbour list's check at the next
   // synchronisation, as a blown-up step is.
   void state_written(StateField field) override {
@@ -262,6 +271,32 @@ class CudaContext final : public Context {
 
   void invalidate_forces() { forces_valid_ = energy_valid_ = false; }
 
+  // The evaluator's hook: every external force adds into one zeroed N x 3 double array (on the stream,
+  // after the evaluation), which then goes into the fixed-point sums. Non-finite forces end the run at
+  // the next synchronisation like a blown-up step; a non-finite energy here, naming the force.
+  double run_external_forces(bool with_energy) {
+    external_forces_.zero(stream_);
+    StateArray positions;
+    positions.data = reinterpret_cast<double*>(evaluator_.device_positions());
+    positions.rows = static_cast<std::size_t>(n_);
+    positions.row_stride = 4;
+    positions.on_device = true;
+    positions.device_index = device_index_;
+    positions.stream = stream_;
+    StateArray forces = positions;
+    forces.data = reinterpret_cast<double*>(external_forces_.data());
+    forces.row_stride = 3;
+    double energy = 0.0;
+    for (const auto& external : externals_) {
+      const double e = external->add(positions, forces, system_.box ? &evaluator_.box() : nullptr, with_energy);
+      if (with_energy && !std::isfinite(e))
+        throw RuntimeError(external->name() + " returned a non-finite energy (" + quoted_number(e) + " kJ/mol)");
+      energy += e;
+    }
+    evaluator_.add_external_forces(forces.data);
+    return energy;
+  }
+
   void ensure_forces(bool with_energy) {
     if (forces_valid_ && (energy_valid_ || !with_energy)) return;
     evaluator_.compute(with_energy);
@@ -315,6 +350,8 @@ class CudaContext final : public Context {
   std::unique_ptr<CudaMinimizerConstraintSolver> minimizer_constraints_;  // when the system has constraints
   CudaMinimizationStats minimization_stats_;
   CudaBarostat barostat_;
+  std::vector<std::shared_ptr<ExternalForce>> externals_;
+  cuda::DeviceBuffer<Vec3d> external_forces_;  // the external forces' sum of one evaluation
   std::size_t ccma_shared_attribute_ = 0;
 
   bool forces_valid_ = false, energy_valid_ = false, positions_set_ = false;

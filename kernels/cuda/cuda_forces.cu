@@ -21,12 +21,30 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_neighbor_list.cuh"
 #include "kernels/cuda/cuda_pme.hpp"
+#include "kernels/cuda/device_atoms.cuh"
+#include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/physics/nonbonded.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
 
 namespace mdsim {
+
+namespace cuda {
+
+// Forces added from outside (N rows of x, y, z double, kJ/mol/nm) into the fixed-point sums (planes of
+// `stride`). One thread per atom, after the evaluation on the same stream: no atomics needed.
+__global__ void add_external_forces_kernel(int n, const Vec3d* __restrict__ f, unsigned long long* __restrict__ force,
+                                           int stride) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  force[i] += to_fixed(f[i].x);
+  force[stride + i] += to_fixed(f[i].y);
+  force[2 * stride + i] += to_fixed(f[i].z);
+}
+
+}  // namespace cuda
+
 
 namespace {
 
@@ -127,10 +145,21 @@ class Evaluator {
     const cuda::ListUpdate update = list_->due_update();
     if (!update.any()) {
       launch_graph(with_energy);
-      return;
+    } else {
+      enqueue_evaluation(with_energy, update);
+      list_->update_enqueued(update);
     }
-    enqueue_evaluation(with_energy, update);
-    list_->update_enqueued(update);
+    // Outside the graph, after it on the same stream: the external forces add into the sums.
+    external_energy_ = external_ ? external_(with_energy) : 0.0;
+  }
+
+  void set_external_hook(std::function<double(bool)> hook) { external_ = std::move(hook); }
+  const Boxd& box() const { return box_; }
+
+  void add_external_forces(const double* f) {
+    cuda::add_external_forces_kernel<<<cuda::blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(
+        n_, reinterpret_cast<const Vec3d*>(f), force_.data(), npad_);
+    MDSIM_CUDA_CHECK_LAUNCH();
   }
 
   std::vector<Vec3d> forces() {
@@ -155,7 +184,8 @@ class Evaluator {
     t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
     t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + plan_.self_energy_kj_per_mol : 0.0;
     t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
-    t.total = t.bond + t.angle + t.torsion + t.nonbonded;
+    t.external = external_energy_;
+    t.total = t.bond + t.angle + t.torsion + t.nonbonded + t.external;
     return t;
   }
 
@@ -473,6 +503,8 @@ class Evaluator {
                          with_energy ? energy_.data() + kSlotReciprocal : nullptr, stream, list_->sorted_atoms());
   }
 
+  std::function<double(bool)> external_;  // Context::add_external_force's forces, after each evaluation
+  double external_energy_ = 0.0;           // of the last evaluation (valid when it wanted the energy)
   System sys_;
   NonbondedPlan plan_;  // checks, PME parameters, dispersion coefficient, self energy, exclusion partners
   CudaOptions opt_;
@@ -555,6 +587,15 @@ void CudaForceEvaluator::set_box(const Boxd& box) {
 }
 void CudaForceEvaluator::reset_neighbor_list() {
   impl_->visit([](auto& e) { e.reset_neighbor_list(); });
+}
+const Boxd& CudaForceEvaluator::box() const {
+  return impl_->visit([](const auto& e) -> const Boxd& { return e.box(); });
+}
+void CudaForceEvaluator::set_external_hook(std::function<double(bool)> hook) {
+  impl_->visit([&](auto& e) { e.set_external_hook(hook); });
+}
+void CudaForceEvaluator::add_external_forces(const double* forces_kj_per_mol_nm) {
+  impl_->visit([&](auto& e) { e.add_external_forces(forces_kj_per_mol_nm); });
 }
 int CudaForceEvaluator::graph_kernel_count(bool with_energy) const {
   return impl_->visit([&](auto& e) { return e.graph_kernel_count(with_energy); });

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,15 @@ class CudaForceEvaluator {
   // on the positions at the last re-sort and rebuilds: a context that resets at fixed steps (and a
   // run resumed at one of them) reproduces them bit for bit.
   void reset_neighbor_list();
+
+  // Forces from outside (Context::add_external_force): `hook` is called at the end of every evaluation,
+  // after the platform's work is enqueued on device_stream(), with whether the energy is wanted; it
+  // enqueues its own work on that stream, adds its forces through add_external_forces() and returns its
+  // energy (kJ/mol; energies() reports it as EnergyTerms::external). An empty hook removes it.
+  const Boxd& box() const;  // the box of the evaluations (a barostat trial's during one)
+  void set_external_hook(std::function<double(bool with_energy)> hook);
+  // Adds N rows of x, y, z double forces (kJ/mol/nm, device memory) into the evaluation's sums, on the stream.
+  void add_external_forces(const double* forces_kj_per_mol_nm);
 
   // Enqueues one evaluation of forces (and energies when with_energy). No host synchronisation.
   void compute(bool with_energy);

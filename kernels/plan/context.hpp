@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/host_buffer.hpp"
@@ -87,6 +88,19 @@ struct StateArray {
 };
 enum class StateField { Positions, Velocities, Forces };
 
+// A force computed outside the platform (the Python package's add_force): called inside every force
+// evaluation of the context (steps, minimisation, barostat trials, state()) with the positions being
+// evaluated and the force array to add its forces into (kJ/mol/nm; same layout and memory space as
+// state_array's, on the same stream), and the box (null without one). Returns its energy (kJ/mol);
+// `energy_wanted` is false where the platform does not use it (a step's forces), so an implementation
+// may skip computing it.
+class ExternalForce {
+ public:
+  virtual ~ExternalForce() = default;
+  virtual double add(const StateArray& positions, const StateArray& forces, const Boxd* box, bool energy_wanted) = 0;
+  virtual std::string name() const = 0;  // for messages ("the force added by add_force #1")
+};
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -147,6 +161,10 @@ class Context {
   // Something outside wrote `field` through state_array(): what was computed from the old values (forces,
   // energies) is dropped, so the next step or state() starts from the new ones.
   virtual void state_written(StateField field) = 0;
+
+  // Adds a force to every later evaluation (its energy in EnergyTerms::external). A non-finite energy
+  // or force from it is a RuntimeError naming it.
+  virtual void add_external_force(std::shared_ptr<ExternalForce> force) = 0;
 
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly

@@ -4,7 +4,8 @@
 //                          + dispersion correction
 //   nonbonded_reciprocal = PME reciprocal sum + Ewald self energy
 //   nonbonded            = nonbonded_direct + nonbonded_reciprocal
-//   total                = bond + angle + torsion + nonbonded
+//   external             = forces added from outside the platform (Context::add_external_force)
+//   total                = bond + angle + torsion + nonbonded + external
 // Units: kJ/mol.
 #pragma once
 
@@ -25,6 +26,7 @@ struct EnergyTerms {
   double nonbonded_reciprocal = 0.0;
   double dispersion_correction = 0.0;  // also contained in nonbonded_direct
   double nonbonded = 0.0;
+  double external = 0.0;  // 0 unless a context has external forces (not among named_terms: energy --json has none)
   double total = 0.0;
 
   // The field a bonded term type's energy goes to.

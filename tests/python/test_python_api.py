@@ -98,6 +98,57 @@ try:
     del sim
     check(np.isfinite(x).all(), "a view keeps its Simulation alive")
 
+    # add_force: a harmonic position restraint in numpy on ala2_vacuum (CPU platform).
+    vac = mdsim.Simulation.from_yaml(
+        f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff, constraints: hbonds}}\n"
+        "platform: cpu\nintegrator: {seed: 3, timestep: 2 fs, temperature: 300 K}\n")
+    atom, k = 8, 5.0e4  # kJ/mol/nm^2
+    anchor = np.array(vac.positions[atom])
+    calls = []
+
+    def restraint(positions, forces, box):
+        calls.append(box)
+        d = positions[atom] - anchor
+        forces[atom] -= k * d
+        return 0.5 * k * float(d @ d)
+
+    index = vac.add_force(restraint)
+    check(index == 1, "add_force returns the force's number")
+    vac.step(1)
+    check(len(calls) >= 1 and calls[0] is None, "the callback runs inside the step (no box: None)")
+    worst = 0.0
+    for _ in range(100):
+        vac.step(10)
+        worst = max(worst, float(np.linalg.norm(vac.positions[atom] - anchor)))
+    check(worst < 0.05, f"the restrained atom stays within 0.05 nm over 1,000 steps (farthest {worst:.4f} nm)")
+    st = vac.state()
+    d = vac.positions[atom] - anchor
+    expected = 0.5 * k * float(d @ d)
+    e = st["energies_kj_per_mol"]
+    check(abs(e["external"] - expected) < 1e-9 * max(1.0, expected) and
+          abs(e["total"] - (e["bond"] + e["angle"] + e["torsion"] + e["nonbonded"] + e["external"])) < 1e-9,
+          f"its energy is in state() as 'external' ({e['external']:.6f} kJ/mol) and in the total")
+
+    def broken(positions, forces, box):
+        raise ValueError("restraint exploded")
+    bad = mdsim.Simulation.from_yaml(
+        f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n")
+    bad.add_force(broken)
+    try:
+        bad.step(1)
+        check(False, "a callback that raises stops the step")
+    except ValueError as err:
+        check("restraint exploded" in str(err) and err.__traceback__ is not None,
+              "a callback's exception reaches the caller with its traceback")
+    nan = mdsim.Simulation.from_yaml(
+        f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n")
+    nan.add_force(lambda positions, forces, box: float("nan"))
+    try:
+        nan.state()
+        check(False, "a non-finite energy is refused")
+    except mdsim.SimulationError as err:
+        check("add_force #1 (<lambda>) returned a non-finite energy" in str(err), f"non-finite energy: {err}")
+
     # Simulation.run() is `mdsim run`, bit for bit.
     cli = os.path.join(work, "cli.yaml")
     with open(cli, "w") as f:
