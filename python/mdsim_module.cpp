@@ -293,6 +293,12 @@ PYBIND11_MODULE(_mdsim, m) {
                                return py::array_t<double>(static_cast<py::ssize_t>(q.size()), q.data());
                              })
       .def("_topology", [](PySimulation& s) { return topology_dict(s.sim().model().topology); })
+      .def_property_readonly(
+          "stream",
+          [](PySimulation& s) {
+            return reinterpret_cast<std::uintptr_t>(s.sim().context().state_array(StateField::Positions).stream);
+          },
+          "The CUDA stream (cudaStream_t as an int) the engine orders its work on; 0 on the CPU platform")
       .def_property_readonly("seed", [](PySimulation& s) { return s.sim().context().seed(); })
       .def(
           "minimize",

@@ -37,5 +37,34 @@ def _topology(self):
 
 Simulation.topology = property(_topology, doc="The structure's atoms, residues and chains (a Topology)")
 
+
+class _StreamHandle:
+    """The engine's stream through the CUDA stream protocol (__cuda_stream__)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+def _cupy_stream(self):
+    """The engine's stream as a cupy.cuda.Stream: work launched within `with sim.cupy_stream():` is ordered with
+    the engine's steps without synchronising."""
+    import cupy
+    if hasattr(cupy.cuda.Stream, "from_external"):
+        return cupy.cuda.Stream.from_external(_StreamHandle(self.stream))
+    return cupy.cuda.ExternalStream(self.stream)
+
+
+def _torch_stream(self):
+    """The engine's stream as a torch.cuda.ExternalStream (use it with torch.cuda.stream(...))."""
+    import torch
+    return torch.cuda.ExternalStream(self.stream)
+
+
+Simulation.cupy_stream = _cupy_stream
+Simulation.torch_stream = _torch_stream
+
 for _cls in (Simulation, ConfigError, SimulationError, DeviceArray):
     _cls.__module__ = "mdsim"
