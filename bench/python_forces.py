@@ -2,6 +2,8 @@
    none            no Python force
    trivial         a CuPy callback that launches one tiny kernel (the cost of the hook itself)
    restraint       a harmonic position restraint on the protein's heavy atoms (CuPy RawKernel)
+   torch           a PyTorch potential with autograd forces: a 32-unit network on the distances between 64
+                   protein heavy atoms (examples/python/torch_potential.py's, on DHFR)
 Usage: python3 bench/python_forces.py CONFIG [STEPS]   (PYTHONPATH must hold build/python; CuPy needed).
 Prints a markdown table: µs/step and ns/day, steps timed after a warm-up, synchronised at both ends."""
 import sys
@@ -56,6 +58,27 @@ def run(kind):
                           (cupy.int32(len(heavy)), atoms, cupy.uint64(x["data"][0]), cupy.int64(x["strides"][0] // 8),
                            anchor, cupy.float64(400.0), cupy.uint64(f["data"][0]), cupy.int64(f["strides"][0] // 8)))
         sim.add_force(restraint)
+    elif kind == "torch":
+        import torch
+        top = sim.topology
+        heavy = [i for i, (e, r) in enumerate(zip(top.elements, top.residue_names)) if e != "H" and r != "HOH"][:64]
+        device = torch.device("cuda", 0)
+        atoms = torch.tensor(heavy, device=device)
+        pairs = torch.triu_indices(len(heavy), len(heavy), offset=1, device=device)
+        torch.manual_seed(7)
+        model = torch.nn.Sequential(torch.nn.Linear(pairs.shape[1], 32), torch.nn.Tanh(),
+                                    torch.nn.Linear(32, 1)).to(device=device, dtype=torch.float64)
+        tstream = sim.torch_stream()
+
+        def potential(positions, forces, box):
+            with torch.cuda.stream(tstream):
+                x, f = torch.from_dlpack(positions), torch.from_dlpack(forces)
+                xs = x[atoms].detach().requires_grad_(True)
+                energy = 2.0 * model((xs[pairs[0]] - xs[pairs[1]]).norm(dim=1)).squeeze()
+                (grad,) = torch.autograd.grad(energy, xs)
+                f.index_add_(0, atoms, -grad)
+                return energy.detach()
+        sim.add_force(potential)
     s = timed(sim, steps)
     st = sim.state()
     dt_ps = st["time_ps"] / st["step"]
@@ -64,6 +87,6 @@ def run(kind):
 
 print("| Python force | atoms | timed steps | µs/step | ns/day |")
 print("|---|---|---|---|---|")
-for kind in ["none", "trivial", "restraint"]:
+for kind in ["none", "trivial", "restraint", "torch"]:
     us, nsday, n = run(kind)
     print(f"| {kind} | {n} | {steps} | {us:.1f} | {nsday:.0f} |", flush=True)

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 
 namespace mdsim {
+
+std::size_t cuda_host_device_copies() { return cuda::transfer_count(); }
 
 const char* to_string(PlatformKind kind) { return kind == PlatformKind::Cuda ? "cuda" : "cpu"; }
 

@@ -2,6 +2,7 @@
 // otherwise (no driver, no device, incompatible driver) the CPU reference platform runs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "kernels/cuda/device_query.hpp"
@@ -21,5 +22,9 @@ struct PlatformChoice {
 PlatformChoice choose_platform(const std::string& requested, int device_index);
 
 const char* to_string(PlatformKind kind);
+
+// Host <-> device copies the CUDA platform has made in this process so far (every DeviceBuffer upload and
+// download, every frame copy): what proves that steps copy nothing.
+std::size_t cuda_host_device_copies();
 
 }  // namespace mdsim

@@ -10,6 +10,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <dlpack/dlpack.h>
+
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -20,6 +22,7 @@
 
 #include "common/errors.hpp"
 #include "engine/model.hpp"
+#include "engine/platform.hpp"
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
 #include "kernels/plan/context.hpp"
@@ -91,6 +94,7 @@ class PySimulation {
 // A device array of the CUDA platform as __cuda_array_interface__ sees it (v3).
 struct DeviceArray {
   py::object owner;  // keeps the memory alive (None for the arrays a force callback gets: valid during the call)
+  Context* context;  // for stream ordering (alive as long as `owner`, or during the callback)
   StateArray array;
   StateField field;
 
@@ -106,7 +110,66 @@ struct DeviceArray {
     d["stream"] = reinterpret_cast<std::uintptr_t>(array.stream);
     return d;
   }
+
+  // DLPack (version 0.6 capsules, "dltensor"): the consumer's stream waits for the engine's work so far.
+  py::object dlpack(const py::object& stream) const;
 };
+
+// What a DLPack capsule keeps alive: the owner, and the shape and strides the tensor points to.
+struct DlpackContext {
+  py::object owner;
+  std::int64_t shape[2];
+  std::int64_t strides[2];
+};
+
+void delete_managed_tensor(DLManagedTensor* tensor) {
+  {
+    py::gil_scoped_acquire gil;
+    delete static_cast<DlpackContext*>(tensor->manager_ctx);
+  }
+  delete tensor;
+}
+
+void delete_unconsumed_capsule(PyObject* capsule) {
+  // A consumer renames the capsule "used_dltensor" and calls the deleter itself; otherwise it is ours.
+  if (PyCapsule_IsValid(capsule, "dltensor")) {
+    auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+    if (tensor && tensor->deleter) tensor->deleter(tensor);
+  }
+}
+
+Context* array_context(const DeviceArray& a) { return a.context; }
+
+py::object DeviceArray::dlpack(const py::object& stream) const {
+  // The stream argument as the Python array API defines it for CUDA: None or 1 the legacy default stream,
+  // 2 the per-thread default stream, -1 no ordering, otherwise a cudaStream_t.
+  if (!stream.is_none() && !py::isinstance<py::int_>(stream))
+    throw py::type_error("__dlpack__: stream must be an int or None");
+  const std::int64_t s = stream.is_none() ? 1 : stream.cast<std::int64_t>();
+  if (s == 0) throw py::value_error("__dlpack__: stream 0 is ambiguous for CUDA; pass 1 for the legacy default stream");
+  if (s != -1) {
+    Context* context = array_context(*this);
+    if (context) context->order_stream_after_context(reinterpret_cast<void*>(static_cast<std::intptr_t>(s)));
+  }
+  auto* ctx = new DlpackContext{owner, {static_cast<std::int64_t>(array.rows), 3},
+                                {static_cast<std::int64_t>(array.row_stride), 1}};
+  auto* tensor = new DLManagedTensor{};
+  tensor->dl_tensor.data = array.data;
+  tensor->dl_tensor.device = DLDevice{kDLCUDA, array.device_index};
+  tensor->dl_tensor.ndim = 2;
+  tensor->dl_tensor.dtype = DLDataType{kDLFloat, 64, 1};
+  tensor->dl_tensor.shape = ctx->shape;
+  tensor->dl_tensor.strides = ctx->strides;
+  tensor->dl_tensor.byte_offset = 0;
+  tensor->manager_ctx = ctx;
+  tensor->deleter = delete_managed_tensor;
+  PyObject* capsule = PyCapsule_New(tensor, "dltensor", delete_unconsumed_capsule);
+  if (capsule == nullptr) {
+    delete_managed_tensor(tensor);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(capsule);
+}
 
 py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
   const StateArray a = s->context().state_array(field);
@@ -117,12 +180,12 @@ py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
                      {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
                      py::cast(s));
   }
-  return py::cast(DeviceArray{py::cast(s), a, field});
+  return py::cast(DeviceArray{py::cast(s), &s->sim().context(), a, field});
 }
 
 // An array for a force callback: valid only during the call (a barostat trial's positions are temporary).
 py::object borrowed(const StateArray& a, StateField field) {
-  if (a.on_device) return py::cast(DeviceArray{py::none(), a, field});
+  if (a.on_device) return py::cast(DeviceArray{py::none(), nullptr, a, field});
   const py::capsule no_owner(a.data, [](void*) {});  // a base that frees nothing: numpy then views, not copies
   return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
                    {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
@@ -262,10 +325,19 @@ PYBIND11_MODULE(_mdsim, m) {
   py::register_exception<InputError>(m, "ConfigError", PyExc_ValueError);
   py::register_exception<RuntimeError>(m, "SimulationError", PyExc_RuntimeError);
 
+  m.def("_host_device_copies", &cuda_host_device_copies,
+        "Host <-> device copies the CUDA platform has made so far (tests: steps copy nothing)");
+
   py::class_<DeviceArray>(m, "DeviceArray",
                           "A CUDA device array of the engine's own memory (N x 3 float64), for CuPy, Numba, "
                           "PyTorch and others through __cuda_array_interface__")
       .def_property_readonly("__cuda_array_interface__", &DeviceArray::interface)
+      .def(
+          "__dlpack__",
+          [](const DeviceArray& a, const py::object& stream, const py::kwargs&) { return a.dlpack(stream); },
+          py::kw_only(), py::arg("stream") = py::none(),
+          "A DLPack capsule of the engine's memory; `stream` (the consumer's) waits for the engine's work first")
+      .def("__dlpack_device__", [](const DeviceArray& a) { return py::make_tuple(static_cast<int>(kDLCUDA), a.array.device_index); })
       .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.array.rows, 3); })
       .def_property_readonly("device", [](const DeviceArray& a) { return a.array.device_index; })
       .def("__repr__", [](const DeviceArray& a) {

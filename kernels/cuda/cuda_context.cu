@@ -182,6 +182,13 @@ class CudaContext final : public Context {
     return a;
   }
 
+  void order_stream_after_context(void* stream) override {
+    const auto consumer = static_cast<cudaStream_t>(stream);
+    if (consumer == stream_) return;
+    MDSIM_CUDA_CHECK(cudaEventRecord(handoff_, stream_));
+    MDSIM_CUDA_CHECK(cudaStreamWaitEvent(consumer, handoff_, 0));
+  }
+
   void add_external_force(std::shared_ptr<ExternalForce> force) override {
     externals_.push_back(std::move(force));
     if (externals_.size() == 1) {
@@ -352,6 +359,7 @@ class CudaContext final : public Context {
   CudaBarostat barostat_;
   std::vector<std::shared_ptr<ExternalForce>> externals_;
   cuda::DeviceBuffer<Vec3d> external_forces_;  // the external forces' sum of one evaluation
+  cuda::Event handoff_;                        // order_stream_after_context's
   std::size_t ccma_shared_attribute_ = 0;
 
   bool forces_valid_ = false, energy_valid_ = false, positions_set_ = false;

@@ -162,6 +162,11 @@ class Context {
   // energies) is dropped, so the next step or state() starts from the new ones.
   virtual void state_written(StateField field) = 0;
 
+  // Makes `stream` (a cudaStream_t of the same device) wait for the work enqueued so far on the context's
+  // stream, without blocking the host: a consumer of state_array() on its own stream (DLPack's contract).
+  // No-op on the CPU platform and for the context's own stream.
+  virtual void order_stream_after_context(void* stream) { (void)stream; }
+
   // Adds a force to every later evaluation (its energy in EnergyTerms::external). A non-finite energy
   // or force from it is a RuntimeError naming it.
   virtual void add_external_force(std::shared_ptr<ExternalForce> force) = 0;

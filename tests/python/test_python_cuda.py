@@ -63,6 +63,16 @@ before = x.copy()
 sim.step(10)
 check(not bool(cupy.array_equal(before, x)), "steps move what the CuPy array shows (same memory)")
 
+# DLPack: the capsules point at the engine's memory too.
+if importlib.util.find_spec("torch") is not None:
+    import torch
+    t = torch.from_dlpack(sim.positions)
+    check(t.data_ptr() == cai["data"][0] and tuple(t.shape) == (2269, 3) and tuple(t.stride()) == (4, 1),
+          "torch.from_dlpack(sim.positions): the same memory, strides (4, 1)")
+c = cupy.from_dlpack(sim.velocities)
+check(c.data.ptr == sim.velocities.__cuda_array_interface__["data"][0], "cupy.from_dlpack(sim.velocities): the same memory")
+check(sim.positions.__dlpack_device__() == (2, 0), "__dlpack_device__: (kDLCUDA, 0)")
+
 if importlib.util.find_spec("numba") is not None:
     from numba import cuda as nbcuda
     nb = nbcuda.as_cuda_array(sim.positions)
@@ -132,7 +142,10 @@ check(rel < 1e-6, f"CuPy restraint forces against the host's: relative RMS diffe
 e_host = 0.5 * k * float(((moved[atoms] - anchor) ** 2).sum())
 e = restrained.state()["energies_kj_per_mol"]["external"]
 check(abs(e - e_host) < 1e-9 * e_host, f"its energy in state(): {e:.9f} vs host {e_host:.9f} kJ/mol")
+restrained.step(10)
+copies = mdsim._mdsim._host_device_copies()
 restrained.step(200)
+check(mdsim._mdsim._host_device_copies() == copies, "200 steps with the CuPy force make no host<->device copy")
 drift = float(np.abs(cupy.asnumpy(cupy.asarray(restrained.positions))[atoms] - anchor).max())
 check(drift < 0.1, f"the restrained atoms stay near their anchors over 200 steps (largest |dx| {drift:.4f} nm)")
 
