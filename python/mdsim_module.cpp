@@ -198,7 +198,8 @@ py::object borrowed(const StateArray& a, StateField field) {
 // synchronisation during steps.
 class PyExternalForce final : public ExternalForce {
  public:
-  PyExternalForce(py::object callback, int index) : callback_(std::move(callback)), index_(index) {
+  PyExternalForce(py::object callback, int index, Context* context)
+      : callback_(std::move(callback)), index_(index), context_(context) {
     label_ = "the force added by add_force #" + std::to_string(index_);
     if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
   }
@@ -220,6 +221,10 @@ class PyExternalForce final : public ExternalForce {
     const py::object result =
         callback_(borrowed(positions, StateField::Positions), borrowed(forces, StateField::Forces), box_nm);
     if (!energy_wanted || result.is_none()) return 0.0;
+    // A device scalar is read on its library's current stream, which is usually the legacy default stream:
+    // that stream waits for the callback's work on the engine's stream first.
+    if (forces.on_device && !py::isinstance<py::float_>(result) && !py::isinstance<py::int_>(result))
+      context_->order_stream_after_context(reinterpret_cast<void*>(std::intptr_t{1}));  // cudaStreamLegacy
     try {
       return py::cast<double>(result.attr("__float__")());
     } catch (const py::error_already_set&) {
@@ -232,6 +237,7 @@ class PyExternalForce final : public ExternalForce {
  private:
   py::object callback_;
   int index_;
+  Context* context_;  // owns this force
   std::string label_;
 };
 
@@ -439,7 +445,8 @@ PYBIND11_MODULE(_mdsim, m) {
             if (!PyCallable_Check(callback.ptr()))
               throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
             const int index = s.add_force_count();
-            s.sim().context().add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index));
+            Context& context = s.sim().context();
+            context.add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index, &context));
             return index;
           },
           py::arg("callback"),
