@@ -23,7 +23,7 @@ def check(condition, what):
 
 def config(platform, precision="mixed"):
     return (f"system: {{pdb: {DATA}/systems/ala2_water.pdb, nonbonded_method: pme, cutoff: 0.9 nm}}\n"
-            f"platform: {{name: {platform}, precision: {precision}}}\n")
+            f"platform: {{name: {platform}, precision: {precision}}}\nintegrator: {{seed: 5}}\n")
 
 
 if importlib.util.find_spec("cupy") is None:
@@ -124,7 +124,7 @@ class CupyRestraint:
 restrained = mdsim.Simulation.from_yaml(config("cuda", "double"))
 free = mdsim.Simulation.from_yaml(config("cuda", "double"))
 atoms = list(range(0, 22))  # the dipeptide
-k = 1000.0
+k = 2.0e4  # kJ/mol/nm^2: thermal spread sqrt(kT/k) ~ 0.01 nm per coordinate
 force = CupyRestraint(restrained, atoms, k)
 restrained.add_force(force)
 anchor = cupy.asnumpy(force.anchor)
@@ -147,7 +147,7 @@ copies = mdsim._mdsim._host_device_copies()
 restrained.step(200)
 check(mdsim._mdsim._host_device_copies() == copies, "200 steps with the CuPy force make no host<->device copy")
 drift = float(np.abs(cupy.asnumpy(cupy.asarray(restrained.positions))[atoms] - anchor).max())
-check(drift < 0.1, f"the restrained atoms stay near their anchors over 200 steps (largest |dx| {drift:.4f} nm)")
+check(drift < 0.06, f"the restrained atoms stay near their anchors over 200 steps (largest |dx| {drift:.4f} nm)")
 
 print(f"test_python_cuda: {len(failures)} failed" if failures else "test_python_cuda: all passed")
 sys.exit(1 if failures else 0)
