@@ -1,31 +1,26 @@
 """ns/day of a CUDA run driven from Python, without and with add_force callbacks (issue 16):
    none            no Python force
    trivial         a CuPy callback that launches one tiny kernel (the cost of the hook itself)
-   restraint       a harmonic position restraint on the protein's heavy atoms (CuPy RawKernel)
+   restraint       a harmonic position restraint on the non-hydrogen atoms outside water (the examples'
+                   CupyRestraint: a CuPy RawKernel, energy as a device scalar)
    torch           a PyTorch potential with autograd forces: a 32-unit network on the distances between 64
                    protein heavy atoms (examples/python/torch_potential.py's, on DHFR)
 Usage: python3 bench/python_forces.py CONFIG [STEPS]   (PYTHONPATH must hold build/python; CuPy needed).
 Prints a markdown table: µs/step and ns/day, steps timed after a warm-up, synchronised at both ends."""
+import os
 import sys
 import time
 
 import cupy
-import numpy as np
 
 import mdsim
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "python"))
+from cupy_restraint import CupyRestraint  # noqa: E402
 
 config, steps = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5000
 
 NOOP = cupy.RawKernel(r'extern "C" __global__ void noop(double* f) { if (threadIdx.x == 0) f[0] += 0.0; }', "noop")
-RESTRAINT = cupy.RawKernel(r"""
-extern "C" __global__ void restraint(int n, const int* atoms, const double* x, long long xs, const double* anchor,
-                                     double k, double* f, long long fs) {
-  int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  int i = atoms[t];
-  for (int d = 0; d < 3; ++d) f[i * fs + d] -= k * (x[i * xs + d] - anchor[3 * t + d]);
-}
-""", "restraint")
 
 
 def timed(sim, n):
@@ -48,16 +43,7 @@ def run(kind):
     elif kind == "restraint":
         top = sim.topology
         heavy = [i for i, (e, r) in enumerate(zip(top.elements, top.residue_names)) if e != "H" and r != "HOH"]
-        atoms = cupy.asarray(heavy, dtype=cupy.int32)
-        anchor = cupy.asarray(sim.positions)[atoms].copy()
-
-        def restraint(positions, forces, box):
-            x, f = positions.__cuda_array_interface__, forces.__cuda_array_interface__
-            with stream:
-                RESTRAINT(((len(heavy) + 127) // 128,), (128,),
-                          (cupy.int32(len(heavy)), atoms, cupy.uint64(x["data"][0]), cupy.int64(x["strides"][0] // 8),
-                           anchor, cupy.float64(400.0), cupy.uint64(f["data"][0]), cupy.int64(f["strides"][0] // 8)))
-        sim.add_force(restraint)
+        sim.add_force(CupyRestraint(sim, heavy, k=400.0))
     elif kind == "torch":
         import torch
         top = sim.topology

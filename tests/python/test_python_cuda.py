@@ -82,43 +82,10 @@ if importlib.util.find_spec("torch") is not None:
     t = torch.as_tensor(sim.positions, device="cuda")
     check(t.data_ptr() == cai["data"][0] and t.shape == (2269, 3), "torch.as_tensor: the same memory")
 
-# add_force with a CuPy RawKernel: a harmonic position restraint on the engine's stream, against the same
-# restraint computed on the host.
-RESTRAINT = cupy.RawKernel(r"""
-extern "C" __global__ void restraint(int n, const int* atoms, const double* x, long long x_stride,
-                                     const double* anchor, double k, double* f, long long f_stride, double* energy) {
-  int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  int i = atoms[t];
-  double e = 0.0;
-  for (int d = 0; d < 3; ++d) {
-    double dx = x[i * x_stride + d] - anchor[3 * t + d];
-    f[i * f_stride + d] -= k * dx;
-    e += 0.5 * k * dx * dx;
-  }
-  atomicAdd(energy, e);
-}
-""", "restraint")
-
-
-class CupyRestraint:
-    def __init__(self, sim, atoms, k):
-        self.atoms = cupy.asarray(atoms, dtype=cupy.int32)
-        self.anchor = cupy.asarray(sim.positions)[self.atoms].copy()
-        self.k = k
-        self.energy = cupy.zeros(1)
-        self.stream = sim.cupy_stream()
-
-    def __call__(self, positions, forces, box):
-        x, f = positions.__cuda_array_interface__, forces.__cuda_array_interface__
-        with self.stream:
-            self.energy.fill(0)
-            n = len(self.atoms)
-            RESTRAINT(((n + 127) // 128,), (128,),
-                      (cupy.int32(n), self.atoms, cupy.uint64(x["data"][0]), cupy.int64(x["strides"][0] // 8),
-                       self.anchor, cupy.float64(self.k), cupy.uint64(f["data"][0]), cupy.int64(f["strides"][0] // 8),
-                       self.energy))
-        return self.energy[0]  # a device scalar: converted only when the energy is wanted
+# add_force with a CuPy RawKernel (the examples' CupyRestraint): a harmonic position restraint on the
+# engine's stream, against the same restraint computed on the host.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+from cupy_restraint import CupyRestraint  # noqa: E402  (examples/python/cupy_restraint.py)
 
 
 restrained = mdsim.Simulation.from_yaml(config("cuda", "double"))
