@@ -162,7 +162,7 @@ struct Reporters {
 
 Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::vector<int>& trajectory_atoms,
                          Context& context, const std::string& config_hash, std::int64_t first_step,
-                         std::optional<std::int64_t> append_after, RunSummary& summary) {
+                         std::optional<std::int64_t> append_after, bool external_forces, RunSummary& summary) {
   const auto& out = cfg.output;
   const System& system = model.system;
   Reporters r;
@@ -189,7 +189,7 @@ Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::ve
     double mass = 0.0;
     for (double m : system.mass_amu) mass += m;
     const std::string path = output_path(cfg, out.state.file);
-    r.state_log = std::make_unique<StateLog>(path, mass, append_after);
+    r.state_log = std::make_unique<StateLog>(path, mass, append_after, external_forces);
     summary.outputs.emplace_back("state log", path);
   }
   if (out.progress) r.progress.emplace(stderr, first_step, cfg.run.steps, cfg.integrator.timestep_ps);
@@ -215,7 +215,7 @@ void write_frame(Context& context, FrameWriter& trajectory, const TrajectoryOutp
 }
 
 void write_state_line(Context& context, StateLog& state_log, const std::optional<ProgressReporter>& progress,
-                      std::int64_t step) {
+                      std::int64_t step, bool external_column) {
   StateRequest request_state;
   request_state.positions = false;
   request_state.energy = true;
@@ -228,6 +228,7 @@ void write_state_line(Context& context, StateLog& state_log, const std::optional
   sample.temperature_k = s.temperature_k;
   if (s.has_box) sample.volume_nm3 = s.box.volume();
   if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
+  if (external_column) sample.external_kj_per_mol = s.potential.external;
   state_log.write(sample);
 }
 
@@ -309,6 +310,7 @@ struct Simulation::Impl {
   RunSummary summary;  // platform and seed; the rest filled by run()
   std::unique_ptr<Context> context;
   bool fresh = true;  // nothing has changed the initial state yet (run() then minimises when the config asks)
+  bool external_forces = false;
 };
 
 Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_unique<Impl>()) {
@@ -351,6 +353,11 @@ void Simulation::step(int steps) {
   impl_->context->step(steps);
 }
 
+void Simulation::add_external_force(std::shared_ptr<ExternalForce> force) {
+  impl_->context->add_external_force(std::move(force));
+  impl_->external_forces = true;
+}
+
 Checkpoint Simulation::checkpoint() { return make_checkpoint(*impl_->context, impl_->cfg, impl_->model.system, impl_->config_hash); }
 
 void Simulation::save_checkpoint(const std::string& path) { write_checkpoint(path, checkpoint()); }
@@ -389,7 +396,8 @@ RunSummary Simulation::run() {
   const auto& out = cfg.output;
   const std::string& checkpoint_file = s.checkpoint_file;
   Reporters reporters =
-      open_reporters(cfg, s.model, s.setup.trajectory_atoms, context, s.config_hash, first_step, append_after, summary);
+      open_reporters(cfg, s.model, s.setup.trajectory_atoms, context, s.config_hash, first_step, append_after,
+                     s.external_forces, summary);
   auto& [trajectory, state_log, progress] = reporters;
   if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
 
@@ -413,7 +421,8 @@ RunSummary Simulation::run() {
     step = target;
 
     if (trajectory && due(step, out.trajectory.interval_steps)) write_frame(context, *trajectory, out.trajectory);
-    if (state_log && due(step, out.state.interval_steps)) write_state_line(context, *state_log, progress, step);
+    if (state_log && due(step, out.state.interval_steps))
+      write_state_line(context, *state_log, progress, step, s.external_forces);
     if (due(step, out.checkpoint.interval_steps)) {
       context.mark_restart_point();  // also without a checkpoint file: the same trajectory either way
       if (!checkpoint_file.empty()) {

@@ -59,6 +59,10 @@ class Simulation {
   // positions), then steps from the current one to run.steps with every reporter and the final outputs.
   RunSummary run();
 
+  // A force from outside in every later evaluation (Context::add_external_force); run()'s state log then
+  // has the external_kj_per_mol column.
+  void add_external_force(std::shared_ptr<ExternalForce> force);
+
   Checkpoint checkpoint();                      // the current state as a checkpoint holds it
   void save_checkpoint(const std::string& path);  // the CLI's format, written atomically
   // Continues from a checkpoint of this system written with the same physics settings (InputError otherwise).

@@ -37,7 +37,7 @@ void check_folder(const std::string& path) {
 std::string number(double v) { return fmt::format("{:.10g}", v); }
 
 // Keeps the header and the complete lines with step <= after_step; false if the file has another header.
-bool truncate_log(const std::string& path, std::int64_t after_step) {
+bool truncate_log(const std::string& path, const std::string& header, std::int64_t after_step) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> keep;
@@ -49,7 +49,7 @@ bool truncate_log(const std::string& path, std::int64_t after_step) {
     const std::string line = text.substr(pos, end - pos);
     pos = end + 1;
     if (first) {
-      if (line != kStateLogHeader) return false;
+      if (line != header) return false;
       first = false;
       continue;
     }
@@ -62,7 +62,7 @@ bool truncate_log(const std::string& path, std::int64_t after_step) {
   const std::string tmp = partial_path(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kStateLogHeader << '\n';
+    out << header << '\n';
     for (const std::string& l : keep) out << l << '\n';
     out.flush();
     if (!out) {
@@ -88,17 +88,26 @@ std::string format_state_line(const StateSample& s, double total_mass_amu) {
   else line += ",";
   line += ",";
   if (s.speed_ns_per_day) line += number(*s.speed_ns_per_day);
+  if (s.external_kj_per_mol) {
+    line += ',';
+    line += number(*s.external_kj_per_mol);
+  }
   return line;
 }
 
-StateLog::StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step)
-    : path_(path), total_mass_amu_(total_mass_amu) {
+std::string state_log_header(bool external_column) {
+  return std::string(kStateLogHeader) + (external_column ? ",external_kj_per_mol" : "");
+}
+
+StateLog::StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step,
+                   bool external_column)
+    : path_(path), header_(state_log_header(external_column)), total_mass_amu_(total_mass_amu) {
   check_folder(path_);
   bool appending = false;
   if (append_after_step && std::filesystem::exists(path_)) {
-    if (!truncate_log(path_, *append_after_step))
+    if (!truncate_log(path_, header_, *append_after_step))
       throw InputError(fmt::format("{}: cannot append to the state log: its first line is not the header \"{}\"",
-                                   path_, kStateLogHeader));
+                                   path_, header_));
     appending = true;
   }
   if (appending) {
@@ -113,7 +122,7 @@ StateLog::StateLog(const std::string& path, double total_mass_amu, std::optional
   file_ = std::fopen(partial.c_str(), "wb");
   if (!file_)
     throw InputError(fmt::format("{}: cannot open the state log for writing: {}", path_, std::strerror(errno)));
-  if (std::fprintf(file_, "%s\n", kStateLogHeader) < 0 || std::fflush(file_) != 0) {
+  if (std::fprintf(file_, "%s\n", header_.c_str()) < 0 || std::fflush(file_) != 0) {
     const int err = errno;
     std::fclose(file_);
     file_ = nullptr;

@@ -1,10 +1,12 @@
 // State log (state.csv): one line per report, the quantities of OpenMM's StateDataReporter with
 // the units in the column names:
 //   step,time_ps,potential_kj_per_mol,kinetic_kj_per_mol,total_kj_per_mol,temperature_k,volume_nm3,
-//   density_g_per_cm3,speed_ns_per_day
+//   density_g_per_cm3,speed_ns_per_day[,external_kj_per_mol]
 // total = potential + kinetic; density = total mass (amu -> g: 1.66053906660e-24 g) / volume
 // (nm^3 -> cm^3: 1e-21); volume and density are empty without a periodic box, speed is empty until
-// known (OpenMM prints "--" on its first line). Numbers have 10 significant digits. Every line is
+// known (OpenMM prints "--" on its first line). external_kj_per_mol, the energy of forces added from
+// outside (the Python package's add_force; included in the potential), is a column only in the logs of runs
+// that have such forces. Numbers have 10 significant digits. Every line is
 // written through to the file at once (a killed run keeps every reported line).
 #pragma once
 
@@ -23,6 +25,7 @@ struct StateSample {
   double temperature_k = 0.0;
   std::optional<double> volume_nm3;         // none for a non-periodic system
   std::optional<double> speed_ns_per_day;   // none while not yet measured
+  std::optional<double> external_kj_per_mol;  // written only by a log with the external column
 };
 
 inline constexpr const char* kStateLogHeader =
@@ -32,7 +35,10 @@ inline constexpr const char* kStateLogHeader =
 // Density in g/cm^3 of `total_mass_amu` in `volume_nm3`.
 double density_g_per_cm3(double total_mass_amu, double volume_nm3);
 
-// One CSV line (no newline) for a sample.
+// The header with or without the external_kj_per_mol column.
+std::string state_log_header(bool external_column);
+
+// One CSV line (no newline) for a sample (with the external column when the sample has that value).
 std::string format_state_line(const StateSample& sample, double total_mass_amu);
 
 class StateLog {
@@ -41,7 +47,9 @@ class StateLog {
   // existing log with the same header keeps its lines with step <= that value and new lines follow;
   // a missing file is created. Throws InputError when the folder is missing or not writable, or the
   // existing file has another header.
-  StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step = {});
+  // `external_column` adds external_kj_per_mol (runs with external forces).
+  StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step = {},
+           bool external_column = false);
   ~StateLog();
   StateLog(const StateLog&) = delete;
   StateLog& operator=(const StateLog&) = delete;
@@ -54,6 +62,7 @@ class StateLog {
 
  private:
   std::string path_;
+  std::string header_;
   double total_mass_amu_;
   std::FILE* file_ = nullptr;
 };

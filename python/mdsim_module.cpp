@@ -446,7 +446,7 @@ PYBIND11_MODULE(_mdsim, m) {
               throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
             const int index = s.add_force_count();
             Context& context = s.sim().context();
-            context.add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index, &context));
+            s.sim().add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index, &context));
             return index;
           },
           py::arg("callback"),

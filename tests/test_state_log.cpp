@@ -219,3 +219,24 @@ TEST_CASE("state log of ala2_water: volume and density as OpenMM's StateDataRepo
   REQUIRE(rc == 0);
   std::remove(out.c_str());
 }
+
+TEST_CASE("state log: the external_kj_per_mol column of runs with external forces") {
+  const std::string path = "state_external.csv";
+  {
+    StateLog log(path, 1000.0, std::nullopt, true);
+    StateSample s = sample(1000);
+    s.external_kj_per_mol = 12.5;
+    log.write(s);
+  }
+  const std::vector<std::string> lines = lines_of(mdsim_test::read_text(path));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == std::string(kStateLogHeader) + ",external_kj_per_mol");
+  CHECK(lines[0] == state_log_header(true));
+  const std::vector<std::string> fields = split(lines[1], ',');
+  CHECK(fields.size() == split(lines[0], ',').size());
+  CHECK(fields.back() == "12.5");
+  // Appending needs the same columns: a log without the column is refused by a run with external forces.
+  REQUIRE_THROWS_AS(StateLog(path, 1000.0, 1000, false), InputError);
+  { StateLog again(path, 1000.0, 1000, true); }
+  CHECK(lines_of(mdsim_test::read_text(path)).size() == 2);
+}

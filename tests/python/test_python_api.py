@@ -131,6 +131,19 @@ try:
 
     def broken(positions, forces, box):
         raise ValueError("restraint exploded")
+    # run() with a force: the state log gains the external_kj_per_mol column (in the potential too).
+    logged = mdsim.Simulation.from_yaml(
+        f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n"
+        f"integrator: {{seed: 4}}\nrun: {{steps: 20}}\noutput: {{directory: {work}/logged, state: {{interval: 10}}, "
+        "trajectory: {interval: 10}, progress: false}\n")
+    logged.add_force(restraint)
+    logged.run()
+    lines = open(os.path.join(work, "logged", "state.csv")).read().splitlines()
+    header = lines[0].split(",")
+    values = [float(v) for v in lines[-1].split(",")[-1:]]
+    check(header[-1] == "external_kj_per_mol" and len(lines) == 3 and values[0] > 0.0,
+          f"run(): the state log's external_kj_per_mol column ({lines[-1].split(',')[-1]} kJ/mol at step 20)")
+
     bad = mdsim.Simulation.from_yaml(
         f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n")
     bad.add_force(broken)
