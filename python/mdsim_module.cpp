@@ -97,8 +97,17 @@ struct DeviceArray {
   Context* context;  // for stream ordering (alive as long as `owner`, or during the callback)
   StateArray array;
   StateField field;
+  std::shared_ptr<bool> valid = std::make_shared<bool>(true);  // false once a callback's call has returned
+
+  void check_valid() const {
+    if (!*valid)
+      throw py::value_error(std::string("this ") + field_name(field) +
+                            " array was handed to a force callback and is gone now that the call returned; copy "
+                            "what you need during the call");
+  }
 
   py::dict interface() const {
+    check_valid();
     py::dict d;
     d["shape"] = py::make_tuple(array.rows, 3);
     d["typestr"] = "<f8";
@@ -141,6 +150,7 @@ void delete_unconsumed_capsule(PyObject* capsule) {
 Context* array_context(const DeviceArray& a) { return a.context; }
 
 py::object DeviceArray::dlpack(const py::object& stream) const {
+  check_valid();
   // The stream argument as the Python array API defines it for CUDA: None or 1 the legacy default stream,
   // 2 the per-thread default stream, -1 no ordering, otherwise a cudaStream_t.
   if (!stream.is_none() && !py::isinstance<py::int_>(stream))
@@ -184,8 +194,9 @@ py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
 }
 
 // An array for a force callback: valid only during the call (a barostat trial's positions are temporary).
-py::object borrowed(const StateArray& a, StateField field) {
-  if (a.on_device) return py::cast(DeviceArray{py::none(), nullptr, a, field});
+// A DeviceArray is marked invalid when the call returns (through `valid`); numpy arrays cannot be.
+py::object borrowed(const StateArray& a, StateField field, const std::shared_ptr<bool>& valid) {
+  if (a.on_device) return py::cast(DeviceArray{py::none(), nullptr, a, field, valid});
   const py::capsule no_owner(a.data, [](void*) {});  // a base that frees nothing: numpy then views, not copies
   return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
                    {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
@@ -218,8 +229,13 @@ class PyExternalForce final : public ExternalForce {
         for (int c = 0; c < 3; ++c) m(r, c) = rows[r][c];
       box_nm = b;
     }
-    const py::object result =
-        callback_(borrowed(positions, StateField::Positions), borrowed(forces, StateField::Forces), box_nm);
+    const auto valid = std::make_shared<bool>(true);
+    struct Expire {  // however the call ends
+      std::shared_ptr<bool> flag;
+      ~Expire() { *flag = false; }
+    } expire{valid};
+    const py::object result = callback_(borrowed(positions, StateField::Positions, valid),
+                                        borrowed(forces, StateField::Forces, valid), box_nm);
     if (!energy_wanted || result.is_none()) return 0.0;
     // A device scalar is read on its library's current stream, which is usually the legacy default stream:
     // that stream waits for the callback's work on the engine's stream first.

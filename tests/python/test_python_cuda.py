@@ -116,5 +116,16 @@ check(mdsim._mdsim._host_device_copies() == copies, "200 steps with the CuPy for
 drift = float(np.abs(cupy.asnumpy(cupy.asarray(restrained.positions))[atoms] - anchor).max())
 check(drift < 0.06, f"the restrained atoms stay near their anchors over 200 steps (largest |dx| {drift:.4f} nm)")
 
+# A callback's arrays are gone after its call: using one kept raises instead of reading freed memory.
+kept = []
+probe = mdsim.Simulation.from_yaml(config("cuda"))
+probe.add_force(lambda positions, forces, box: kept.append(positions))
+probe.step(1)
+try:
+    kept[0].__cuda_array_interface__
+    check(False, "a callback's array used after the call raises")
+except ValueError as err:
+    check("gone now that the call returned" in str(err), f"a callback's array used after the call: {err}")
+
 print(f"test_python_cuda: {len(failures)} failed" if failures else "test_python_cuda: all passed")
 sys.exit(1 if failures else 0)
