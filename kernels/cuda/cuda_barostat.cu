@@ -4,6 +4,10 @@
 
 #include "kernels/cuda/device_atoms.cuh"
 
+#include <string>
+
+#include "common/errors.hpp"
+
 namespace mdsim {
 
 namespace cuda {
@@ -53,17 +57,21 @@ bool CudaBarostat::move(CudaForceEvaluator& evaluator, Boxd& box, std::uint64_t 
   const double current_energy = evaluator.energies().total;
   const MonteCarloBarostat::Proposal proposal = barostat_->propose(box, seed, step);
 
+  Boxd trial_box = box;
+  trial_box.a *= proposal.length_scale;
+  trial_box.b *= proposal.length_scale;
+  trial_box.c *= proposal.length_scale;
+  try {  // first, so that a refused box leaves the positions as they were
+    evaluator.set_box(trial_box);
+  } catch (const InputError& e) {  // e.g. the box fell below twice the cutoff: a failure of the run, as on the CPU
+    throw RuntimeError("barostat at step " + std::to_string(step) + ": " + e.what());
+  }
   double4_16a* pos = static_cast<double4_16a*>(evaluator.device_positions());
   const std::size_t bytes = static_cast<std::size_t>(n_) * sizeof(double4_16a);
   MDSIM_CUDA_CHECK(cudaMemcpyAsync(position_backup_.data(), pos, bytes, cudaMemcpyDeviceToDevice, stream_));
   cuda::scale_molecule_centres_kernel<<<cuda::blocks_for(num_molecules_), cuda::kAtomThreads, 0, stream_>>>(
       num_molecules_, molecule_start_.data(), molecule_atoms_.data(), pos, box, proposal.length_scale);
   MDSIM_CUDA_CHECK_LAUNCH();
-  Boxd trial_box = box;
-  trial_box.a *= proposal.length_scale;
-  trial_box.b *= proposal.length_scale;
-  trial_box.c *= proposal.length_scale;
-  evaluator.set_box(trial_box);
   evaluator.compute(true);
   if (barostat_->decide(proposal, current_energy, evaluator.energies().total)) {
     box = trial_box;
