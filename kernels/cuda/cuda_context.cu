@@ -191,10 +191,10 @@ class CudaContext final : public Context {
 
   void add_external_force(std::shared_ptr<ExternalForce> force) override {
     externals_.push_back(std::move(force));
-    if (externals_.size() == 1) {
-      external_forces_.resize(static_cast<std::size_t>(n_));
-      evaluator_.set_external_hook([this](bool with_energy) { return run_external_forces(with_energy); });
-    }
+    if (externals_.size() == 1) external_forces_.resize(static_cast<std::size_t>(n_));
+    std::string names;
+    for (const auto& external : externals_) names += (names.empty() ? "" : ", ") + external->name();
+    evaluator_.set_external_hook([this](bool with_energy) { return run_external_forces(with_energy); }, names);
     invalidate_forces();
   }
 

@@ -153,7 +153,10 @@ class Evaluator {
     external_energy_ = external_ ? external_(with_energy) : 0.0;
   }
 
-  void set_external_hook(std::function<double(bool)> hook) { external_ = std::move(hook); }
+  void set_external_hook(std::function<double(bool)> hook, std::string names) {
+    external_ = std::move(hook);
+    external_names_ = std::move(names);
+  }
   const Boxd& box() const { return box_; }
 
   void add_external_forces(const double* f) {
@@ -400,7 +403,15 @@ class Evaluator {
   // list enlarges them and the evaluation is done again.
   void settle_overflow() {
     for (int attempt = 0; attempt < 8; ++attempt) {
-      if (!list_->grow_after_overflow([this] { invalidate_graphs(); })) return;
+      bool grown = false;
+      try {
+        grown = list_->grow_after_overflow([this] { invalidate_graphs(); });
+      } catch (const RuntimeError& e) {  // the stability check: name the forces added from outside, if any
+        if (!external_) throw;
+        throw RuntimeError(std::string(e.what()) + " (forces added from outside were active: " + external_names_ +
+                           "; check what they add)");
+      }
+      if (!grown) return;
       compute(last_with_energy_);
     }
     throw RuntimeError("CUDA platform: the tile list kept overflowing");
@@ -505,6 +516,7 @@ class Evaluator {
 
   std::function<double(bool)> external_;  // Context::add_external_force's forces, after each evaluation
   double external_energy_ = 0.0;           // of the last evaluation (valid when it wanted the energy)
+  std::string external_names_;             // for messages
   System sys_;
   NonbondedPlan plan_;  // checks, PME parameters, dispersion coefficient, self energy, exclusion partners
   CudaOptions opt_;
@@ -591,8 +603,8 @@ void CudaForceEvaluator::reset_neighbor_list() {
 const Boxd& CudaForceEvaluator::box() const {
   return impl_->visit([](const auto& e) -> const Boxd& { return e.box(); });
 }
-void CudaForceEvaluator::set_external_hook(std::function<double(bool)> hook) {
-  impl_->visit([&](auto& e) { e.set_external_hook(hook); });
+void CudaForceEvaluator::set_external_hook(std::function<double(bool)> hook, std::string names) {
+  impl_->visit([&](auto& e) { e.set_external_hook(hook, names); });
 }
 void CudaForceEvaluator::add_external_forces(const double* forces_kj_per_mol_nm) {
   impl_->visit([&](auto& e) { e.add_external_forces(forces_kj_per_mol_nm); });

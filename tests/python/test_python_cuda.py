@@ -127,5 +127,24 @@ try:
 except ValueError as err:
     check("gone now that the call returned" in str(err), f"a callback's array used after the call: {err}")
 
+# A callback that writes a non-finite force: the engine's next stability check ends the run, naming it.
+blown = mdsim.Simulation.from_yaml(config("cuda"))
+blown_stream = blown.cupy_stream()
+
+
+def nan_force(positions, forces, box):
+    with blown_stream:
+        cupy.asarray(forces)[3, 0] = cupy.nan
+
+
+blown.add_force(nan_force)
+try:
+    blown.step(5)
+    blown.state()
+    check(False, "a non-finite force from a callback ends the run")
+except mdsim.SimulationError as err:
+    check("the simulation became unstable" in str(err) and "add_force #1 (nan_force)" in str(err),
+          f"a non-finite force from a callback: {err}")
+
 print(f"test_python_cuda: {len(failures)} failed" if failures else "test_python_cuda: all passed")
 sys.exit(1 if failures else 0)
