@@ -33,23 +33,21 @@ using namespace mdsim;
 
 namespace {
 
-const char* field_name(StateField f) {
+// A state array's name and unit, for messages.
+struct FieldInfo {
+  const char* name;
+  const char* unit;
+};
+FieldInfo field_info(StateField f) {
   switch (f) {
-    case StateField::Positions: return "positions";
-    case StateField::Velocities: return "velocities";
-    case StateField::Forces: return "forces";
+    case StateField::Positions: return {"positions", "nm"};
+    case StateField::Velocities: return {"velocities", "nm/ps"};
+    case StateField::Forces: return {"forces", "kJ/mol/nm"};
   }
-  return "?";
+  return {"?", "?"};
 }
-
-const char* field_unit(StateField f) {
-  switch (f) {
-    case StateField::Positions: return "nm";
-    case StateField::Velocities: return "nm/ps";
-    case StateField::Forces: return "kJ/mol/nm";
-  }
-  return "?";
-}
+const char* field_name(StateField f) { return field_info(f).name; }
+const char* field_unit(StateField f) { return field_info(f).unit; }
 
 // A Simulation and the views it has handed out.
 class PySimulation {
