@@ -198,23 +198,14 @@ class CpuContext final : public Context {
     positions.rows = forces.rows = x.size();
     forces.data = reinterpret_cast<double*>(f.data());
     for (const auto& external : externals_) {
-      const double energy = external->add(positions, forces, evaluator_.box(), energy_wanted);
-      if (!std::isfinite(energy))
-        throw RuntimeError(external->name() + " returned a non-finite energy (" + quoted_number(energy) + " kJ/mol)");
-      e.external += energy;
+      e.external += checked_external_energy(*external, external->add(positions, forces, evaluator_.box(), energy_wanted));
     }
     for (std::size_t i = 0; i < f.size(); ++i)
       if (!std::isfinite(f[i].x) || !std::isfinite(f[i].y) || !std::isfinite(f[i].z))
         throw RuntimeError("the forces on particle " + std::to_string(i) + " are not finite after the external "
-                           "forces (" + external_names() + ") were added");
+                           "forces (" + external_force_names(externals_) + ") were added");
     e.total += e.external;
     return e;
-  }
-
-  std::string external_names() const {
-    std::string names;
-    for (const auto& external : externals_) names += (names.empty() ? "" : ", ") + external->name();
-    return names;
   }
 
   void ensure_forces() {

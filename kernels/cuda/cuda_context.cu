@@ -159,27 +159,18 @@ class CudaContext final : public Context {
   }
 
   StateArray state_array(StateField field) override {
-    StateArray a;
-    a.rows = static_cast<std::size_t>(n_);
-    a.on_device = true;
-    a.device_index = device_index_;
-    a.stream = stream_;
     switch (field) {
       case StateField::Positions:
-        static_assert(sizeof(double4_16a) == 4 * sizeof(double), "positions: x, y, z and one unused double");
-        a.data = reinterpret_cast<double*>(evaluator_.device_positions());
-        a.row_stride = 4;
-        break;
+        return device_array(evaluator_.device_positions(), 4);
       case StateField::Velocities:
-        a.data = reinterpret_cast<double*>(atoms_.v.data());
-        break;
+        return device_array(atoms_.v.data(), 3);
       case StateField::Forces:
         require_positions("forces");
         ensure_forces(false);
-        a.data = frames_.forces_as_double(n_, stream_, evaluator_.device_forces_fixed(), evaluator_.force_stride());
-        break;
+        return device_array(
+            frames_.forces_as_double(n_, stream_, evaluator_.device_forces_fixed(), evaluator_.force_stride()), 3);
     }
-    return a;
+    throw RuntimeError("state_array: unknown field");
   }
 
   void order_stream_after_context(void* stream) override {
@@ -192,9 +183,8 @@ class CudaContext final : public Context {
   void add_external_force(std::shared_ptr<ExternalForce> force) override {
     externals_.push_back(std::move(force));
     if (externals_.size() == 1) external_forces_.resize(static_cast<std::size_t>(n_));
-    std::string names;
-    for (const auto& external : externals_) names += (names.empty() ? "" : ", ") + external->name();
-    evaluator_.set_external_hook([this](bool with_energy) { return run_external_forces(with_energy); }, names);
+    evaluator_.set_external_hook([this](bool with_energy) { return run_external_forces(with_energy); },
+                                 external_force_names(externals_));
     invalidate_forces();
   }
 
@@ -283,25 +273,29 @@ class CudaContext final : public Context {
   // the next synchronisation like a blown-up step; a non-finite energy here, naming the force.
   double run_external_forces(bool with_energy) {
     external_forces_.zero(stream_);
-    StateArray positions;
-    positions.data = reinterpret_cast<double*>(evaluator_.device_positions());
-    positions.rows = static_cast<std::size_t>(n_);
-    positions.row_stride = 4;
-    positions.on_device = true;
-    positions.device_index = device_index_;
-    positions.stream = stream_;
-    StateArray forces = positions;
-    forces.data = reinterpret_cast<double*>(external_forces_.data());
-    forces.row_stride = 3;
+    const StateArray positions = device_array(evaluator_.device_positions(), 4);
+    const StateArray forces = device_array(external_forces_.data(), 3);
     double energy = 0.0;
     for (const auto& external : externals_) {
       const double e = external->add(positions, forces, system_.box ? &evaluator_.box() : nullptr, with_energy);
-      if (with_energy && !std::isfinite(e))
-        throw RuntimeError(external->name() + " returned a non-finite energy (" + quoted_number(e) + " kJ/mol)");
-      energy += e;
+      if (with_energy) energy += checked_external_energy(*external, e);
     }
     evaluator_.add_external_forces(forces.data);
     return energy;
+  }
+
+  // N rows of doubles `row_stride` apart in this context's device memory, ordered on its stream. Positions
+  // are rows of 4 (x, y, z and one unused), velocities and forces rows of 3.
+  StateArray device_array(void* data, std::size_t row_stride) const {
+    static_assert(sizeof(double4_16a) == 4 * sizeof(double), "positions: x, y, z and one unused double");
+    StateArray a;
+    a.data = static_cast<double*>(data);
+    a.rows = static_cast<std::size_t>(n_);
+    a.row_stride = row_stride;
+    a.on_device = true;
+    a.device_index = device_index_;
+    a.stream = stream_;
+    return a;
   }
 
   void ensure_forces(bool with_energy) {

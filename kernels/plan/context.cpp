@@ -44,4 +44,16 @@ void check_finite_input(const std::vector<Vec3d>& values, const char* what) {
       throw InputError(std::string(what) + ": particle " + std::to_string(i) + " has a non-finite coordinate");
 }
 
+double checked_external_energy(const ExternalForce& force, double energy) {
+  if (!std::isfinite(energy))
+    throw RuntimeError(force.name() + " returned a non-finite energy (" + quoted_number(energy) + " kJ/mol)");
+  return energy;
+}
+
+std::string external_force_names(const std::vector<std::shared_ptr<ExternalForce>>& forces) {
+  std::string names;
+  for (const auto& force : forces) names += (names.empty() ? "" : ", ") + force->name();
+  return names;
+}
+
 }  // namespace mdsim

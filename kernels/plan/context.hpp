@@ -101,6 +101,11 @@ class ExternalForce {
   virtual std::string name() const = 0;  // for messages ("the force added by add_force #1")
 };
 
+// `energy` as `force` returned it, or a RuntimeError naming the force when it is not finite.
+double checked_external_energy(const ExternalForce& force, double energy);
+// The forces' names, "a, b", for messages.
+std::string external_force_names(const std::vector<std::shared_ptr<ExternalForce>>& forces);
+
 class Context {
  public:
   virtual ~Context() = default;
