@@ -5,8 +5,6 @@
 #include <functional>
 #include <atomic>
 #include <csignal>
-#include <fstream>
-#include <sstream>
 #include <chrono>
 #include <cstdio>
 
@@ -193,14 +191,10 @@ extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
 }  // namespace
 
 int command_run(const RunOptions& options) {
-  const RunConfig cfg = load_config(options.config);
-  std::ifstream in(options.config, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
   RunRequest request;
+  const RunConfig cfg = load_config(options.config, &request.config_text);
   request.resume = options.resume;
   request.stop = &g_stop_requested;
-  request.config_text = text.str();
   // SIGINT/SIGTERM ask the run to stop at the next restart point; the default handlers come back
   // however the run ends.
   struct StopSignals {

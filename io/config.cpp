@@ -649,7 +649,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   return cfg;
 }
 
-RunConfig load_config(const std::string& path) {
+RunConfig load_config(const std::string& path, std::string* text) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw InputError(fmt::format("{}: is a directory; name the config file (YAML) in it", path));
@@ -660,7 +660,9 @@ RunConfig load_config(const std::string& path) {
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string base = fs::path(path).parent_path().string();
-  return parse_config(buf.str(), path, base.empty() ? "." : base);
+  RunConfig config = parse_config(buf.str(), path, base.empty() ? "." : base);
+  if (text) *text = buf.str();
+  return config;
 }
 
 }  // namespace mdsim

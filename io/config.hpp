@@ -12,8 +12,9 @@
 
 namespace mdsim {
 
-// Reads and validates the file; relative paths inside resolve against the file's folder.
-RunConfig load_config(const std::string& path);
+// Reads and validates the file; relative paths inside resolve against the file's folder. `text`, when
+// given, receives the bytes read (what outputs hash as the config).
+RunConfig load_config(const std::string& path, std::string* text = nullptr);
 
 // Same, from text; `source` names it in messages and `base_dir` resolves relative paths.
 // check_files = false skips the existence check of system.pdb (tests of pure parsing).
