@@ -14,9 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,11 +57,9 @@ class PySimulation {
   }
 
   static std::shared_ptr<PySimulation> from_file(const std::string& path) {
-    RunConfig config = load_config(path);
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return std::make_shared<PySimulation>(std::move(config), text.str());
+    std::string text;
+    RunConfig config = load_config(path, &text);
+    return std::make_shared<PySimulation>(std::move(config), std::move(text));
   }
 
   static std::shared_ptr<PySimulation> from_yaml(const std::string& text, const std::string& base_dir) {
@@ -71,10 +67,14 @@ class PySimulation {
   }
 
   Simulation& sim() { return *sim_; }
-  Context& context() {
-    // Whatever a view may have written becomes the state the next operation starts from.
+  // Whatever a view may have written becomes the state the next operation starts from: called before every
+  // operation that reads the state.
+  void take_view_writes() {
     if (positions_out_) sim_->context().state_written(StateField::Positions);
     if (velocities_out_) sim_->context().state_written(StateField::Velocities);
+  }
+  Context& context() {
+    take_view_writes();
     return sim_->context();
   }
   int add_force_count() { return ++forces_added_; }
@@ -145,8 +145,6 @@ void delete_unconsumed_capsule(PyObject* capsule) {
   }
 }
 
-Context* array_context(const DeviceArray& a) { return a.context; }
-
 py::object DeviceArray::dlpack(const py::object& stream) const {
   check_valid();
   // The stream argument as the Python array API defines it for CUDA: None or 1 the legacy default stream,
@@ -156,7 +154,6 @@ py::object DeviceArray::dlpack(const py::object& stream) const {
   const std::int64_t s = stream.is_none() ? 1 : stream.cast<std::int64_t>();
   if (s == 0) throw py::value_error("__dlpack__: stream 0 is ambiguous for CUDA; pass 1 for the legacy default stream");
   if (s != -1) {
-    Context* context = array_context(*this);
     if (context) context->order_stream_after_context(reinterpret_cast<void*>(static_cast<std::intptr_t>(s)));
   }
   auto* ctx = new DlpackContext{owner, {static_cast<std::int64_t>(array.rows), 3},
@@ -179,15 +176,27 @@ py::object DeviceArray::dlpack(const py::object& stream) const {
   return py::reinterpret_steal<py::object>(capsule);
 }
 
+// A numpy view (N x 3 float64) of host memory; `base` keeps it alive (with a base, numpy views, not copies).
+py::array host_array(const StateArray& a, const py::handle& base) {
+  return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
+                   {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
+                   base);
+}
+
+// The box vectors (nm) as a 3 x 3 numpy array, rows a, b, c.
+py::array_t<double> box_array(const Boxd& box) {
+  py::array_t<double> out({3, 3});
+  auto m = out.mutable_unchecked<2>();
+  const Vec3d rows[3] = {box.a, box.b, box.c};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) m(r, c) = rows[r][c];
+  return out;
+}
+
 py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
   const StateArray a = s->context().state_array(field);
   s->handed_out(field);
-  if (!a.on_device) {
-    // numpy view of host memory; the capsule-free base is the PySimulation (kept alive by the array).
-    return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
-                     {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
-                     py::cast(s));
-  }
+  if (!a.on_device) return host_array(a, py::cast(s));  // the base is the PySimulation
   return py::cast(DeviceArray{py::cast(s), &s->sim().context(), a, field});
 }
 
@@ -195,10 +204,7 @@ py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
 // A DeviceArray is marked invalid when the call returns (through `valid`); numpy arrays cannot be.
 py::object borrowed(const StateArray& a, StateField field, const std::shared_ptr<bool>& valid) {
   if (a.on_device) return py::cast(DeviceArray{py::none(), nullptr, a, field, valid});
-  const py::capsule no_owner(a.data, [](void*) {});  // a base that frees nothing: numpy then views, not copies
-  return py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(a.rows), py::ssize_t{3}},
-                   {static_cast<py::ssize_t>(a.row_stride * sizeof(double)), py::ssize_t{sizeof(double)}}, a.data,
-                   no_owner);
+  return host_array(a, py::capsule(a.data, [](void*) {}));  // a base that frees nothing
 }
 
 // sim.add_force(callback): callback(positions, forces, box) inside every force evaluation. It adds its
@@ -208,8 +214,8 @@ py::object borrowed(const StateArray& a, StateField field, const std::shared_ptr
 class PyExternalForce final : public ExternalForce {
  public:
   PyExternalForce(py::object callback, int index, Context* context)
-      : callback_(std::move(callback)), index_(index), context_(context) {
-    label_ = "the force added by add_force #" + std::to_string(index_);
+      : callback_(std::move(callback)), context_(context) {
+    label_ = "the force added by add_force #" + std::to_string(index);
     if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
   }
   ~PyExternalForce() override {
@@ -218,15 +224,7 @@ class PyExternalForce final : public ExternalForce {
   }
   double add(const StateArray& positions, const StateArray& forces, const Boxd* box, bool energy_wanted) override {
     py::gil_scoped_acquire gil;
-    py::object box_nm = py::none();
-    if (box != nullptr) {
-      py::array_t<double> b({3, 3});
-      auto m = b.mutable_unchecked<2>();
-      const Vec3d rows[3] = {box->a, box->b, box->c};
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) m(r, c) = rows[r][c];
-      box_nm = b;
-    }
+    const py::object box_nm = box != nullptr ? py::object(box_array(*box)) : py::none();
     const auto valid = std::make_shared<bool>(true);
     struct Expire {  // however the call ends
       std::shared_ptr<bool> flag;
@@ -250,7 +248,6 @@ class PyExternalForce final : public ExternalForce {
 
  private:
   py::object callback_;
-  int index_;
   Context* context_;  // owns this force
   std::string label_;
 };
@@ -295,12 +292,7 @@ py::dict state_dict(PySimulation& s) {
   d["temperature_k"] = st.temperature_k;
   d["energies_kj_per_mol"] = energies_dict(st.potential);
   if (st.has_box) {
-    py::array_t<double> box({3, 3});
-    auto b = box.mutable_unchecked<2>();
-    const Vec3d rows[3] = {st.box.a, st.box.b, st.box.c};
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) b(r, c) = rows[r][c];
-    d["box_nm"] = box;
+    d["box_nm"] = box_array(st.box);
     d["volume_nm3"] = st.box.volume();
   } else {
     d["box_nm"] = py::none();
@@ -395,7 +387,7 @@ PYBIND11_MODULE(_mdsim, m) {
       .def(
           "minimize",
           [](PySimulation& s, double tolerance, int max_iterations) {
-            s.context();
+            s.take_view_writes();
             const MinimizationResult r = s.sim().minimize(tolerance, max_iterations);
             py::dict d;
             d["initial_energy_kj_per_mol"] = r.initial_energy;
@@ -410,7 +402,7 @@ PYBIND11_MODULE(_mdsim, m) {
       .def(
           "step",
           [](PySimulation& s, int steps) {
-            s.context();
+            s.take_view_writes();
             py::gil_scoped_release release;
             s.sim().step(steps);
           },
@@ -418,7 +410,7 @@ PYBIND11_MODULE(_mdsim, m) {
       .def(
           "run",
           [](PySimulation& s) {
-            s.context();
+            s.take_view_writes();
             RunSummary r;
             {
               py::gil_scoped_release release;
@@ -467,7 +459,7 @@ PYBIND11_MODULE(_mdsim, m) {
           "callback(positions, forces, box) is called inside every force evaluation: it adds its forces (kJ/mol/nm) "
           "into `forces` and returns its energy (kJ/mol) or None; the arrays are valid during the call only")
       .def(
-          "save_checkpoint", [](PySimulation& s, const std::string& path) { s.context(); s.sim().save_checkpoint(path); },
+          "save_checkpoint", [](PySimulation& s, const std::string& path) { s.take_view_writes(); s.sim().save_checkpoint(path); },
           py::arg("path"), "Write the state as the CLI's checkpoint (HDF5, atomically)")
       .def(
           "load_checkpoint", [](PySimulation& s, const std::string& path) { s.sim().load_checkpoint(path); },
