@@ -50,6 +50,11 @@ std::string output_path(const RunConfig& cfg, const std::string& file) {
   return (fs::path(cfg.output.directory) / file).string();
 }
 
+// The checkpoint file's path, "" when the config has none.
+std::string checkpoint_path(const RunConfig& cfg) {
+  return cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
+}
+
 std::int64_t next_multiple(std::int64_t step, int interval) {
   return interval > 0 ? (step / interval + 1) * interval : std::numeric_limits<std::int64_t>::max();
 }
@@ -292,8 +297,7 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
   }
   if (!setup.platform.notice.empty()) std::fprintf(stderr, "%s\n", setup.platform.notice.c_str());
   check_platform_memory(cfg, model.system, setup.platform);
-  const std::string checkpoint_file = out.checkpoint.file.empty() ? std::string() : output_path(cfg, out.checkpoint.file);
-  setup.restart = read_restart(cfg, resume, model.system, checkpoint_file);
+  setup.restart = read_restart(cfg, resume, model.system, checkpoint_path(cfg));
   check_trajectory_space(cfg, static_cast<std::int64_t>(setup.trajectory_atoms.size()),
                          setup.restart ? setup.restart->step : 0);
   return setup;
@@ -322,7 +326,7 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   s.config_hash = content_hash_hex(s.request.config_text);
   s.setup = prepare_run(s.cfg, s.model, s.request.resume);
   s.platform = run_platform(s.cfg, s.setup.platform, s.summary);
-  s.checkpoint_file = s.cfg.output.checkpoint.file.empty() ? std::string() : output_path(s.cfg, s.cfg.output.checkpoint.file);
+  s.checkpoint_file = checkpoint_path(s.cfg);
   s.context = make_context(s.cfg, s.model.system, s.platform, s.setup.restart, s.summary);
   if (s.setup.restart) {
     restore_state(*s.context, *s.setup.restart);
