@@ -31,6 +31,7 @@ class CupyRestraint:
             self.atoms = cupy.asarray(atoms, dtype=cupy.int32)
             self.anchor = cupy.asarray(sim.positions)[self.atoms].copy()
             self.energy = cupy.zeros(1)
+        self.stream.synchronize()  # once: the anchors are then readable on any stream
         self.k = k
 
     def __call__(self, positions, forces, box):

@@ -25,10 +25,15 @@ stream = sim.cupy_stream()
 x = cupy.asarray(sim.positions)  # the engine's memory, (N, 3) with rows of 4 doubles: no copy
 
 sim.minimize(tolerance=50.0)
+values = []
 for block in range(steps // 100):
     sim.step(100)
     with stream:  # after the steps on the same stream: no synchronisation needed to read x
         xs = x[solute]
         centre = (masses[:, None] * xs).sum(axis=0) / masses.sum()
-        rg = cupy.sqrt((masses * ((xs - centre) ** 2).sum(axis=1)).sum() / masses.sum())
-    print(f"step {(block + 1) * 100:6d}  Rg {float(rg):.4f} nm")
+        rg = float(cupy.sqrt((masses * ((xs - centre) ** 2).sum(axis=1)).sum() / masses.sum()))
+        # float() inside the block: the copy to the host must follow the kernels on this stream (outside it,
+        # CuPy would copy on the default stream, which does not wait for the engine's)
+    print(f"step {(block + 1) * 100:6d}  Rg {rg:.4f} nm")
+    values.append(rg)
+print(f"Rg over {len(values)} samples: {min(values):.4f} to {max(values):.4f} nm")
