@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU check in one command (for the device machine): build (Release, sm_90, Ninja), run the
 # CUDA-labelled tests and the CPU tests, then the benchmarks. Logs go to $OUT (or ./device_out).
-#   [DLPACK_DEB=libdlpack-dev.deb] bench/device_check.sh [quick|full] [sanitize]   quick: only DHFR in the table;
+#   [DEB_DIR=folder] bench/device_check.sh [quick|full] [sanitize]   quick: only DHFR in the table;
 #   sanitize: also compute-sanitizer memcheck and racecheck on the neighbour-list tests (ala2_water;
 #   the column search on ala2_water, villin_water and DHFR) and memcheck on a blown-up simulation;
 #   bench/sanitize_medium.sh does more
@@ -14,11 +14,13 @@ mkdir -p "$OUT"
   nvcc --version | tail -1
   cmake --version | head -1
 } > "$OUT/machine.txt" 2>&1
-# The Python package needs DLPack's header, which the GPU machine lacks: DLPACK_DEB names Debian's
-# libdlpack-dev .deb (apt-get download libdlpack-dev, carried along), unpacked here.
+# Header-only Debian packages the GPU machine lacks (gemmi-dev, tao-pegtl-dev, libdlpack-dev): DEB_DIR names a
+# folder of their .debs (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev, carried along), unpacked here.
 dlpack=()
-if [ -n "${DLPACK_DEB:-}" ]; then
-  rm -rf /tmp/dlpack && dpkg -x "$DLPACK_DEB" /tmp/dlpack && dlpack=(-DDLPACK_INCLUDE_DIR=/tmp/dlpack/usr/include)
+if [ -n "${DEB_DIR:-}" ]; then
+  rm -rf /tmp/debs && mkdir -p /tmp/debs && for deb in "$DEB_DIR"/*.deb; do dpkg -x "$deb" /tmp/debs; done
+  dlpack=(-DDLPACK_INCLUDE_DIR=/tmp/debs/usr/include -DGEMMI_INCLUDE_DIR=/tmp/debs/usr/include
+          -DPEGTL_INCLUDE_DIR=/tmp/debs/usr/include)
 fi
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
   "${dlpack[@]}" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }

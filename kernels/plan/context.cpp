@@ -57,3 +57,9 @@ std::string external_force_names(const std::vector<std::shared_ptr<ExternalForce
 }
 
 }  // namespace mdsim
+
+namespace mdsim {
+void Context::set_position_restraints(const PositionRestraints&) {
+  throw RuntimeError("position restraints are not implemented on this platform yet");
+}
+}  // namespace mdsim

@@ -106,6 +106,16 @@ double checked_external_energy(const ExternalForce& force, double energy);
 // The forces' names, "a, b", for messages.
 std::string external_force_names(const std::vector<std::shared_ptr<ExternalForce>>& forces);
 
+// Harmonic position restraints, E = ½ k |x_i − x0_i|² summed over `atoms` (the displacement by minimum
+// image in a periodic box): OpenMM's CustomExternalForce("0.5*k*periodicdistance(x,y,z,x0,y0,z0)^2").
+// Reported as EnergyTerms::restraint. Units: nm, kJ/mol/nm².
+struct PositionRestraints {
+  std::vector<int> atoms;            // particle indices, each at most once
+  std::vector<Vec3d> reference_nm;   // one per entry of atoms
+  double k_kj_per_mol_nm2 = 0.0;
+  bool empty() const { return atoms.empty(); }
+};
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -175,6 +185,12 @@ class Context {
   // Adds a force to every later evaluation (its energy in EnergyTerms::external). A non-finite energy
   // or force from it is a RuntimeError naming it.
   virtual void add_external_force(std::shared_ptr<ExternalForce> force) = 0;
+
+  // Replaces the context's position restraints (empty = none) for every later evaluation: steps,
+  // minimisation, barostat trials, state(). InputError for an atom out of range or repeated, a reference
+  // count that differs, a negative or non-finite k or a non-finite reference.
+  // (Being implemented on both platforms: the restraints branch makes this pure virtual.)
+  virtual void set_position_restraints(const PositionRestraints& restraints);
 
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly

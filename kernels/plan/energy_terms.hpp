@@ -5,7 +5,8 @@
 //   nonbonded_reciprocal = PME reciprocal sum + Ewald self energy
 //   nonbonded            = nonbonded_direct + nonbonded_reciprocal
 //   external             = forces added from outside the platform (Context::add_external_force)
-//   total                = bond + angle + torsion + nonbonded + external
+//   restraint            = position restraints (Context::set_position_restraints)
+//   total                = bond + angle + torsion + nonbonded + external + restraint
 // Units: kJ/mol.
 #pragma once
 
@@ -27,6 +28,7 @@ struct EnergyTerms {
   double dispersion_correction = 0.0;  // also contained in nonbonded_direct
   double nonbonded = 0.0;
   double external = 0.0;  // 0 unless a context has external forces (not among named_terms: energy --json has none)
+  double restraint = 0.0;  // position restraints (Context::set_position_restraints); 0 without them
   double total = 0.0;
 
   // The field a bonded term type's energy goes to.

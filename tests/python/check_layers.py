@@ -10,8 +10,8 @@ import sys
 # folder -> layer, and what each layer may include (besides itself); keep in step with CMakeLists.txt.
 FOLDERS = {
     "common": "common", "kernels/physics": "physics", "model": "model", "kernels/plan": "plan",
-    "kernels/cpu": "cpu", "kernels/cuda": "cuda", "io": "io", "engine": "engine", "app": "app",
-    "python": "python",
+    "kernels/cpu": "cpu", "kernels/cuda": "cuda", "io": "io", "engine": "engine", "prepare": "prepare",
+    "app": "app", "python": "python",
 }
 BELOW = {
     "common": set(), "physics": set(), "model": {"common", "physics"},
@@ -19,7 +19,8 @@ BELOW = {
     "cpu": {"plan", "model", "common", "physics"}, "cuda": {"plan", "model", "common", "physics"},
     "io": {"model", "common", "physics"},
     "engine": {"io", "cpu", "cuda", "plan", "model", "common", "physics"},
-    "app": {"engine", "io", "cpu", "cuda", "plan", "model", "common", "physics"},
+    "prepare": {"engine", "io", "cpu", "cuda", "plan", "model", "common", "physics"},
+    "app": {"prepare", "engine", "io", "cpu", "cuda", "plan", "model", "common", "physics"},
     "python": {"engine", "io", "plan", "model", "common", "physics"},  # the Python module binds the engine
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

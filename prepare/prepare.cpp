@@ -1,0 +1,14 @@
+#include "prepare/prepare.hpp"
+
+namespace mdsim {
+
+const char* to_string(BoxShape shape) {
+  switch (shape) {
+    case BoxShape::Cube: return "cube";
+    case BoxShape::Dodecahedron: return "dodecahedron";
+    case BoxShape::Octahedron: return "octahedron";
+  }
+  return "cube";
+}
+
+}  // namespace mdsim
