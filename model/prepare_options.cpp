@@ -1,4 +1,4 @@
-#include "prepare/prepare.hpp"
+#include "model/prepare_options.hpp"
 
 namespace mdsim {
 
