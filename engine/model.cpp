@@ -44,7 +44,8 @@ std::string atom_label(const Topology& top, int index) {
                      chain.empty() || chain == " " ? std::string() : ", chain " + chain);
 }
 
-// InputError, at the first atom's line, when two atoms overlap (model/overlaps.hpp).
+}  // namespace
+
 void check_overlaps(const Topology& top) {
   const std::optional<AtomPair> pair = find_closest_pair(top.positions_nm, top.box);
   if (!pair) return;
@@ -61,8 +62,6 @@ void check_overlaps(const Topology& top) {
                   atom_label(top, pair->i), atom_label(top, pair->j), b.line, pair->distance_nm,
                   through_image ? " (nearest periodic image)" : "", kOverlapDistanceNm)));
 }
-
-}  // namespace
 
 int count_waters(const Topology& topology) {
   return static_cast<int>(std::count_if(topology.residues.begin(), topology.residues.end(), [](const TopologyResidue& r) {

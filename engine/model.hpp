@@ -26,6 +26,10 @@ Model build_model(const RunConfig& config);
 // exception, constraint and residue; the box grows accordingly).
 Model replicate_model(const Model& model, const std::array<int, 3>& counts);
 
+// InputError, at the first atom's line, when two atoms are closer than kOverlapDistanceNm (model/overlaps.hpp),
+// naming both atoms and the fix.
+void check_overlaps(const Topology& topology);
+
 // Number of water molecules (residues named HOH, WAT, TIP3, SOL).
 int count_waters(const Topology& topology);
 

@@ -30,6 +30,8 @@ constexpr UnitEntry kEnergy[] = {{"kJ/mol", 1.0}, {"kcal/mol", 4.184}, {"J/mol",
 constexpr UnitEntry kForce[] = {{"kJ/mol/nm", 1.0},  {"kJ/(mol*nm)", 1.0}, {"kJ/mol/Å", 10.0},
                                 {"kJ/mol/A", 10.0},  {"kcal/mol/Å", 41.84}, {"kcal/mol/A", 41.84},
                                 {"kcal/mol/nm", 4.184}};
+// Salt concentrations (mdsim prepare): mol/L.
+constexpr UnitEntry kConcentration[] = {{"M", 1.0}, {"mol/L", 1.0}, {"molar", 1.0}, {"mM", 1e-3}, {"mmol/L", 1e-3}};
 
 template <std::size_t N>
 std::vector<UnitEntry> as_vector(const UnitEntry (&a)[N]) {
@@ -46,6 +48,7 @@ std::vector<UnitEntry> table(Dimension d) {
     case Dimension::Frequency: return as_vector(kFrequency);
     case Dimension::Energy: return as_vector(kEnergy);
     case Dimension::Force: return as_vector(kForce);
+    case Dimension::Concentration: return as_vector(kConcentration);
   }
   return {};
 }
@@ -68,6 +71,7 @@ const char* md_unit(Dimension d) {
     case Dimension::Frequency: return "1/ps";
     case Dimension::Energy: return "kJ/mol";
     case Dimension::Force: return "kJ/mol/nm";
+    case Dimension::Concentration: return "M";
   }
   return "";
 }
@@ -82,6 +86,7 @@ const char* dimension_name(Dimension d) {
     case Dimension::Frequency: return "frequency";
     case Dimension::Energy: return "energy";
     case Dimension::Force: return "force";
+    case Dimension::Concentration: return "concentration";
   }
   return "";
 }
