@@ -81,7 +81,8 @@ class CellGrid {
   template <typename F>
   void for_each_near(const Vec3d& p, F&& f) const {
     const auto c = cell_index(p);
-    std::array<std::vector<int>, 3> around;
+    int around[3][3];  // the distinct cell indices along each axis (fewer than 3 when the grid is small)
+    int count[3] = {0, 0, 0};
     for (int d = 0; d < 3; ++d) {
       for (int o = -1; o <= 1; ++o) {
         int i = c[d] + o;
@@ -90,13 +91,15 @@ class CellGrid {
         } else if (i < 0 || i >= n_[d]) {
           continue;
         }
-        if (std::find(around[d].begin(), around[d].end(), i) == around[d].end()) around[d].push_back(i);
+        bool seen = false;
+        for (int k = 0; k < count[d]; ++k) seen = seen || around[d][k] == i;
+        if (!seen) around[d][count[d]++] = i;
       }
     }
-    for (int x : around[0])
-      for (int y : around[1])
-        for (int z : around[2]) {
-          const std::size_t cell = flat(x, y, z);
+    for (int ix = 0; ix < count[0]; ++ix)
+      for (int iy = 0; iy < count[1]; ++iy)
+        for (int iz = 0; iz < count[2]; ++iz) {
+          const std::size_t cell = flat(around[0][ix], around[1][iy], around[2][iz]);
           for (std::size_t k = start_[cell]; k < start_[cell + 1]; ++k) f(sorted_[k]);
         }
   }
@@ -143,6 +146,31 @@ double minimum_image_distance(const Boxd& box) {
   return best;
 }
 
+// The smallest distance between a solute atom and a periodic image of the solute (any non-zero lattice
+// shift), or `limit` when none is closer than that.
+double solute_image_distance(const std::vector<Vec3d>& positions, const Boxd& box, double limit) {
+  if (positions.empty()) return limit;
+  const CellGrid grid(positions, std::nullopt, limit);
+  Vec3d lower = positions[0], upper = positions[0];
+  for (const Vec3d& p : positions)
+    for (int d = 0; d < 3; ++d) lower[d] = std::min(lower[d], p[d]), upper[d] = std::max(upper[d], p[d]);
+  const double reach = norm(upper - lower) + limit;  // a longer shift cannot bring an image within limit
+  double best = limit;
+  for (int i = -2; i <= 2; ++i)
+    for (int j = -2; j <= 2; ++j)
+      for (int k = 0; k <= 2; ++k) {
+        // Shifts L and -L give the same distances: take those whose last non-zero coefficient is positive.
+        if (k == 0 && (j < 0 || (j == 0 && i <= 0))) continue;
+        const Vec3d shift = box.a * double(i) + box.b * double(j) + box.c * double(k);
+        if (norm(shift) >= reach) continue;
+        for (const Vec3d& p : positions) {
+          const Vec3d image = p + shift;
+          grid.for_each_near(image, [&](int n) { best = std::min(best, norm(image - positions[static_cast<std::size_t>(n)])); });
+        }
+      }
+  return best;
+}
+
 // The smallest diagonal element relative to the width for a shape (the engine needs cutoff <= half of it).
 double smallest_height_per_width(BoxShape shape) {
   switch (shape) {
@@ -185,13 +213,15 @@ struct BoxWater {
 
 struct IonKind {
   const char* option;   // as the user writes it
-  const char* name;     // residue and atom name of amber14's tip3p.xml template
+  const char* residue;  // residue and atom names of amber14's tip3p.xml template
+  const char* atom;
   const char* element;  // element symbol
 };
 
-constexpr IonKind kPositiveIons[] = {{"Na+", "NA", "Na"}, {"K+", "K", "K"}, {"Li+", "LI", "Li"},
-                                     {"Rb+", "RB", "Rb"}, {"Cs+", "CS", "Cs"}};
-constexpr IonKind kNegativeIons[] = {{"Cl-", "CL", "Cl"}, {"Br-", "BR", "Br"}, {"F-", "F", "F"}, {"I-", "I", "I"}};
+constexpr IonKind kPositiveIons[] = {{"Na+", "NA", "NA", "Na"}, {"K+", "K", "K", "K"}, {"Li+", "LI", "LI", "Li"},
+                                     {"Rb+", "RB", "RB", "Rb"}, {"Cs+", "CS", "CS", "Cs"}};
+constexpr IonKind kNegativeIons[] = {
+    {"Cl-", "CL", "CL", "Cl"}, {"Br-", "BR", "BR", "Br"}, {"F-", "F", "F", "F"}, {"I-", "IOD", "I", "I"}};
 
 template <std::size_t N>
 const IonKind& find_ion(const IonKind (&kinds)[N], const std::string& option, const char* which) {
@@ -288,6 +318,8 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
 
   // The box.
   Boxd box;
+  double width = 0;
+  bool enlarged = false;
   if (options.box_nm) {
     const auto& e = *options.box_nm;
     for (int d = 0; d < 3; ++d) {
@@ -300,10 +332,26 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
             nm(upper[d] - lower[d]), "xyz"[d], nm(e[static_cast<std::size_t>(d)])));
     }
     box.a = {e[0], 0, 0}, box.b = {0, e[1], 0}, box.c = {0, 0, e[2]};
+    width = std::min({e[0], e[1], e[2]});
   } else {
     if (!(options.padding_nm > 0) || !std::isfinite(options.padding_nm))
       throw InputError(fmt::format("solvent: padding must be positive (got {} nm); 1.0 nm is usual", nm(options.padding_nm)));
-    box = shaped_box(options.shape, max_size + 2 * options.padding_nm);
+    width = max_size + 2 * options.padding_nm;
+    box = shaped_box(options.shape, width);
+    if (options.shape != BoxShape::Cube) {
+      // The cube's width keeps every solute atom 2 * padding from the solute's images (their bounding boxes
+      // are that far apart along an axis); a dodecahedron or octahedron of the same width may bring an
+      // elongated solute closer along its slanted lattice vectors. Widen it (by the shortfall each time) until
+      // the solute keeps at least `padding` from its images, OpenMM 8's guarantee for these shapes; at the
+      // latest the width reaches the solute's bounding-sphere diameter + padding, which guarantees it.
+      const double wanted = options.padding_nm;
+      for (double d = solute_image_distance(positions, box, wanted); d < wanted * (1 - 1e-9);
+           d = solute_image_distance(positions, box, wanted)) {
+        width += std::max(wanted - d, 0.01);
+        box = shaped_box(options.shape, width);
+        enlarged = true;
+      }
+    }
   }
 
   // The box must hold the cutoff: no particle may see two images of another (minimum image distance at least
@@ -315,8 +363,8 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     if (options.box_nm) {
       fix = fmt::format("give box edges of at least {} nm", nm(2 * options.cutoff_nm));
     } else {
-      const double width = 2 * options.cutoff_nm / smallest_height_per_width(options.shape);
-      fix = fmt::format("increase padding to at least {} nm", nm(std::ceil((width - max_size) / 2 * 1000) / 1000));
+      const double needed = 2 * options.cutoff_nm / smallest_height_per_width(options.shape);
+      fix = fmt::format("increase padding to at least {} nm", nm(std::ceil((needed - max_size) / 2 * 1000) / 1000));
     }
     throw InputError(fmt::format(
         "solvent: the {} box is too small for the cutoff {} nm (minimum image distance {} nm, smallest box height "
@@ -442,6 +490,8 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     report->removed_near_solute = near_solute;
     report->removed_boundary_clashes = static_cast<int>(placed.size() - kept.size());
     report->box = box;
+    report->width_nm = width;
+    report->enlarged = enlarged;
   }
   return out;
 }
@@ -582,12 +632,12 @@ Topology add_ions(const Topology& solvated, double total_charge_e, const IonOpti
     for (std::size_t k = 0; k < chosen.size(); ++k) {
       const IonKind& kind = static_cast<int>(k) < num_positive ? positive : negative;
       TopologyResidue residue;
-      residue.name = kind.name;
+      residue.name = kind.residue;
       residue.chain = chain_index;
       residue.number = static_cast<int>(k) + 1;
       residue.atoms.push_back(out.num_atoms());
       TopologyAtom atom;
-      atom.name = kind.name;
+      atom.name = kind.atom;
       atom.element = kind.element;
       atom.residue = static_cast<int>(out.residues.size());
       atom.serial = out.num_atoms() + 1;

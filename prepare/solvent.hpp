@@ -23,7 +23,9 @@ struct SolventOptions {
   std::string water_model = "tip3p";  // the bundled box <model>.pdb; only tip3p is bundled
   // Box from padding: width = the solute's largest extent along x, y or z + 2 * padding (Modeller 7.7);
   // the shape's vectors (OpenMM 8's cube / rhombic dodecahedron / truncated octahedron) have that width as
-  // their minimum image distance.
+  // their minimum image distance. The cube keeps every solute atom at least 2 * padding from the solute's
+  // periodic images; a dodecahedron or octahedron of that width keeps at least padding (OpenMM 8's
+  // guarantee) for a compact solute; for an elongated one its width is increased until it does.
   double padding_nm = 1.0;
   BoxShape shape = BoxShape::Cube;
   std::optional<std::array<double, 3>> box_nm;  // explicit rectangular box edges a, b, c; overrides padding
@@ -35,6 +37,8 @@ struct SolventReport {
   int removed_near_solute = 0;        // tiled waters dropped for overlapping the solute
   int removed_boundary_clashes = 0;   // dropped for clashing with a water across the periodic boundary
   Boxd box;                           // reduced triclinic form, nm
+  double width_nm = 0;                // minimum image distance of the box
+  bool enlarged = false;              // width increased to keep the solute `padding` from its images
 };
 
 // The box vectors (reduced form) of a shape with minimum image distance `width_nm`.

@@ -369,6 +369,8 @@ TEST_CASE("dodecahedron and octahedron: reduced triclinic boxes, the same minimu
     SolventReport sr;
     const Topology solvated = add_solvent(v.topology, v.system, options, &sr);
     const double ratio = shape == BoxShape::Dodecahedron ? 0.7071 : 0.7698;
+    CHECK_FALSE(sr.enlarged);  // villin is compact enough for the cube's width
+    CHECK(sr.width_nm == cube.width_nm);
     CHECK(sr.box.volume() / cube.box.volume() == Catch::Approx(ratio).margin(1e-4));
     CHECK(reduced_form(sr.box));
     CHECK(sr.box.triclinic());
@@ -385,6 +387,113 @@ TEST_CASE("dodecahedron and octahedron: reduced triclinic boxes, the same minimu
     INFO("energy " << e.total << " kJ/mol, " << ir.waters_left << " waters");
     CHECK(std::isfinite(e.total));
     CHECK(e.nonbonded < 0);
+  }
+}
+
+TEST_CASE("a solute longer than the dodecahedron's height: waters kept off its periodic images") {
+  // Villin turned (a rotation: axes cycled) so that its largest extent lies along z, in a dodecahedron whose
+  // height c.z = w / sqrt(2) is shorter than that extent: the solute crosses the faces of the region the
+  // waters fill, so the overlap test must find the solute's periodic images.
+  const Solute& v = villin();
+  Topology turned = v.topology;
+  Vec3d lo = turned.positions_nm[0], hi = lo;
+  for (const Vec3d& p : turned.positions_nm)
+    for (int d = 0; d < 3; ++d) lo[d] = std::min(lo[d], p[d]), hi[d] = std::max(hi[d], p[d]);
+  int longest = 0;
+  for (int d = 1; d < 3; ++d)
+    if (hi[d] - lo[d] > hi[longest] - lo[longest]) longest = d;
+  for (Vec3d& p : turned.positions_nm) {
+    const Vec3d q = p;
+    for (int d = 0; d < 3; ++d) p[d] = q[(d + longest + 1) % 3];  // the longest axis becomes z
+  }
+  SolventOptions options;
+  options.shape = BoxShape::Dodecahedron;
+  options.padding_nm = 0.3;
+  SolventReport sr;
+  const Topology solvated = add_solvent(turned, v.system, options, &sr);
+  REQUIRE(sr.box.c.z < hi[longest] - lo[longest]);
+  CHECK(sr.waters_added > 0);
+  check_no_overlaps(solvated, v.system);
+  // Finite. (Not necessarily negative: Modeller's boundary rule leaves water pairs 0.18-0.25 nm apart at the
+  // faces, several hundred kJ/mol each, and this thin water layer has many faces for its volume; minimisation
+  // removes them, as after Modeller.)
+  const EnergyTerms e = cpu_compute(pme_system(solvated), solvated.positions_nm, nullptr);
+  CHECK(std::isfinite(e.total));
+}
+
+TEST_CASE("a rod along the dodecahedron's slanted vector: the box widened to keep padding from its images") {
+  // 61 carbon-like atoms 0.1 nm apart along (1/2, 1/2, 1/sqrt(2)), the direction of the dodecahedron's c: at
+  // the width extent + 2 * padding (4.24 + 1 nm) the rod (6 nm) would overlap its image shifted by c.
+  Topology rod;
+  rod.source = "rod";
+  rod.chains.push_back({"A", {}});
+  System system;
+  const Vec3d axis(0.5, 0.5, std::sqrt(0.5));
+  for (int i = 0; i <= 60; ++i) {
+    rod.chains[0].residues.push_back(i);
+    rod.residues.push_back({"ROD", 0, i + 1, ' ', {i}, 0});
+    rod.atoms.push_back({"C", "C", i, i + 1, 0});
+    rod.positions_nm.push_back(axis * (0.1 * i));
+    system.mass_amu.push_back(12.0);
+    system.charge_e.push_back(0.0);
+    system.sigma_nm.push_back(0.34);
+    system.epsilon_kj_per_mol.push_back(0.36);
+  }
+  SolventOptions options;
+  options.shape = BoxShape::Dodecahedron;
+  options.padding_nm = 0.5;
+  SolventReport sr;
+  const Topology solvated = add_solvent(rod, system, options, &sr);
+  const double extent = 6.0 * std::sqrt(0.5);
+  CHECK(sr.enlarged);
+  CHECK(sr.width_nm > extent + 1.0);
+  CHECK(smallest_lattice_vector(sr.box) == Catch::Approx(sr.width_nm).epsilon(1e-12));
+  CHECK(reduced_form(sr.box));
+  double closest = 1e300;
+  for (int i = -2; i <= 2; ++i)
+    for (int j = -2; j <= 2; ++j)
+      for (int k = -2; k <= 2; ++k) {
+        if (!i && !j && !k) continue;
+        const Vec3d shift = sr.box.a * double(i) + sr.box.b * double(j) + sr.box.c * double(k);
+        for (const Vec3d& p : rod.positions_nm)
+          for (const Vec3d& q : rod.positions_nm) closest = std::min(closest, norm(p + shift - q));
+      }
+  CHECK(closest >= 0.5 * (1 - 1e-9));
+  CHECK(closest < 0.5 + 0.1);  // widened by no more than needed (within a step of 0.1 nm)
+  check_no_overlaps(solvated, system);
+  // The cube of the same padding needs no widening.
+  options.shape = BoxShape::Cube;
+  add_solvent(rod, system, options, &sr);
+  CHECK_FALSE(sr.enlarged);
+  CHECK(sr.width_nm == Catch::Approx(extent + 1.0).epsilon(1e-12));
+}
+
+TEST_CASE("every ion kind gets amber14's template names and parameters") {
+  const Solute& v = villin();
+  const Topology solvated = add_solvent(v.topology, v.system, SolventOptions{});
+  const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"Na+", "Cl-"}, {"K+", "Br-"}, {"Li+", "F-"}, {"Rb+", "I-"}, {"Cs+", "Cl-"}};
+  for (const auto& [pos, neg] : kinds) {
+    INFO(pos << " " << neg);
+    IonOptions options;
+    options.positive_ion = pos;
+    options.negative_ion = neg;
+    IonReport ir;
+    const Topology ionised = add_ions(solvated, 2.0, options, &ir);
+    TemplateAssignment assignment;
+    const System system = build_system(ionised, amber14(), ForceFieldOptions{}, &assignment);
+    int positive = 0, negative = 0;
+    for (int r : ionised.chains.back().residues) {
+      const TopologyResidue& residue = ionised.residues[static_cast<std::size_t>(r)];
+      const double q = system.charge_e[static_cast<std::size_t>(residue.atoms[0])];
+      CHECK(assignment.residue_template[static_cast<std::size_t>(r)] == residue.name);
+      CHECK(ionised.atoms[static_cast<std::size_t>(residue.atoms[0])].name == (residue.name == "IOD" ? "I" : residue.name));
+      (q > 0 ? positive : negative) += 1;
+      CHECK(std::abs(q) == 1.0);
+    }
+    CHECK(positive == ir.positive);
+    CHECK(negative == ir.negative);
+    CHECK(rounded_total_charge(system) == 0);
   }
 }
 
