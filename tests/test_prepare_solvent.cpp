@@ -4,6 +4,7 @@
 // solute, no two waters clash across the boundary, ions apart and off the solute), repeatability by seed,
 // the dodecahedron and octahedron boxes, the bad-input errors, and the solvated villin's energy (amber14, PME).
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <cmath>
 #include <string>
@@ -12,6 +13,7 @@
 #include "common/errors.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
+#include "io/pdb_writer.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "model/forcefield.hpp"
 #include "prepare/data_files.hpp"
@@ -318,6 +320,28 @@ TEST_CASE("DHFR: the same box, waters and ions as OpenMM's Modeller (timed)") {
   dhfr.topology = protein_only("dhfr.pdb");
   dhfr.system = vacuum_system(dhfr.topology);
   compare_with_modeller("dhfr", dhfr);
+
+  // Written as PDB and read back (as `mdsim prepare` output is read by `mdsim run`): the same atoms and
+  // residues, a box, and amber14 parameterises it, neutral.
+  const Topology ionised = add_ions(add_solvent(dhfr.topology, dhfr.system, SolventOptions{}),
+                                    rounded_total_charge(dhfr.system), IonOptions{});
+  const std::string path = "prepare_solvent_dhfr.pdb";
+  write_pdb(path, ionised, ionised.positions_nm, ionised.box);
+  Topology back = read_pdb(path);
+  REQUIRE(back.num_atoms() == ionised.num_atoms());
+  CHECK(back.residues.size() == ionised.residues.size());
+  CHECK(back.chains.size() == ionised.chains.size());
+  REQUIRE(back.box.has_value());
+  CHECK(back.box->a.x == Catch::Approx(ionised.box->a.x).margin(1e-4));
+  for (int a = 0; a < back.num_atoms(); a += 97) {
+    CHECK(back.atoms[static_cast<std::size_t>(a)].name == ionised.atoms[static_cast<std::size_t>(a)].name);
+    CHECK(back.atoms[static_cast<std::size_t>(a)].element == ionised.atoms[static_cast<std::size_t>(a)].element);
+  }
+  create_topology_bonds(back, amber14().standard);
+  const System system = pme_system(back);
+  CHECK(system.num_particles() == ionised.num_atoms());
+  CHECK(rounded_total_charge(system) == 0);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("ions: the seed decides which waters become ions, repeatably") {
