@@ -28,7 +28,7 @@ struct SolventOptions {
   // guarantee) for a compact solute; for an elongated one its width is increased until it does.
   double padding_nm = 1.0;
   BoxShape shape = BoxShape::Cube;
-  std::optional<std::array<double, 3>> box_nm;  // explicit rectangular box edges a, b, c; overrides padding
+  std::optional<std::array<double, 3>> box_nm;  // explicit rectangular box edges a, b, c; overrides padding, shape
   double cutoff_nm = 1.0;  // the nonbonded cutoff the system will run with: the box must allow it
 };
 
