@@ -1,0 +1,667 @@
+// Solvent and ions as OpenMM 7.7's Modeller.addSolvent and Modeller._addIons (box shapes as OpenMM 8's
+// _computeBoxVectors); see solvent.hpp. The water positions, the overlap rules and the ion counts follow
+// Modeller's arithmetic step by step so that the same solute gives the same waters.
+#include "prepare/solvent.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "io/pdb_reader.hpp"
+#include "model/elements.hpp"
+#include "prepare/data_files.hpp"
+
+namespace mdsim {
+
+namespace {
+
+// Modeller's van der Waals radius per sigma (2^(1/6) / 2: half the LJ minimum distance) and TIP3P's sigma.
+constexpr double kVdwRadiusPerSigma = 0.5612310241546864907;
+constexpr double kTip3pSigmaNm = 0.31507524065751241;
+constexpr double kWaterMolarity = 55.4;  // pure water, mol/L, as Modeller takes it
+
+std::string nm(double value) { return fmt::format("{:.4g}", value); }
+
+// Points sorted into a grid of cells at least `cutoff` high, so that every point within `cutoff` of a query
+// point (by minimum image when periodic) lies in one of the 27 cells around the query's cell. Periodic: the
+// grid divides the box's fractional coordinates (cells are parallelepipeds) and wraps. Not periodic: an
+// axis-aligned grid over the points' bounding box.
+class CellGrid {
+ public:
+  CellGrid(const std::vector<Vec3d>& points, const std::optional<Boxd>& box, double cutoff)
+      : points_(points), box_(box) {
+    constexpr int kMaxCells = 200;  // per axis; larger cells stay correct, only slower
+    if (box_) {
+      reciprocal_box_vectors(*box_, recip_);
+      for (int d = 0; d < 3; ++d) {
+        // The cell's height along axis d is the box's height over n: 1 / |fractional-coordinate gradient|.
+        const Vec3d gradient(recip_[0][d], recip_[1][d], recip_[2][d]);
+        const double height = 1.0 / norm(gradient);
+        n_[d] = std::clamp(static_cast<int>(std::floor(height / cutoff)), 1, kMaxCells);
+      }
+    } else {
+      lower_ = Vec3d(0, 0, 0);
+      Vec3d upper(0, 0, 0);
+      if (!points_.empty()) {
+        lower_ = upper = points_[0];
+        for (const Vec3d& p : points_)
+          for (int d = 0; d < 3; ++d) lower_[d] = std::min(lower_[d], p[d]), upper[d] = std::max(upper[d], p[d]);
+      }
+      for (int d = 0; d < 3; ++d) {
+        size_[d] = std::max(cutoff, (upper[d] - lower_[d]) / kMaxCells);
+        n_[d] = static_cast<int>(std::floor((upper[d] - lower_[d]) / size_[d])) + 1;
+      }
+    }
+    const std::size_t cells = static_cast<std::size_t>(n_[0]) * static_cast<std::size_t>(n_[1]) * static_cast<std::size_t>(n_[2]);
+    start_.assign(cells + 1, 0);
+    std::vector<std::size_t> cell_of(points_.size());
+    for (std::size_t i = 0; i < points_.size(); ++i) {
+      const auto c = cell_index(points_[i]);
+      cell_of[i] = flat(c[0], c[1], c[2]);
+      ++start_[cell_of[i] + 1];
+    }
+    for (std::size_t c = 0; c < cells; ++c) start_[c + 1] += start_[c];
+    sorted_.resize(points_.size());
+    std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
+    for (std::size_t i = 0; i < points_.size(); ++i) sorted_[fill[cell_of[i]]++] = static_cast<int>(i);
+  }
+
+  // The displacement b - a, by minimum image when periodic.
+  Vec3d delta(const Vec3d& a, const Vec3d& b) const { return box_ ? box_->minimum_image(b - a) : b - a; }
+
+  // Calls f(index) for every point in the cells around p (each point once).
+  template <typename F>
+  void for_each_near(const Vec3d& p, F&& f) const {
+    const auto c = cell_index(p);
+    int around[3][3];  // the distinct cell indices along each axis (fewer than 3 when the grid is small)
+    int count[3] = {0, 0, 0};
+    for (int d = 0; d < 3; ++d) {
+      for (int o = -1; o <= 1; ++o) {
+        int i = c[d] + o;
+        if (box_) {
+          i = ((i % n_[d]) + n_[d]) % n_[d];
+        } else if (i < 0 || i >= n_[d]) {
+          continue;
+        }
+        bool seen = false;
+        for (int k = 0; k < count[d]; ++k) seen = seen || around[d][k] == i;
+        if (!seen) around[d][count[d]++] = i;
+      }
+    }
+    for (int ix = 0; ix < count[0]; ++ix)
+      for (int iy = 0; iy < count[1]; ++iy)
+        for (int iz = 0; iz < count[2]; ++iz) {
+          const std::size_t cell = flat(around[0][ix], around[1][iy], around[2][iz]);
+          for (std::size_t k = start_[cell]; k < start_[cell + 1]; ++k) f(sorted_[k]);
+        }
+  }
+
+ private:
+  std::array<int, 3> cell_index(const Vec3d& p) const {
+    std::array<int, 3> c{};
+    for (int d = 0; d < 3; ++d) {
+      if (box_) {
+        const double s = p.x * recip_[0][d] + p.y * recip_[1][d] + p.z * recip_[2][d];
+        const double wrapped = s - std::floor(s);
+        c[d] = std::min(static_cast<int>(wrapped * n_[d]), n_[d] - 1);
+      } else {
+        // Query points outside the grid map to a cell beyond it (no neighbours there, or only its edge).
+        const double t = std::floor((p[d] - lower_[d]) / size_[d]);
+        c[d] = static_cast<int>(std::clamp(t, -2.0, static_cast<double>(n_[d]) + 1.0));
+      }
+    }
+    return c;
+  }
+  std::size_t flat(int x, int y, int z) const {
+    return (static_cast<std::size_t>(x) * static_cast<std::size_t>(n_[1]) + static_cast<std::size_t>(y)) *
+               static_cast<std::size_t>(n_[2]) +
+           static_cast<std::size_t>(z);
+  }
+
+  const std::vector<Vec3d>& points_;
+  std::optional<Boxd> box_;
+  Vec3d recip_[3];
+  Vec3d lower_, size_;
+  std::array<int, 3> n_{1, 1, 1};
+  std::vector<std::size_t> start_;
+  std::vector<int> sorted_;
+};
+
+// The shortest non-zero lattice vector of a reduced box (small combinations suffice in the reduced form).
+double minimum_image_distance(const Boxd& box) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = -2; i <= 2; ++i)
+    for (int j = -2; j <= 2; ++j)
+      for (int k = -2; k <= 2; ++k)
+        if (i != 0 || j != 0 || k != 0)
+          best = std::min(best, norm(box.a * double(i) + box.b * double(j) + box.c * double(k)));
+  return best;
+}
+
+// The smallest distance between a solute atom and a periodic image of the solute (any non-zero lattice
+// shift), or `limit` when none is closer than that.
+double solute_image_distance(const std::vector<Vec3d>& positions, const Boxd& box, double limit) {
+  if (positions.empty()) return limit;
+  const CellGrid grid(positions, std::nullopt, limit);
+  Vec3d lower = positions[0], upper = positions[0];
+  for (const Vec3d& p : positions)
+    for (int d = 0; d < 3; ++d) lower[d] = std::min(lower[d], p[d]), upper[d] = std::max(upper[d], p[d]);
+  const double reach = norm(upper - lower) + limit;  // a longer shift cannot bring an image within limit
+  double best = limit;
+  for (int i = -2; i <= 2; ++i)
+    for (int j = -2; j <= 2; ++j)
+      for (int k = 0; k <= 2; ++k) {
+        // Shifts L and -L give the same distances: take those whose last non-zero coefficient is positive.
+        if (k == 0 && (j < 0 || (j == 0 && i <= 0))) continue;
+        const Vec3d shift = box.a * double(i) + box.b * double(j) + box.c * double(k);
+        if (norm(shift) >= reach) continue;
+        for (const Vec3d& p : positions) {
+          const Vec3d image = p + shift;
+          grid.for_each_near(image, [&](int n) { best = std::min(best, norm(image - positions[static_cast<std::size_t>(n)])); });
+        }
+      }
+  return best;
+}
+
+// The smallest diagonal element relative to the width for a shape (the engine needs cutoff <= half of it).
+double smallest_height_per_width(BoxShape shape) {
+  switch (shape) {
+    case BoxShape::Cube: return 1.0;
+    case BoxShape::Dodecahedron: return std::sqrt(0.5);
+    case BoxShape::Octahedron: return std::sqrt(6.0) / 3.0;
+  }
+  return 1.0;
+}
+
+// The first one-character chain ID the topology does not use ("" when all are taken: the PDB writer then
+// makes one up).
+std::string unused_chain_id(const Topology& top) {
+  std::set<std::string> used;
+  for (const auto& chain : top.chains) used.insert(chain.id);
+  for (const char* ids : {"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", "0123456789"})
+    for (const char* c = ids; *c != '\0'; ++c)
+      if (used.count(std::string(1, *c)) == 0) return std::string(1, *c);
+  return "";
+}
+
+void check_positions(const Topology& top, const char* what) {
+  if (top.positions_nm.size() != top.atoms.size())
+    throw InputError(fmt::format("{}: the structure has {} atoms but {} positions", what, top.atoms.size(),
+                                 top.positions_nm.size()));
+  for (std::size_t i = 0; i < top.positions_nm.size(); ++i) {
+    const Vec3d& p = top.positions_nm[i];
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+      throw InputError(located(top.source, top.atoms[i].line, 0,
+                               fmt::format("{}: atom {} has a non-finite position", what, top.atoms[i].name)));
+  }
+}
+
+// One water of the bundled box: its atoms (name, element) and positions, the oxygen first in Modeller's
+// sense (the first oxygen atom of the residue).
+struct BoxWater {
+  std::vector<int> atoms;  // indices into the box topology, file order
+  int oxygen = -1;
+};
+
+struct IonKind {
+  const char* option;   // as the user writes it
+  const char* residue;  // residue and atom names of amber14's tip3p.xml template
+  const char* atom;
+  const char* element;  // element symbol
+};
+
+constexpr IonKind kPositiveIons[] = {{"Na+", "NA", "NA", "Na"}, {"K+", "K", "K", "K"}, {"Li+", "LI", "LI", "Li"},
+                                     {"Rb+", "RB", "RB", "Rb"}, {"Cs+", "CS", "CS", "Cs"}};
+constexpr IonKind kNegativeIons[] = {
+    {"Cl-", "CL", "CL", "Cl"}, {"Br-", "BR", "BR", "Br"}, {"F-", "F", "F", "F"}, {"I-", "IOD", "I", "I"}};
+
+template <std::size_t N>
+const IonKind& find_ion(const IonKind (&kinds)[N], const std::string& option, const char* which) {
+  for (const IonKind& kind : kinds)
+    if (option == kind.option) return kind;
+  std::string known;
+  for (const IonKind& kind : kinds) known += (known.empty() ? "" : ", ") + std::string(kind.option);
+  throw InputError(fmt::format("ions: unknown {} ion '{}'; expected one of {}", which, option, known));
+}
+
+// A uniform index in [0, n) from the generator, by rejection (Lemire's threshold), so the draw is the same
+// with every standard library (std::uniform_int_distribution's is not specified).
+std::size_t uniform_index(std::mt19937_64& rng, std::size_t n) {
+  const std::uint64_t range = n;
+  const std::uint64_t threshold = (0 - range) % range;  // 2^64 mod range: values below it are rejected
+  std::uint64_t x = rng();
+  while (x < threshold) x = rng();
+  return static_cast<std::size_t>(x % range);
+}
+
+}  // namespace
+
+Boxd shaped_box(BoxShape shape, double width_nm) {
+  const double w = width_nm;
+  Boxd box;
+  switch (shape) {
+    case BoxShape::Cube:
+      box.a = {w, 0, 0}, box.b = {0, w, 0}, box.c = {0, 0, w};
+      break;
+    case BoxShape::Dodecahedron:  // rhombic dodecahedron, square xy face (OpenMM 8)
+      box.a = {w, 0, 0}, box.b = {0, w, 0}, box.c = {0.5 * w, 0.5 * w, std::sqrt(0.5) * w};
+      break;
+    case BoxShape::Octahedron: {  // truncated octahedron (OpenMM 8)
+      const double by = 2.0 * std::sqrt(2.0) / 3.0 * w;
+      // cy = by / 2 exactly (sqrt(2)/3 w), so the reduced-form bound |cy| <= by/2 holds without rounding.
+      box.a = {w, 0, 0}, box.b = {w / 3.0, by, 0}, box.c = {-w / 3.0, 0.5 * by, std::sqrt(6.0) / 3.0 * w};
+      break;
+    }
+  }
+  return box;
+}
+
+int rounded_total_charge(const System& system) {
+  double total = 0;
+  for (double q : system.charge_e) total += q;
+  return static_cast<int>(std::floor(0.5 + total));
+}
+
+Topology add_solvent(const Topology& solute, const System& solute_system, const SolventOptions& options,
+                     SolventReport* report) {
+  check_positions(solute, "solvent");
+  if (solute_system.num_particles() != solute.num_atoms() ||
+      solute_system.sigma_nm.size() != solute.atoms.size() || solute_system.epsilon_kj_per_mol.size() != solute.atoms.size())
+    throw InputError(fmt::format("solvent: the system has {} particles but the structure {} atoms; build the system "
+                                 "from this structure",
+                                 solute_system.num_particles(), solute.num_atoms()));
+  if (options.water_model != "tip3p")
+    throw InputError(fmt::format("solvent: unknown water model '{}'; the bundled water box is tip3p", options.water_model));
+  if (!(options.cutoff_nm > 0) || !std::isfinite(options.cutoff_nm))
+    throw InputError(fmt::format("solvent: the cutoff must be positive (got {} nm)", nm(options.cutoff_nm)));
+
+  // The bundled pre-equilibrated box.
+  const std::string box_path = find_data_file(options.water_model + ".pdb");
+  const Topology water_box = read_pdb(box_path);
+  if (!water_box.box || water_box.box->triclinic())
+    throw InputError(located(box_path, 0, 0, "the water box needs a rectangular CRYST1 record"));
+  const Vec3d tile(water_box.box->a.x, water_box.box->b.y, water_box.box->c.z);
+  std::vector<BoxWater> box_waters;
+  for (const auto& residue : water_box.residues) {
+    BoxWater w;
+    w.atoms = residue.atoms;
+    for (int a : residue.atoms)
+      if (water_box.atoms[static_cast<std::size_t>(a)].element == "O") {
+        w.oxygen = a;
+        break;
+      }
+    if (w.oxygen < 0) throw InputError(located(box_path, residue.line, 0, "water residue without an oxygen atom"));
+    box_waters.push_back(std::move(w));
+  }
+
+  // The solute's extent and centre (the middle of its bounding box), as Modeller.
+  const std::vector<Vec3d>& positions = solute.positions_nm;
+  Vec3d lower(0, 0, 0), upper(0, 0, 0), center(0, 0, 0);
+  double max_size = 0;
+  if (!positions.empty()) {
+    lower = upper = positions[0];
+    for (const Vec3d& p : positions)
+      for (int d = 0; d < 3; ++d) lower[d] = std::min(lower[d], p[d]), upper[d] = std::max(upper[d], p[d]);
+    for (int d = 0; d < 3; ++d) {
+      max_size = std::max(max_size, upper[d] - lower[d]);
+      center[d] = (upper[d] + lower[d]) / 2;
+    }
+  }
+
+  // The box.
+  Boxd box;
+  double width = 0;
+  bool enlarged = false;
+  if (options.box_nm) {
+    const auto& e = *options.box_nm;
+    for (int d = 0; d < 3; ++d) {
+      if (!(e[static_cast<std::size_t>(d)] > 0) || !std::isfinite(e[static_cast<std::size_t>(d)]))
+        throw InputError(fmt::format("solvent: box edges must be positive (got {} {} {} nm)", nm(e[0]), nm(e[1]), nm(e[2])));
+      if (upper[d] - lower[d] > e[static_cast<std::size_t>(d)])
+        throw InputError(fmt::format(
+            "solvent: the solute spans {} nm along {} but the box edge is {} nm; give a box larger than the solute "
+            "(by twice the padding you want) or use padding instead",
+            nm(upper[d] - lower[d]), "xyz"[d], nm(e[static_cast<std::size_t>(d)])));
+    }
+    box.a = {e[0], 0, 0}, box.b = {0, e[1], 0}, box.c = {0, 0, e[2]};
+    width = std::min({e[0], e[1], e[2]});
+  } else {
+    if (!(options.padding_nm > 0) || !std::isfinite(options.padding_nm))
+      throw InputError(fmt::format("solvent: padding must be positive (got {} nm); 1.0 nm is usual", nm(options.padding_nm)));
+    width = max_size + 2 * options.padding_nm;
+    box = shaped_box(options.shape, width);
+    if (options.shape != BoxShape::Cube) {
+      // The cube's width keeps every solute atom 2 * padding from the solute's images (their bounding boxes
+      // are that far apart along an axis); a dodecahedron or octahedron of the same width may bring an
+      // elongated solute closer along its slanted lattice vectors. Widen it (by the shortfall each time) until
+      // the solute keeps at least `padding` from its images, OpenMM 8's guarantee for these shapes; at the
+      // latest the width reaches the solute's bounding-sphere diameter + padding, which guarantees it.
+      const double wanted = options.padding_nm;
+      for (double d = solute_image_distance(positions, box, wanted); d < wanted * (1 - 1e-9);
+           d = solute_image_distance(positions, box, wanted)) {
+        width += std::max(wanted - d, 0.01);
+        box = shaped_box(options.shape, width);
+        enlarged = true;
+      }
+    }
+  }
+
+  // The box must hold the cutoff: no particle may see two images of another (minimum image distance at least
+  // twice the cutoff), and the engine (as OpenMM) needs the cutoff at most half of each diagonal element.
+  const double min_image = minimum_image_distance(box);
+  const double min_diagonal = std::min({box.a.x, box.b.y, box.c.z});
+  if (min_image < 2 * options.cutoff_nm || min_diagonal < 2 * options.cutoff_nm) {
+    std::string fix;
+    if (options.box_nm) {
+      fix = fmt::format("give box edges of at least {} nm", nm(2 * options.cutoff_nm));
+    } else {
+      const double needed = 2 * options.cutoff_nm / smallest_height_per_width(options.shape);
+      fix = fmt::format("increase padding to at least {} nm", nm(std::ceil((needed - max_size) / 2 * 1000) / 1000));
+    }
+    throw InputError(fmt::format(
+        "solvent: the {} box is too small for the cutoff {} nm (minimum image distance {} nm, smallest box height "
+        "{} nm; both must be at least twice the cutoff); {}",
+        options.box_nm ? "rectangular" : to_string(options.shape), nm(options.cutoff_nm), nm(min_image),
+        nm(min_diagonal), fix));
+  }
+
+  // Each solute atom's overlap distance with a water oxygen: the sum of their radii.
+  const double water_radius = kTip3pSigmaNm * kVdwRadiusPerSigma;
+  std::vector<double> overlap(positions.size(), water_radius);
+  double max_overlap = water_radius;
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    if (solute_system.epsilon_kj_per_mol[i] != 0) overlap[i] += solute_system.sigma_nm[i] * kVdwRadiusPerSigma;
+    max_overlap = std::max(max_overlap, overlap[i]);
+  }
+  const CellGrid solute_grid(positions, box, max_overlap);
+
+  // Tile the water box over the box's rectangular brick [0, a.x] x [0, b.y] x [0, c.z] (for a reduced box a
+  // region that holds one copy of every point of the periodic system) moved to be centred on the solute, and
+  // keep the waters whose oxygen lies in it and overlaps no solute atom.
+  const Vec3d extent(box.a.x, box.b.y, box.c.z);
+  Vec3d shift;
+  for (int d = 0; d < 3; ++d) shift[d] = center[d] - extent[d] / 2;
+  std::array<int, 3> tiles{};
+  for (int d = 0; d < 3; ++d) tiles[static_cast<std::size_t>(d)] = static_cast<int>(std::ceil(extent[d] / tile[d]));
+  struct Placed {
+    int water;  // index into box_waters
+    Vec3d oxygen;
+  };
+  std::vector<Placed> placed;
+  int near_solute = 0;
+  for (int tx = 0; tx < tiles[0]; ++tx)
+    for (int ty = 0; ty < tiles[1]; ++ty)
+      for (int tz = 0; tz < tiles[2]; ++tz) {
+        const Vec3d offset(tx * tile.x, ty * tile.y, tz * tile.z);
+        for (std::size_t w = 0; w < box_waters.size(); ++w) {
+          Vec3d o = water_box.positions_nm[static_cast<std::size_t>(box_waters[w].oxygen)] + offset;
+          if (o.x > extent.x || o.y > extent.y || o.z > extent.z) continue;
+          o += shift;
+          bool clash = false;
+          solute_grid.for_each_near(o, [&](int i) {
+            if (!clash && norm2(solute_grid.delta(o, positions[static_cast<std::size_t>(i)])) <
+                              overlap[static_cast<std::size_t>(i)] * overlap[static_cast<std::size_t>(i)])
+              clash = true;
+          });
+          if (clash) {
+            ++near_solute;
+            continue;
+          }
+          placed.push_back({static_cast<int>(w), o});
+        }
+      }
+
+  // Waters that clash with another across the periodic boundary: a water within the water radius of an upper
+  // face of the brick is dropped when a water near a lower face lies within the water radius of it by
+  // periodic distance but not directly (Modeller's rule; every face-crossing pair has one of each).
+  std::vector<Vec3d> lower_skin;
+  for (const Placed& p : placed) {
+    bool in_skin = false;
+    for (int d = 0; d < 3; ++d) in_skin = in_skin || p.oxygen[d] < center[d] - extent[d] / 2 + water_radius;
+    if (in_skin) lower_skin.push_back(p.oxygen);
+  }
+  const CellGrid skin_grid(lower_skin, box, water_radius);
+  std::vector<Placed> kept;
+  kept.reserve(placed.size());
+  for (const Placed& p : placed) {
+    bool in_upper_skin = false;
+    for (int d = 0; d < 3; ++d) in_upper_skin = in_upper_skin || !(p.oxygen[d] < center[d] + extent[d] / 2 - water_radius);
+    bool clash = false;
+    if (in_upper_skin) {
+      skin_grid.for_each_near(p.oxygen, [&](int i) {
+        const Vec3d& q = lower_skin[static_cast<std::size_t>(i)];
+        if (!clash && norm2(skin_grid.delta(q, p.oxygen)) < water_radius * water_radius &&
+            norm2(p.oxygen - q) > water_radius * water_radius)
+          clash = true;
+      });
+    }
+    if (!clash) kept.push_back(p);
+  }
+
+  // The result: the solute as it is, then a chain of waters.
+  Topology out = solute;
+  out.box = box;
+  TopologyChain chain;
+  chain.id = unused_chain_id(solute);
+  const int chain_index = static_cast<int>(out.chains.size());
+  out.atoms.reserve(out.atoms.size() + 3 * kept.size());
+  out.positions_nm.reserve(out.atoms.size() + 3 * kept.size());
+  int number = 0;
+  for (const Placed& p : kept) {
+    const BoxWater& w = box_waters[static_cast<std::size_t>(p.water)];
+    TopologyResidue residue;
+    residue.name = "HOH";
+    residue.chain = chain_index;
+    residue.number = ++number;
+    const int residue_index = static_cast<int>(out.residues.size());
+    const Vec3d& box_oxygen = water_box.positions_nm[static_cast<std::size_t>(w.oxygen)];
+    int oxygen = -1;
+    std::vector<int> hydrogens;
+    for (int a : w.atoms) {
+      const TopologyAtom& src = water_box.atoms[static_cast<std::size_t>(a)];
+      TopologyAtom atom;
+      atom.name = src.name;
+      atom.element = src.element;
+      atom.residue = residue_index;
+      atom.serial = out.num_atoms() + 1;
+      const int index = out.num_atoms();
+      out.atoms.push_back(atom);
+      out.positions_nm.push_back(p.oxygen + water_box.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);  // Modeller's order
+      residue.atoms.push_back(index);
+      if (a == w.oxygen) oxygen = index;
+      if (src.element == "H") hydrogens.push_back(index);
+    }
+    for (int h : hydrogens) out.bonds.emplace_back(std::min(oxygen, h), std::max(oxygen, h));
+    chain.residues.push_back(residue_index);
+    out.residues.push_back(std::move(residue));
+  }
+  if (!chain.residues.empty()) out.chains.push_back(std::move(chain));
+
+  if (report) {
+    report->waters_added = static_cast<int>(kept.size());
+    report->removed_near_solute = near_solute;
+    report->removed_boundary_clashes = static_cast<int>(placed.size() - kept.size());
+    report->box = box;
+    report->width_nm = width;
+    report->enlarged = enlarged;
+  }
+  return out;
+}
+
+Topology add_ions(const Topology& solvated, double total_charge_e, const IonOptions& options, IonReport* report) {
+  check_positions(solvated, "ions");
+  const IonKind& positive = find_ion(kPositiveIons, options.positive_ion, "positive");
+  const IonKind& negative = find_ion(kNegativeIons, options.negative_ion, "negative");
+  if (!(options.ionic_strength_molar >= 0) || !std::isfinite(options.ionic_strength_molar))
+    throw InputError(fmt::format("ions: the ionic strength must be zero or positive (got {} M); 0.15 M is physiological",
+                                 nm(options.ionic_strength_molar)));
+  if (!std::isfinite(total_charge_e)) throw InputError("ions: the total charge is not finite");
+
+  // The waters (every HOH residue, crystal waters too, as Modeller) and the solute (everything else).
+  std::vector<int> waters;  // residue indices
+  std::vector<Vec3d> water_oxygen;
+  std::vector<char> is_water_atom(solvated.atoms.size(), 0);
+  for (std::size_t r = 0; r < solvated.residues.size(); ++r) {
+    const auto& residue = solvated.residues[r];
+    if (residue.name != "HOH") continue;
+    int oxygen = -1;
+    for (int a : residue.atoms) {
+      is_water_atom[static_cast<std::size_t>(a)] = 1;
+      if (oxygen < 0 && solvated.atoms[static_cast<std::size_t>(a)].element == "O") oxygen = a;
+    }
+    if (oxygen < 0) throw InputError(located(solvated.source, residue.line, 0, "ions: water residue HOH without an oxygen atom"));
+    waters.push_back(static_cast<int>(r));
+    water_oxygen.push_back(solvated.positions_nm[static_cast<std::size_t>(oxygen)]);
+  }
+  std::vector<Vec3d> solute;
+  for (std::size_t a = 0; a < solvated.atoms.size(); ++a)
+    if (!is_water_atom[a]) solute.push_back(solvated.positions_nm[a]);
+  const int num_waters = static_cast<int>(waters.size());
+
+  // How many ions: neutralise, then pairs for the ionic strength of the remaining water (Modeller's count).
+  const int charge = static_cast<int>(std::floor(0.5 + total_charge_e));
+  int num_positive = 0, num_negative = 0;
+  if (options.neutralize) {
+    if (std::abs(charge) > num_waters)
+      throw InputError(fmt::format("ions: cannot neutralise a net charge of {} e with {} waters to replace; use a larger "
+                                   "box (more padding)",
+                                   charge, num_waters));
+    (charge > 0 ? num_negative : num_positive) = std::abs(charge);
+  }
+  const int neutralizing = num_positive + num_negative;
+  int pairs = 0;
+  if (options.ionic_strength_molar > 0) {
+    const double ions = (num_waters - num_positive - num_negative) * options.ionic_strength_molar / kWaterMolarity;
+    pairs = static_cast<int>(std::floor(ions + 0.5));
+  }
+  num_positive += pairs, num_negative += pairs;
+  const int total_ions = num_positive + num_negative;
+  if (total_ions > num_waters)
+    throw InputError(fmt::format("ions: {} M needs {} ions but there are only {} waters to replace; lower ionic_strength "
+                                 "or use a larger box",
+                                 nm(options.ionic_strength_molar), total_ions, num_waters));
+
+  // Draw waters at random, far from the solute first; no two ions closer than ion_cutoff_nm.
+  const std::optional<Boxd>& box = solvated.box;
+  std::vector<int> far_pool, near_pool;  // indices into waters
+  {
+    const double r = options.solute_distance_nm;
+    const CellGrid grid(solute, box, std::max(r, 0.1));
+    for (int w = 0; w < num_waters; ++w) {
+      bool near = false;
+      if (r > 0)
+        grid.for_each_near(water_oxygen[static_cast<std::size_t>(w)], [&](int i) {
+          if (!near && norm2(grid.delta(water_oxygen[static_cast<std::size_t>(w)], solute[static_cast<std::size_t>(i)])) < r * r)
+            near = true;
+        });
+      (near ? near_pool : far_pool).push_back(w);
+    }
+  }
+  std::mt19937_64 rng(options.seed);
+  std::vector<int> chosen;  // indices into waters, in draw order
+  int near_solute = 0;
+  for (std::vector<int>* pool : {&far_pool, &near_pool}) {
+    while (static_cast<int>(chosen.size()) < total_ions && !pool->empty()) {
+      const std::size_t k = uniform_index(rng, pool->size());
+      const int w = (*pool)[k];
+      (*pool)[k] = pool->back();
+      pool->pop_back();
+      const Vec3d& o = water_oxygen[static_cast<std::size_t>(w)];
+      bool clash = false;
+      for (int c : chosen) {
+        const Vec3d d = o - water_oxygen[static_cast<std::size_t>(c)];
+        if (norm(box ? box->minimum_image(d) : d) <= options.ion_cutoff_nm) clash = true;
+      }
+      if (clash) continue;
+      chosen.push_back(w);
+      if (pool == &near_pool) ++near_solute;
+    }
+  }
+  if (static_cast<int>(chosen.size()) < total_ions)
+    throw InputError(fmt::format("ions: could place only {} of {} ions at least {} nm apart; lower ionic_strength or use "
+                                 "a larger box",
+                                 chosen.size(), total_ions, nm(options.ion_cutoff_nm)));
+
+  // The result: every residue but the replaced waters (empty chains dropped), then the ion chain.
+  std::vector<char> replaced(solvated.residues.size(), 0);
+  for (int w : chosen) replaced[static_cast<std::size_t>(waters[static_cast<std::size_t>(w)])] = 1;
+  Topology out;
+  out.source = solvated.source;
+  out.box = solvated.box;
+  std::vector<int> new_atom(solvated.atoms.size(), -1);
+  for (const auto& chain : solvated.chains) {
+    TopologyChain new_chain;
+    new_chain.id = chain.id;
+    for (int r : chain.residues) {
+      if (replaced[static_cast<std::size_t>(r)]) continue;
+      TopologyResidue residue = solvated.residues[static_cast<std::size_t>(r)];
+      residue.chain = static_cast<int>(out.chains.size());
+      residue.atoms.clear();
+      for (int a : solvated.residues[static_cast<std::size_t>(r)].atoms) {
+        TopologyAtom atom = solvated.atoms[static_cast<std::size_t>(a)];
+        atom.residue = static_cast<int>(out.residues.size());
+        new_atom[static_cast<std::size_t>(a)] = out.num_atoms();
+        residue.atoms.push_back(out.num_atoms());
+        out.atoms.push_back(std::move(atom));
+        out.positions_nm.push_back(solvated.positions_nm[static_cast<std::size_t>(a)]);
+      }
+      new_chain.residues.push_back(static_cast<int>(out.residues.size()));
+      out.residues.push_back(std::move(residue));
+    }
+    if (!new_chain.residues.empty()) out.chains.push_back(std::move(new_chain));
+  }
+  for (const auto* pairs_in : {&solvated.bonds, &solvated.conect}) {
+    auto& pairs_out = pairs_in == &solvated.bonds ? out.bonds : out.conect;
+    for (const auto& [i, j] : *pairs_in) {
+      const int a = new_atom[static_cast<std::size_t>(i)], b = new_atom[static_cast<std::size_t>(j)];
+      if (a >= 0 && b >= 0) pairs_out.emplace_back(std::min(a, b), std::max(a, b));
+    }
+  }
+  if (!chosen.empty()) {
+    TopologyChain ion_chain;
+    ion_chain.id = unused_chain_id(out);
+    const int chain_index = static_cast<int>(out.chains.size());
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      const IonKind& kind = static_cast<int>(k) < num_positive ? positive : negative;
+      TopologyResidue residue;
+      residue.name = kind.residue;
+      residue.chain = chain_index;
+      residue.number = static_cast<int>(k) + 1;
+      residue.atoms.push_back(out.num_atoms());
+      TopologyAtom atom;
+      atom.name = kind.atom;
+      atom.element = kind.element;
+      atom.residue = static_cast<int>(out.residues.size());
+      atom.serial = out.num_atoms() + 1;
+      out.atoms.push_back(std::move(atom));
+      out.positions_nm.push_back(water_oxygen[static_cast<std::size_t>(chosen[k])]);
+      ion_chain.residues.push_back(static_cast<int>(out.residues.size()));
+      out.residues.push_back(std::move(residue));
+    }
+    out.chains.push_back(std::move(ion_chain));
+  }
+
+  if (report) {
+    report->positive = num_positive;
+    report->negative = num_negative;
+    report->neutralizing = neutralizing;
+    report->pairs = pairs;
+    report->near_solute = near_solute;
+    report->net_charge_before = charge;
+    report->net_charge_after = charge + num_positive - num_negative;
+    report->waters_left = num_waters - total_ions;
+    const int solvent_waters = num_waters - neutralizing;
+    report->ionic_strength_molar = solvent_waters > 0 ? pairs * kWaterMolarity / solvent_waters : 0.0;
+  }
+  return out;
+}
+
+}  // namespace mdsim
