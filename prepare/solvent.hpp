@@ -15,7 +15,7 @@
 
 #include "model/system.hpp"
 #include "model/topology.hpp"
-#include "prepare/prepare.hpp"  // BoxShape
+#include "model/prepare_options.hpp"  // BoxShape
 
 namespace mdsim {
 
