@@ -523,10 +523,17 @@ HydrogenDefinitions load_default_hydrogen_definitions() {
 
 // ---------------------------------------------------------------- add_hydrogens
 
-Topology add_hydrogens(const Topology& input, const ForceFieldData& forcefield, const StandardResidueData& standard,
+Topology add_hydrogens(const Topology& structure, const ForceFieldData& forcefield, const StandardResidueData& standard,
                        const HydrogenDefinitions& definitions, const HydrogenOptions& options,
                        HydrogenReport* report_out) {
-  ffgen::check_topology(input);
+  ffgen::check_topology(structure);
+  // The rules read bonds (disulfides, hydrogens already present): created here when the caller made none.
+  Topology with_bonds;
+  if (structure.bonds.empty() && structure.num_atoms() > 1) {
+    with_bonds = structure;
+    create_topology_bonds(with_bonds, standard);
+  }
+  const Topology& input = with_bonds.atoms.empty() ? structure : with_bonds;
   if (input.positions_nm.size() != input.atoms.size())
     throw InputError(located(input.source, 0, 0,
                              fmt::format("{} atoms but {} positions; every atom needs a position to add hydrogens",

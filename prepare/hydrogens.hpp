@@ -44,12 +44,14 @@ struct HydrogenReport {
   int iterations = 0;             // minimiser iterations
 };
 
-// Add the missing hydrogens. `input` needs its bonds (create_topology_bonds) and positions; `forcefield`
-// (templates and parameters; amber14-all.xml + amber14/tip3p.xml for Modeller's comparison) is used only to
-// optimise. Returns a new topology: atoms of each residue in input order with the new hydrogens after their
-// parent, bonds created again, positions for every atom, box kept. Throws InputError, located at the
-// residue's line, when a residue lacks heavy atoms its hydrogens need ("add the missing atoms with PDBFixer
-// or model them"), a HIS lacks ND1/NE2, or a given variant is not one the residue can take.
+// Add the missing hydrogens. `input` needs positions and its bonds (create_topology_bonds; created here when
+// it has none); `forcefield` (templates and parameters; amber14-all.xml + amber14/tip3p.xml for Modeller's
+// comparison) is used only to optimise, and then must match every residue. Returns a new topology: atoms of
+// each residue in input order with the new hydrogens after their parent (an added OXT last), bonds created
+// again, positions for every atom, box kept. The optimisation stops at 10 kJ/mol/nm on every added atom or
+// after 100 L-BFGS iterations (Modeller: 50). Throws InputError, located at the residue's line, when a
+// peptide residue lacks heavy atoms ("add the missing atoms with PDBFixer or model them"), or a given variant
+// is not one the residue can take; InputError from build_system when the force field lacks a template.
 Topology add_hydrogens(const Topology& input, const ForceFieldData& forcefield, const StandardResidueData& standard,
                        const HydrogenDefinitions& definitions, const HydrogenOptions& options,
                        HydrogenReport* report = nullptr);

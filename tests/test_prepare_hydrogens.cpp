@@ -389,6 +389,12 @@ TEST_CASE("hydrogens: the pH decides ASP/GLU/LYS/HIS; disulfides stay CYX") {
   }
   CHECK(n_term);
   CHECK(c_term);
+  // Without bonds in the input, add_hydrogens creates them (the disulfides decide CYX).
+  HydrogenReport unbonded;
+  options.ph = 7.0;
+  add(read_pdb(kBpti), options, &unbonded);
+  CHECK(form_of(unbonded, cys5) == "CYX");
+  CHECK(unbonded.added == at7.added);
 
   // Below pH 6.5 a histidine is HIP (villin's HIS 27).
   const Topology villin = stripped(systems + "villin_water.pdb", true);
