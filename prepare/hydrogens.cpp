@@ -250,6 +250,90 @@ void orient_water(const Graph& g, const AcceptorGrid& grid, int oxygen, const st
   for (std::size_t i = 0; i < hs.size() && i < 2; ++i) pos[static_cast<std::size_t>(hs[i])] = o + dirs[i] * bond;
 }
 
+// The water orientations that add_hydrogens searches: 24 directions of H1 (a Fibonacci sphere) times 6 turns
+// of H2 about H1, as offsets from the oxygen (TIP3P geometry).
+std::vector<std::array<Vec3d, 2>> water_orientations() {
+  std::vector<std::array<Vec3d, 2>> out;
+  const int directions = 24, turns = 6;
+  const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  const double bond = 0.09572, angle = 104.52 * kDeg;
+  for (int i = 0; i < directions; ++i) {
+    const double z = 1.0 - 2.0 * (i + 0.5) / directions, r = std::sqrt(1.0 - z * z);
+    const Vec3d d{r * std::cos(golden * i), r * std::sin(golden * i), z};
+    const Vec3d e1 = perpendicular(d), e2 = cross(d, e1);
+    for (int k = 0; k < turns; ++k) {
+      const double psi = 2.0 * std::numbers::pi * k / turns;
+      const Vec3d w = e1 * std::cos(psi) + e2 * std::sin(psi);
+      out.push_back({d * bond, (d * std::cos(angle) + w * std::sin(angle)) * bond});
+    }
+  }
+  return out;
+}
+
+// Each bare water (oxygen, H1, H2) turned to the searched orientation, or kept as placed, whose hydrogens
+// have the lowest Coulomb energy (charges of the System, cut off at 0.5 nm) with the other atoms, with a
+// steep penalty for a hydrogen closer than 0.15 nm to any of them. Two sweeps, so that each water also sees
+// the orientation of those after it. Rotations are what the minimiser finds hardest on water; a start near
+// the hydrogen-bond network leaves it the fine work.
+void search_water_orientations(const std::vector<std::array<int, 3>>& waters, const std::vector<double>& charge,
+                               std::vector<Vec3d>& pos) {
+  constexpr double kCut = 0.5, kCoulomb = 138.935456;
+  // Atoms near each water (within kCut + 0.1 nm of its oxygen), by a grid of kCut-sized cells.
+  std::unordered_map<long long, std::vector<int>> cells;
+  auto cell_of = [&](const Vec3d& p) {
+    return std::array<long, 3>{static_cast<long>(std::floor(p.x / kCut)), static_cast<long>(std::floor(p.y / kCut)),
+                               static_cast<long>(std::floor(p.z / kCut))};
+  };
+  auto key = [](long x, long y, long z) { return (x * 1000003LL + y) * 1000033LL + z; };
+  for (std::size_t a = 0; a < pos.size(); ++a) {
+    const auto c = cell_of(pos[a]);
+    cells[key(c[0], c[1], c[2])].push_back(static_cast<int>(a));
+  }
+  const auto orientations = water_orientations();
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    for (const auto& w : waters) {
+      const Vec3d o = pos[static_cast<std::size_t>(w[0])];
+      std::vector<int> near;
+      const auto c = cell_of(o);
+      for (long dx = -1; dx <= 1; ++dx)
+        for (long dy = -1; dy <= 1; ++dy)
+          for (long dz = -1; dz <= 1; ++dz) {
+            auto it = cells.find(key(c[0] + dx, c[1] + dy, c[2] + dz));
+            if (it == cells.end()) continue;
+            for (int a : it->second)
+              if (a != w[0] && a != w[1] && a != w[2] && norm(pos[static_cast<std::size_t>(a)] - o) < kCut + 0.1)
+                near.push_back(a);
+          }
+      const double qh1 = charge[static_cast<std::size_t>(w[1])], qh2 = charge[static_cast<std::size_t>(w[2])];
+      auto energy = [&](const Vec3d& h1, const Vec3d& h2) {
+        double e = 0.0;
+        for (int a : near) {
+          const Vec3d pa = pos[static_cast<std::size_t>(a)];
+          const double qa = charge[static_cast<std::size_t>(a)];
+          for (int k = 0; k < 2; ++k) {
+            const double r = norm((k == 0 ? h1 : h2) - pa);
+            if (r < 0.15) e += 1e4 * (0.15 - r);
+            if (r < kCut) e += kCoulomb * (k == 0 ? qh1 : qh2) * qa * (1.0 / r - 1.0 / kCut);
+          }
+        }
+        return e;
+      };
+      Vec3d best1 = pos[static_cast<std::size_t>(w[1])], best2 = pos[static_cast<std::size_t>(w[2])];
+      double best = energy(best1, best2);
+      for (const auto& [d1, d2] : orientations) {
+        const double e = energy(o + d1, o + d2);
+        if (e < best) {
+          best = e;
+          best1 = o + d1;
+          best2 = o + d2;
+        }
+      }
+      pos[static_cast<std::size_t>(w[1])] = best1;
+      pos[static_cast<std::size_t>(w[2])] = best2;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- building the new topology
 
 // One atom of the output: copied from the input (source >= 0) or new.
@@ -819,6 +903,9 @@ Topology add_hydrogens(const Topology& structure, const ForceFieldData& forcefie
                                    e.what()));
     }
     system.box.reset();
+    std::vector<std::array<int, 3>> waters;
+    for (const auto& [oxygen, hs] : bare_waters) waters.push_back({oxygen, (*hs)[0], (*hs)[1]});
+    search_water_orientations(waters, system.charge_e, result.positions_nm);
     PlatformChoice cpu;
     cpu.kind = PlatformKind::Cpu;
     PlatformConfig settings;
