@@ -584,16 +584,12 @@ Minimised minimise_atoms(ForceEvaluator& evaluator, std::vector<Vec3d>& pos, con
 
 // ---------------------------------------------------------------- data folders
 
-std::vector<std::string> default_data_dirs() {
-#ifdef MDSIM_SOURCE_DATA_DIR
-  return bundled_dirs("data", MDSIM_SOURCE_DATA_DIR);
-#else
-  return bundled_dirs("data", "");
-#endif
-}
-
 HydrogenDefinitions load_default_hydrogen_definitions() {
-  const auto dirs = default_data_dirs();
+#ifdef MDSIM_SOURCE_DATA_DIR
+  const auto dirs = bundled_dirs("data", MDSIM_SOURCE_DATA_DIR);
+#else
+  const auto dirs = bundled_dirs("data", "");
+#endif
   for (const auto& dir : dirs) {
     const std::filesystem::path file = std::filesystem::path(dir) / "hydrogens.xml";
     std::error_code ec;

@@ -56,11 +56,8 @@ Topology add_hydrogens(const Topology& input, const ForceFieldData& forcefield, 
                        const HydrogenDefinitions& definitions, const HydrogenOptions& options,
                        HydrogenReport* report = nullptr);
 
-// The folders searched for bundled structure data (hydrogens.xml, water boxes): <exe dir>/../share/mdsim/data
-// (installed), then the source tree's data/ (MDSIM_SOURCE_DATA_DIR). Missing ones skipped.
-std::vector<std::string> default_data_dirs();
-
-// hydrogens.xml from the first of default_data_dirs() that has it; InputError naming the folders otherwise.
+// The bundled data/hydrogens.xml: from <exe dir>/../share/mdsim/data (installed), else the source tree's data/
+// (MDSIM_SOURCE_DATA_DIR); InputError naming the folders searched when neither has it.
 HydrogenDefinitions load_default_hydrogen_definitions();
 
 }  // namespace mdsim
