@@ -474,18 +474,24 @@ class Loader {
 
 // ---------------------------------------------------------------- file resolution
 
-std::vector<std::string> default_forcefield_dirs() {
+std::vector<std::string> bundled_dirs(const std::string& share_subfolder, const std::string& source_dir) {
   std::vector<std::string> dirs;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const fs::path installed = exe.parent_path() / ".." / "share" / "mdsim" / "forcefields";
+    const fs::path installed = exe.parent_path() / ".." / "share" / "mdsim" / share_subfolder;
     if (fs::is_directory(installed, ec)) dirs.push_back(fs::weakly_canonical(installed, ec).string());
   }
-#ifdef MDSIM_SOURCE_FORCEFIELD_DIR
-  if (fs::is_directory(fs::path(MDSIM_SOURCE_FORCEFIELD_DIR), ec)) dirs.emplace_back(MDSIM_SOURCE_FORCEFIELD_DIR);
-#endif
+  if (!source_dir.empty() && fs::is_directory(fs::path(source_dir), ec)) dirs.push_back(source_dir);
   return dirs;
+}
+
+std::vector<std::string> default_forcefield_dirs() {
+#ifdef MDSIM_SOURCE_FORCEFIELD_DIR
+  return bundled_dirs("forcefields", MDSIM_SOURCE_FORCEFIELD_DIR);
+#else
+  return bundled_dirs("forcefields", "");
+#endif
 }
 
 std::string resolve_forcefield_path(const std::string& name, const std::string& base_dir,

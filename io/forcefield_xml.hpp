@@ -15,8 +15,12 @@
 
 namespace mdsim {
 
-// Folders searched for bundled force-field names, in order: <exe dir>/../share/mdsim/forcefields (installed),
-// then the source tree's forcefields/ (compile definition MDSIM_SOURCE_FORCEFIELD_DIR). Missing ones skipped.
+// Folders searched for bundled files of one kind, in order: <exe dir>/../share/mdsim/<share_subfolder>
+// (installed), then source_dir (the source tree's copy; none when empty). Missing ones skipped.
+std::vector<std::string> bundled_dirs(const std::string& share_subfolder, const std::string& source_dir);
+
+// Folders searched for bundled force-field names: bundled_dirs("forcefields", the source tree's forcefields/
+// from the compile definition MDSIM_SOURCE_FORCEFIELD_DIR).
 std::vector<std::string> default_forcefield_dirs();
 
 // Resolve a force-field name: an absolute path as is; otherwise the first of search_dirs/name that exists,

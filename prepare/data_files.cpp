@@ -7,24 +7,24 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "io/forcefield_xml.hpp"
 
 namespace mdsim {
 
 namespace fs = std::filesystem;
 
 std::string find_data_file(const std::string& name) {
-  // The same order as default_forcefield_dirs (io/forcefield_xml): an installed binary takes its own
-  // share/mdsim/data, a build-tree binary the source tree's data/.
-  std::vector<fs::path> dirs;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back(exe.parent_path() / ".." / "share" / "mdsim" / "data");
+  // The same folders, in the same order, as bundled force fields (io/forcefield_xml bundled_dirs): an installed
+  // binary takes its own share/mdsim/data, a build-tree binary the source tree's data/.
 #ifdef MDSIM_SOURCE_DATA_DIR
-  dirs.emplace_back(MDSIM_SOURCE_DATA_DIR);
+  const std::vector<std::string> dirs = bundled_dirs("data", MDSIM_SOURCE_DATA_DIR);
+#else
+  const std::vector<std::string> dirs = bundled_dirs("data", "");
 #endif
+  std::error_code ec;
   std::string searched;
   for (const auto& dir : dirs) {
-    const fs::path candidate = dir / name;
+    const fs::path candidate = fs::path(dir) / name;
     if (fs::is_regular_file(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
     searched += (searched.empty() ? "" : ", ") + fs::weakly_canonical(dir, ec).string();
   }
