@@ -30,6 +30,10 @@ constexpr UnitEntry kEnergy[] = {{"kJ/mol", 1.0}, {"kcal/mol", 4.184}, {"J/mol",
 constexpr UnitEntry kForce[] = {{"kJ/mol/nm", 1.0},  {"kJ/(mol*nm)", 1.0}, {"kJ/mol/Å", 10.0},
                                 {"kJ/mol/A", 10.0},  {"kcal/mol/Å", 41.84}, {"kcal/mol/A", 41.84},
                                 {"kcal/mol/nm", 4.184}};
+// Spring constants: 1 kcal/mol/Å^2 = 4.184 kJ/mol / (0.1 nm)^2 = 418.4 kJ/mol/nm^2.
+constexpr UnitEntry kForceConstant[] = {{"kJ/mol/nm^2", 1.0},      {"kJ/mol/nm2", 1.0},       {"kJ/(mol*nm^2)", 1.0},
+                                        {"kJ/mol/Å^2", 100.0},     {"kJ/mol/A^2", 100.0},     {"kcal/mol/Å^2", 418.4},
+                                        {"kcal/mol/A^2", 418.4},   {"kcal/mol/nm^2", 4.184}};
 
 template <std::size_t N>
 std::vector<UnitEntry> as_vector(const UnitEntry (&a)[N]) {
@@ -46,6 +50,7 @@ std::vector<UnitEntry> table(Dimension d) {
     case Dimension::Frequency: return as_vector(kFrequency);
     case Dimension::Energy: return as_vector(kEnergy);
     case Dimension::Force: return as_vector(kForce);
+    case Dimension::ForceConstant: return as_vector(kForceConstant);
   }
   return {};
 }
@@ -68,6 +73,7 @@ const char* md_unit(Dimension d) {
     case Dimension::Frequency: return "1/ps";
     case Dimension::Energy: return "kJ/mol";
     case Dimension::Force: return "kJ/mol/nm";
+    case Dimension::ForceConstant: return "kJ/mol/nm^2";
   }
   return "";
 }
@@ -82,6 +88,7 @@ const char* dimension_name(Dimension d) {
     case Dimension::Frequency: return "frequency";
     case Dimension::Energy: return "energy";
     case Dimension::Force: return "force";
+    case Dimension::ForceConstant: return "force constant";
   }
   return "";
 }

@@ -1,5 +1,5 @@
 // Quantities with units in config files. A bare number is in MD units (nm, ps, kJ/mol, K, amu, bar,
-// 1/ps, kJ/mol/nm); a string "<number> <unit>" is converted ("2 fs", "10 Å", "1/ps", "1 atm").
+// 1/ps, kJ/mol/nm, kJ/mol/nm^2); a string "<number> <unit>" is converted ("2 fs", "10 Å", "1/ps", "1 atm").
 #pragma once
 
 #include <optional>
@@ -9,7 +9,8 @@
 
 namespace mdsim {
 
-enum class Dimension { Length, Time, Temperature, Mass, Pressure, Frequency, Energy, Force };
+// ForceConstant: a harmonic spring constant (position restraints), kJ/mol/nm^2.
+enum class Dimension { Length, Time, Temperature, Mass, Pressure, Frequency, Energy, Force, ForceConstant };
 
 // The MD unit of a dimension, as written in messages and docs ("nm", "ps", "1/ps", ...).
 const char* md_unit(Dimension d);
