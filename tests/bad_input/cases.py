@@ -391,6 +391,38 @@ case("choice_initial_velocities", "config", r"<CFG>:13:23: 'initial_velocities' 
 case("choice_trajectory_atoms_syntax", "config", r"<CFG>:15:\d+: .*atoms.*'?0-21,abc",
      sub=[(r"trajectory: \{interval: 5\}", "trajectory: {interval: 5, atoms: '0-21,abc'}")])
 
+# ================================================================== config: stages (staged protocols)
+
+# The vacuum config without its run length; the stages follow on line 18.
+NO_RUN = [(r"run:\n  steps: 10\n", "")]
+case("stages_unknown_key", "config", r"<CFG>:20:5: unknown key 'stpes' in 'stages\[1\]' \(did you mean 'steps'\?\)",
+     sub=NO_RUN, append="stages:\n  - name: nvt\n    stpes: 10\n")
+case("stages_empty_list", "config", r"<CFG>:18:9: 'stages' is empty: give at least one stage", sub=NO_RUN,
+     append="stages: []\n")
+case("stages_bad_force_constant_unit", "config", r"<CFG>:19:47: 'k': unknown force constant unit 'kJ/mol/nm' "
+     r"\(accepted: kJ/mol/nm\^2", sub=NO_RUN, append="stages:\n  - {steps: 10, restraints: {atoms: heavy, k: 10 kJ/mol/nm}}\n")
+case("stages_neither_minimize_nor_steps", "config", r"<CFG>:19:5: stage 'heat' does nothing: give it 'steps' or "
+     r"'time' \(dynamics\), 'minimize', or both", sub=NO_RUN, append="stages:\n  - name: heat\n    integrator: {temperature: 310 K}\n")
+case("stages_duplicate_names", "config", r"<CFG>:20:12: stage name 'nvt' is used twice \(also stage 1\)", sub=NO_RUN,
+     append="stages:\n  - {name: nvt, steps: 5}\n  - {name: nvt, steps: 5}\n")
+case("stages_with_run_steps", "config", r"<CFG>:12:10: 'run.steps' and 'stages' both set the run's length",
+     append="stages:\n  - {steps: 5}\n")
+case("stages_with_top_level_minimize", "config", r"<CFG>:18:11: 'minimize' and 'stages' both present: with 'stages' a "
+     r"minimisation is a stage", sub=NO_RUN, append="minimize: {}\nstages:\n  - {steps: 5}\n")
+case("stages_selection_matches_nothing", "config", r"<CFG>:19:29: stages\[1\].restraints.atoms: atom selection "
+     r"\"water\" matches none of the 22 atoms", sub=NO_RUN, append="stages:\n  - {steps: 5, restraints: {atoms: water, k: 100}}\n")
+case("stages_selection_syntax", "config", r"<CFG>:19:29: stages\[1\].restraints.atoms: invalid atom selection "
+     r"\"protein and\": expected a keyword or an atom index at character 12", sub=NO_RUN,
+     append="stages:\n  - {steps: 5, restraints: {atoms: protein and, k: 100}}\n")
+case("stages_check_selection_matches_nothing", "cli", r"<CFG>:19:29: stages\[1\].restraints.atoms: atom selection "
+     r"\"water\" matches none", sub=NO_RUN, append="stages:\n  - {steps: 5, restraints: {atoms: water, k: 100}}\n",
+     args=["check", "<CFG>"])
+case("stages_reference_other_atoms", "config", r"<CFG>:19:51: stages\[1\].restraints.reference: (<DIR>/)?ref.pdb has 9 "
+     r"atoms, the system 22", sub=NO_RUN, write={"ref.pdb": H2O_PDB},
+     append="stages:\n  - {steps: 5, restraints: {atoms: heavy, k: 100, reference: ref.pdb}}\n")
+case("stages_resume_single_run_checkpoint", "checkpoint", r"<CFG>:18:1: --resume: <DIR>/out/checkpoint.h5 was written "
+     r"by a run without stages", base="vac_done", sub=NO_RUN, append="stages:\n  - {steps: 20}\n", args=RESUME)
+
 # ================================================================== config: units
 
 case("unit_timestep_unknown", "config", r"<CFG>:10:13: 'timestep': unknown time unit 'parsec'",
