@@ -508,6 +508,18 @@ struct Simulation::Impl {
     restraints_on = !restraints.empty();
   }
 
+  // Whether a stage from the current one on needs a new context.
+  bool switches_context() const {
+    DynamicsSettings current = settings;
+    for (std::size_t i = stage; i < cfg.stages.size(); ++i) {
+      if (i == stage && stage_started) continue;
+      DynamicsSettings next = dynamics_settings(stage_run_config(cfg, cfg.stages[i]));
+      next.integrator.seed = current.integrator.seed;
+      if (!same_dynamics(next, current)) return true;
+    }
+    return false;
+  }
+
   // A context with the current stage's dynamics settings, when they differ from the context's: the state
   // (positions, velocities, box, step, time, seed; the barostat's when the barostat stays the same) carries
   // over. Waits for the trajectory's frames first (the CUDA context's captures are in flight).
@@ -515,12 +527,6 @@ struct Simulation::Impl {
     DynamicsSettings next = dynamics_settings(stage_run_config(cfg, current_stage()));
     next.integrator.seed = context->seed();
     if (same_dynamics(next, settings)) return;
-    if (external_forces)
-      throw InputError(at_config_key(cfg, fmt::format("stages.{}", stage),
-                                     fmt::format("stage '{}' changes the integrator or barostat, so it runs on a new "
-                                                 "context, which cannot take the forces added with add_force; keep "
-                                                 "the stages' integrator and barostat alike",
-                                                 current_stage().name)));
     if (trajectory) trajectory->flush();
     const Checkpoint state = make_checkpoint(*context, effective_config(), model.system, config_hash);
     const bool same_barostat = next.barostat.has_value() && settings.barostat.has_value() &&
@@ -594,6 +600,8 @@ void Simulation::add_external_force(std::shared_ptr<ExternalForce> force) {
 }
 
 Checkpoint Simulation::checkpoint() { return impl_->checkpoint(); }
+
+bool Simulation::run_switches_context() const { return impl_->staged() && impl_->switches_context(); }
 
 void Simulation::save_checkpoint(const std::string& path) { write_checkpoint(path, checkpoint()); }
 
@@ -670,6 +678,11 @@ RunSummary Simulation::run() {
   const System& system = s.model.system;
   RunSummary summary = s.summary;
 
+  if (s.external_forces && s.switches_context())
+    throw InputError(at_config_key(cfg, "stages",
+                                   "the stages change the integrator or barostat, so the run continues on new "
+                                   "contexts, which cannot take the forces added with add_force; keep the stages' "
+                                   "integrator and barostat alike"));
   // Everything the user could get wrong has been checked: from here on files are written.
   prepare_output_directory(cfg);
   if (s.fresh && cfg.minimize) {

@@ -81,11 +81,19 @@ class PySimulation {
   void handed_out(StateField f) {
     if (f == StateField::Positions) positions_out_ = true;
     if (f == StateField::Velocities) velocities_out_ = true;
+    any_view_out_ = true;
+  }
+  // A staged run() that continues on new contexts would leave the views handed out pointing at freed memory.
+  void check_run_keeps_views() const {
+    if (any_view_out_ && sim_->run_switches_context())
+      throw InputError("run(): the config's stages change the integrator or barostat, so the run continues on new "
+                       "contexts, and the positions / velocities / forces arrays taken before would point at freed "
+                       "memory: take them after run(), or keep the stages' integrator and barostat alike");
   }
 
  private:
   std::unique_ptr<Simulation> sim_;
-  bool positions_out_ = false, velocities_out_ = false;
+  bool positions_out_ = false, velocities_out_ = false, any_view_out_ = false;
   int forces_added_ = 0;
 };
 
@@ -410,6 +418,7 @@ PYBIND11_MODULE(_mdsim, m) {
       .def(
           "run",
           [](PySimulation& s) {
+            s.check_run_keeps_views();
             s.take_view_writes();
             RunSummary r;
             {
