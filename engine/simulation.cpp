@@ -533,9 +533,19 @@ struct Simulation::Impl {
                                next.barostat->pressure_bar == settings.barostat->pressure_bar &&
                                next.barostat->temperature_k == settings.barostat->temperature_k &&
                                next.barostat->interval_steps == settings.barostat->interval_steps;
+    const auto make = [this](const DynamicsSettings& with) {
+      return platform.choice.kind == PlatformKind::Cuda ? make_cuda_context(model.system, with, platform.cuda)
+                                                        : make_cpu_context(model.system, with);
+    };
     context.reset();  // one context's device memory at a time
-    context = platform.choice.kind == PlatformKind::Cuda ? make_cuda_context(model.system, next, platform.cuda)
-                                                         : make_cpu_context(model.system, next);
+    try {
+      context = make(next);
+    } catch (...) {  // (out of device memory, say): the previous stage's context again, so the Simulation stays usable
+      context = make(settings);
+      restore_state(*context, state);
+      restraints_on = false;
+      throw;
+    }
     restore_state(*context, state, same_barostat);
     settings = next;
     restraints_on = false;
