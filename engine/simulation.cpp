@@ -508,14 +508,12 @@ struct Simulation::Impl {
     restraints_on = !restraints.empty();
   }
 
-  // Whether a stage from the current one on needs a new context.
+  // Whether the stages differ in their dynamics settings (then run() or load_checkpoint() may switch contexts).
   bool switches_context() const {
-    DynamicsSettings current = settings;
-    for (std::size_t i = stage; i < cfg.stages.size(); ++i) {
-      if (i == stage && stage_started) continue;
-      DynamicsSettings next = dynamics_settings(stage_run_config(cfg, cfg.stages[i]));
-      next.integrator.seed = current.integrator.seed;
-      if (!same_dynamics(next, current)) return true;
+    for (const StageConfig& st : cfg.stages) {
+      DynamicsSettings next = dynamics_settings(stage_run_config(cfg, st));
+      next.integrator.seed = settings.integrator.seed;
+      if (!same_dynamics(next, settings)) return true;
     }
     return false;
   }
@@ -611,7 +609,7 @@ void Simulation::add_external_force(std::shared_ptr<ExternalForce> force) {
 
 Checkpoint Simulation::checkpoint() { return impl_->checkpoint(); }
 
-bool Simulation::run_switches_context() const { return impl_->staged() && impl_->switches_context(); }
+bool Simulation::may_switch_context() const { return impl_->staged() && impl_->switches_context(); }
 
 void Simulation::save_checkpoint(const std::string& path) { write_checkpoint(path, checkpoint()); }
 
@@ -620,6 +618,11 @@ void Simulation::load_checkpoint(const std::string& path) {
   const Checkpoint c = read_checkpoint(path, system_fingerprint(s.model.system));
   check_same_stages(s.cfg, c, path);
   if (s.staged()) {
+    if (s.external_forces && s.switches_context())
+      throw InputError(fmt::format("{}: load_checkpoint: the config's stages differ in integrator or barostat, so the "
+                                   "checkpoint's stage may need a new context, which cannot take the forces added "
+                                   "with add_force",
+                                   path));
     // The checkpoint's stage: its context (settings), state and restraints.
     s.stage = static_cast<std::size_t>(c.stage->index);
     check_same_physics(s.effective_config(), c, path);

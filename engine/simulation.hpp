@@ -62,9 +62,9 @@ class Simulation {
   // barostat differs from the previous one's continues on a new context (context() changes; forces from
   // add_external_force are refused then).
   RunSummary run();
-  // Whether run() would continue on a new context (a later stage changes the integrator or barostat):
-  // state arrays and forces taken from context() before would not follow it.
-  bool run_switches_context() const;
+  // Whether run() or load_checkpoint() may continue on a new context (the config's stages differ in
+  // integrator or barostat): state arrays and forces taken from context() before would not follow it.
+  bool may_switch_context() const;
 
   // A force from outside in every later evaluation (Context::add_external_force); run()'s state log then
   // has the external_kj_per_mol column.

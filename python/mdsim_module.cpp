@@ -83,12 +83,14 @@ class PySimulation {
     if (f == StateField::Velocities) velocities_out_ = true;
     any_view_out_ = true;
   }
-  // A staged run() that continues on new contexts would leave the views handed out pointing at freed memory.
-  void check_run_keeps_views() const {
-    if (any_view_out_ && sim_->run_switches_context())
-      throw InputError("run(): the config's stages change the integrator or barostat, so the run continues on new "
-                       "contexts, and the positions / velocities / forces arrays taken before would point at freed "
-                       "memory: take them after run(), or keep the stages' integrator and barostat alike");
+  // A staged run() or load_checkpoint() that continues on a new context would leave the views handed out pointing
+  // at freed memory.
+  void check_context_kept(const char* what) const {
+    if (any_view_out_ && sim_->may_switch_context())
+      throw InputError(std::string(what) + ": the config's stages differ in integrator or barostat, so the simulation "
+                       "may continue on a new context, and the positions / velocities / forces arrays taken before "
+                       "would point at freed memory: take them afterwards, or keep the stages' integrator and "
+                       "barostat alike");
   }
 
  private:
@@ -418,7 +420,7 @@ PYBIND11_MODULE(_mdsim, m) {
       .def(
           "run",
           [](PySimulation& s) {
-            s.check_run_keeps_views();
+            s.check_context_kept("run()");
             s.take_view_writes();
             RunSummary r;
             {
@@ -471,6 +473,10 @@ PYBIND11_MODULE(_mdsim, m) {
           "save_checkpoint", [](PySimulation& s, const std::string& path) { s.take_view_writes(); s.sim().save_checkpoint(path); },
           py::arg("path"), "Write the state as the CLI's checkpoint (HDF5, atomically)")
       .def(
-          "load_checkpoint", [](PySimulation& s, const std::string& path) { s.sim().load_checkpoint(path); },
+          "load_checkpoint",
+          [](PySimulation& s, const std::string& path) {
+            s.check_context_kept("load_checkpoint()");
+            s.sim().load_checkpoint(path);
+          },
           py::arg("path"), "Continue from a checkpoint of this system written with the same physics settings");
 }

@@ -188,7 +188,7 @@ try:
         staged.run()
         check(False, "a staged run() that switches contexts is refused while views are out")
     except mdsim.ConfigError as err:
-        check("take them after run()" in str(err), f"staged run() with views: {err}")
+        check("take them afterwards" in str(err), f"staged run() with views: {err}")
     del held, staged
     staged = mdsim.Simulation.from_yaml(staged_yaml)
     check(staged.run()["last_step"] == 10 and staged.state()["step"] == 10, "a staged run() runs every stage")
