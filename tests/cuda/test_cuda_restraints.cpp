@@ -311,9 +311,11 @@ TEST_CASE("CUDA minimisation with restraints: the analytic minimum across the bo
     gpu->set_positions({Vec3d(-0.13, 1.02, 0.97), Vec3d(0.05, 0.99, 1.01)});
     gpu->set_position_restraints(two);
     // Mixed precision evaluates the bond in float: forces carry ~1e-4 kJ/mol/nm of rounding.
-    const MinimizationResult result = gpu->minimize(dbl ? 1e-6 : 1e-2, 0);
+    const MinimizationResult result = gpu->minimize(dbl ? 1e-5 : 1e-2, 0);
     const SimulationState st = gpu->state(StateRequest{true, false, false, true});
-    const double bound = dbl ? 1e-8 : 1e-5;
+    // Stopping at |F| < tolerance leaves the atoms up to tolerance / kb from the minimum: 5e-10 nm in
+    // double, 5e-7 nm in mixed.
+    const double bound = dbl ? 1e-8 : 2e-5;
     std::printf("[figure] CUDA %s restrained two-atom minimum: r %.10f nm (analytic %.10f), atom 0 at x = %.10f\n",
                 label(dbl), norm(st.positions_nm[1] - st.positions_nm[0]), r_min, st.positions_nm[0].x);
     CHECK(result.converged);
