@@ -41,7 +41,25 @@ void print_config_summary(const RunConfig& c) {
   fmt::print("  constraints:    {}, rigid water {}\n", to_string(s.constraints), s.rigid_water ? "yes" : "no");
   fmt::print("  integrator:     {}, {} K, {} fs, friction {} /ps\n", to_string(c.integrator.type),
              c.integrator.temperature_k, c.integrator.timestep_ps * 1000.0, c.integrator.friction_per_ps);
-  fmt::print("  run:            {} steps ({} ps)\n", c.run.steps, c.run.steps * c.integrator.timestep_ps);
+  if (c.stages.empty()) {
+    fmt::print("  run:            {} steps ({} ps)\n", c.run.steps, c.run.steps * c.integrator.timestep_ps);
+  } else {
+    fmt::print("  stages:         {}, {} steps in all\n", c.stages.size(), c.run.steps);
+    for (const StageConfig& st : c.stages) {
+      std::string what;
+      if (st.minimize) what = "minimise";
+      if (st.steps > 0)
+        what += fmt::format("{}{} steps ({} ps) at {} K{}", what.empty() ? "" : ", then ", st.steps,
+                            st.steps * st.integrator.timestep_ps, st.integrator.temperature_k,
+                            st.barostat ? fmt::format(", {} bar", st.barostat->pressure_bar) : std::string());
+      if (st.restraints)
+        what += fmt::format("; restraints on \"{}\", k {} kJ/mol/nm^2 to the {} positions", st.restraints->atoms,
+                            st.restraints->k_kj_per_mol_nm2,
+                            st.restraints->reference == RestraintReference::File ? st.restraints->reference_file
+                                                                                 : to_string(st.restraints->reference));
+      fmt::print("    {:<14}{}\n", st.name, what);
+    }
+  }
   fmt::print("  platform:       {} ({} precision)\n", c.platform.name, to_string(c.platform.precision));
   fmt::print("  output:         {}\n", c.output.directory);
 }
@@ -106,6 +124,9 @@ int command_check(const std::string& config_path) {
   fmt::print("  runs on:        {}\n", setup.platform.kind == PlatformKind::Cuda
                                              ? fmt::format("cuda device {}", setup.platform.device)
                                              : std::string("cpu"));
+  for (std::size_t i = 0; i < setup.stages.size(); ++i)
+    if (!setup.stages[i].restraint_atoms.empty())
+      fmt::print("  restrained:     {} atoms in stage {}\n", setup.stages[i].restraint_atoms.size(), cfg.stages[i].name);
   if (!setup.trajectory_atoms.empty() && static_cast<int>(setup.trajectory_atoms.size()) != s.num_particles())
     fmt::print("  trajectory:     {} of {} atoms ({})\n", setup.trajectory_atoms.size(), s.num_particles(),
                cfg.output.trajectory.atoms);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -141,7 +142,20 @@ void check_platform_memory(const RunConfig& c, const System& s, const PlatformCh
 void check_trajectory_space(const RunConfig& c, std::int64_t selected_atoms, std::int64_t first_step) {
   const TrajectoryOutput& t = c.output.trajectory;
   if (t.interval_steps <= 0 || t.file.empty() || c.run.steps <= first_step) return;
-  const double frames = std::floor(double(c.run.steps) / t.interval_steps) - std::floor(double(first_step) / t.interval_steps);
+  // Frames at the multiples of the interval in (first_step, end]; a staged run's stages each with their own.
+  const auto frames_in = [](std::int64_t from, std::int64_t to, int interval) {
+    return interval <= 0 || to <= from ? 0.0 : std::floor(double(to) / interval) - std::floor(double(from) / interval);
+  };
+  double frames = 0.0;
+  if (c.stages.empty()) {
+    frames = frames_in(first_step, c.run.steps, t.interval_steps);
+  } else {
+    std::int64_t stage_first = 0;
+    for (const StageConfig& st : c.stages) {
+      frames += frames_in(std::max(stage_first, first_step), stage_first + st.steps, st.trajectory_interval_steps);
+      stage_first += st.steps;
+    }
+  }
   const double arrays = 1.0 + (t.velocities ? 1.0 : 0.0) + (t.forces ? 1.0 : 0.0);
   const double need = frames * (double(selected_atoms) * 3 * sizeof(float) * arrays + 200.0);  // + box, step, time
   const std::optional<std::uint64_t> free = free_disk_bytes(c.output.directory);

@@ -20,6 +20,7 @@
 #include "io/checkpoint_h5.hpp"
 #include "io/config.hpp"
 #include "io/frame_writer.hpp"
+#include "io/pdb_reader.hpp"
 #include "io/pdb_writer.hpp"
 #include "io/progress.hpp"
 #include "io/state_log.hpp"
@@ -61,6 +62,7 @@ std::int64_t next_multiple(std::int64_t step, int interval) {
 
 bool due(std::int64_t step, int interval) { return interval > 0 && step % interval == 0; }
 
+// `cfg` is the config as the current stage runs it (stage_run_config) in a staged run.
 Checkpoint make_checkpoint(Context& context, const RunConfig& cfg, const System& system, const std::string& config_hash) {
   StateRequest request;
   request.positions = true;
@@ -108,6 +110,78 @@ std::unique_ptr<Context> make_context(const RunConfig& cfg, const System& system
   return context;
 }
 
+// Whether two stages' dynamics settings differ (a stage then needs a context of its own).
+bool same_dynamics(const DynamicsSettings& a, const DynamicsSettings& b) {
+  const IntegratorConfig &x = a.integrator, &y = b.integrator;
+  const bool integrator = x.type == y.type && x.temperature_k == y.temperature_k &&
+                          x.friction_per_ps == y.friction_per_ps && x.timestep_ps == y.timestep_ps &&
+                          x.constraint_tolerance == y.constraint_tolerance;
+  const bool barostat = a.barostat.has_value() == b.barostat.has_value() &&
+                        (!a.barostat || (a.barostat->pressure_bar == b.barostat->pressure_bar &&
+                                         a.barostat->temperature_k == b.barostat->temperature_k &&
+                                         a.barostat->interval_steps == b.barostat->interval_steps));
+  return integrator && barostat && a.remove_cm_motion == b.remove_cm_motion;
+}
+
+// "name: signature" of each stage, as a staged run's checkpoints record them.
+std::vector<std::string> stage_protocol(const RunConfig& cfg) {
+  std::vector<std::string> out;
+  for (const StageConfig& st : cfg.stages) out.push_back(st.name + ": " + stage_signature(st));
+  return out;
+}
+
+// --resume of a staged run continues the stages the checkpoint was written by: InputError at the first
+// stage up to the checkpoint's that differs (the stages after it may change; the checkpoint's own stage
+// may be lengthened), or when the checkpoint and the config disagree about having stages at all.
+void check_same_stages(const RunConfig& cfg, const Checkpoint& c, const std::string& path) {
+  if (cfg.stages.empty()) {
+    if (c.stage)
+      throw InputError(fmt::format("{}: --resume: the checkpoint was written in stage '{}' of a staged run, but the "
+                                   "config has no 'stages': resume with the config that wrote it",
+                                   path, c.stage->name));
+    return;
+  }
+  if (!c.stage)
+    throw_config_error(cfg, "stages",
+                       fmt::format("--resume: {} was written by a run without stages; a staged config cannot continue "
+                                   "it: resume with the config that wrote it, or start the stages afresh",
+                                   path));
+  const CheckpointStage& st = *c.stage;
+  const std::vector<std::string> now = stage_protocol(cfg);
+  for (int i = 0; i <= st.index; ++i) {
+    const std::string key = fmt::format("stages.{}", i);
+    if (i >= static_cast<int>(now.size()))
+      throw_config_error(cfg, "stages",
+                         fmt::format("--resume: {} was written in stage {} ('{}') but the config has {} stage{}: "
+                                     "resume with the config that wrote it",
+                                     path, st.index + 1, st.name, now.size(), now.size() == 1 ? "" : "s"));
+    const StageConfig& stage = cfg.stages[static_cast<std::size_t>(i)];
+    const std::string& old_line = st.protocol[static_cast<std::size_t>(i)];
+    bool same = old_line == now[static_cast<std::size_t>(i)];
+    if (!same && i == st.index) {  // the checkpoint's own stage may be lengthened: compare without the length
+      StageConfig old_length = stage;
+      const std::size_t at = old_line.find("steps=");
+      if (at != std::string::npos) old_length.steps = std::atoll(old_line.c_str() + at + 6);
+      same = old_line == stage.name + ": " + stage_signature(old_length);
+      if (same && stage.steps < st.step_in_stage)
+        throw_config_error(cfg, key,
+                           fmt::format("--resume: {} is at step {} of stage '{}', but the config shortens the stage to "
+                                       "{} steps",
+                                       path, st.step_in_stage, stage.name, stage.steps));
+    }
+    if (!same)
+      throw_config_error(cfg, key,
+                         fmt::format("--resume: stage {} differs from the one {} was written by (checkpoint: \"{}\"; "
+                                     "config: \"{}\"); the stages up to the checkpoint's ('{}') must stay as they "
+                                     "were",
+                                     i + 1, path, old_line, now[static_cast<std::size_t>(i)], st.name));
+  }
+  const std::int64_t first = stage_first_steps(cfg.stages)[static_cast<std::size_t>(st.index)];
+  if (c.step != first + st.step_in_stage)
+    throw InputError(fmt::format("{}: damaged checkpoint: step {} is not step {} of stage '{}' (which starts at {})",
+                                 path, c.step, st.step_in_stage, st.name, first));
+}
+
 // --resume continues the same simulation: InputError listing every physics setting (physics_settings)
 // that differs from the one the checkpoint was written with. A checkpoint from before mdsim recorded
 // them carries none, and is accepted as before.
@@ -136,26 +210,46 @@ std::optional<Checkpoint> read_restart(const RunConfig& cfg, bool resume, const 
                                    resume ? "--resume" : "run.initial_velocities: from_checkpoint"));
   if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
   Checkpoint checkpoint = read_checkpoint(checkpoint_file, system_fingerprint(system));
-  if (resume) check_same_physics(cfg, checkpoint, checkpoint_file);  // from_checkpoint may change them
+  if (resume) {  // from_checkpoint may change them
+    check_same_stages(cfg, checkpoint, checkpoint_file);
+    check_same_physics(checkpoint.stage ? stage_run_config(cfg, cfg.stages[static_cast<std::size_t>(checkpoint.stage->index)])
+                                        : cfg,
+                       checkpoint, checkpoint_file);
+  }
   return checkpoint;
 }
 
-// A checkpoint's state into the context.
-void restore_state(Context& context, const Checkpoint& c) {
+// A checkpoint's state into the context (the barostat's unless `barostat` is false: a new stage's barostat
+// starts afresh).
+void restore_state(Context& context, const Checkpoint& c, bool barostat = true) {
   context.set_positions(c.positions_nm);
   context.set_velocities(c.velocities_nm_per_ps);
   if (c.box) context.set_box(*c.box);
   context.set_step(c.step, c.time_ps);
-  context.set_barostat_state(c.barostat_state);
+  if (barostat) context.set_barostat_state(c.barostat_state);
 }
 
 // Velocities as run.initial_velocities asks: at the temperature (constrained; drawn from the seed alone,
 // so drawing again after a minimisation gives the same numbers) or zero.
-void set_initial_velocities(Context& context, const RunConfig& cfg, int particles) {
-  if (cfg.run.initial_velocities == InitialVelocities::Temperature)
-    context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+void set_initial_velocities(Context& context, InitialVelocities how, double temperature_k, int particles,
+                            std::uint64_t seed = 0) {
+  if (how == InitialVelocities::Temperature)
+    context.set_velocities_to_temperature(temperature_k, seed);
   else
     context.set_velocities(std::vector<Vec3d>(static_cast<std::size_t>(particles), Vec3d(0, 0, 0)));
+}
+void set_initial_velocities(Context& context, const RunConfig& cfg, int particles) {
+  set_initial_velocities(context, cfg.run.initial_velocities, cfg.integrator.temperature_k, particles);
+}
+
+// A staged run's first dynamics stage draws at the context's seed (as a single run does); a later stage
+// that asks for new velocities draws from the seed mixed with its index (SplitMix64), a stream of its own.
+std::uint64_t stage_velocity_seed(std::uint64_t seed, std::size_t stage) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stage + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return z != 0 ? z : 1;
 }
 
 // The run's reporters (each absent when the config switches it off).
@@ -168,6 +262,7 @@ struct Reporters {
 Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::vector<int>& trajectory_atoms,
                          Context& context, const std::string& config_hash, std::int64_t first_step,
                          std::optional<std::int64_t> append_after, bool external_forces, RunSummary& summary) {
+  const bool staged = !cfg.stages.empty();
   const auto& out = cfg.output;
   const System& system = model.system;
   Reporters r;
@@ -181,6 +276,9 @@ Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::ve
     options.seed = summary.seed;
     options.config_hash = config_hash;
     options.append_after_step = append_after;
+    const std::vector<std::int64_t> first = stage_first_steps(cfg.stages);
+    for (std::size_t i = 0; i < cfg.stages.size(); ++i)
+      options.stages.push_back({cfg.stages[i].name, first[i], first[i] + cfg.stages[i].steps});
     const std::string path = output_path(cfg, out.trajectory.file);
     auto sink = std::make_unique<TrajectoryWriter>(path, model.topology, options);
     FrameWriterOptions writer_options;
@@ -194,10 +292,11 @@ Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::ve
     double mass = 0.0;
     for (double m : system.mass_amu) mass += m;
     const std::string path = output_path(cfg, out.state.file);
-    r.state_log = std::make_unique<StateLog>(path, mass, append_after, external_forces);
+    r.state_log = std::make_unique<StateLog>(path, mass, append_after, external_forces, staged);
     summary.outputs.emplace_back("state log", path);
   }
-  if (out.progress) r.progress.emplace(stderr, first_step, cfg.run.steps, cfg.integrator.timestep_ps);
+  // A staged run opens a progress reporter per stage.
+  if (out.progress && !staged) r.progress.emplace(stderr, first_step, cfg.run.steps, cfg.integrator.timestep_ps);
   return r;
 }
 
@@ -220,7 +319,7 @@ void write_frame(Context& context, FrameWriter& trajectory, const TrajectoryOutp
 }
 
 void write_state_line(Context& context, StateLog& state_log, const std::optional<ProgressReporter>& progress,
-                      std::int64_t step, bool external_column) {
+                      std::int64_t step, bool external_column, const std::string* stage) {
   StateRequest request_state;
   request_state.positions = false;
   request_state.energy = true;
@@ -234,6 +333,10 @@ void write_state_line(Context& context, StateLog& state_log, const std::optional
   if (s.has_box) sample.volume_nm3 = s.box.volume();
   if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
   if (external_column) sample.external_kj_per_mol = s.potential.external;
+  if (stage) {
+    sample.stage = *stage;
+    sample.restraint_kj_per_mol = s.potential.restraint;
+  }
   state_log.write(sample);
 }
 
@@ -296,6 +399,41 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
     throw_config_error(cfg, "platform.name", e.what());
   }
   if (!setup.platform.notice.empty()) std::fprintf(stderr, "%s\n", setup.platform.notice.c_str());
+  for (std::size_t i = 0; i < cfg.stages.size(); ++i) {
+    StageSetup stage;
+    if (const auto& r = cfg.stages[i].restraints) {
+      const std::string key = fmt::format("stages.{}.restraints", i);
+      stage.restraint_atoms =
+          select_atoms(model.topology, r->atoms, at_config_key(cfg, key + ".atoms", fmt::format("stages[{}].restraints.atoms", i + 1)));
+      if (r->reference == RestraintReference::File) {
+        const std::string where = at_config_key(cfg, key + ".reference", fmt::format("stages[{}].restraints.reference", i + 1));
+        Topology reference;
+        try {
+          reference = read_pdb(r->reference_file);
+        } catch (const InputError& e) {
+          throw InputError(fmt::format("{}: {}", where, e.what()));
+        }
+        if (reference.num_atoms() != model.topology.num_atoms() ||
+            reference.positions_nm.size() != static_cast<std::size_t>(model.topology.num_atoms()))
+          throw InputError(fmt::format("{}: {} has {} atoms, the system {}: the reference must hold the same atoms in "
+                                       "the same order{}",
+                                       where, r->reference_file, reference.num_atoms(), model.topology.num_atoms(),
+                                       cfg.system.replicate != std::array<int, 3>{1, 1, 1} ? " (with system.replicate, "
+                                                                                            "the tiled system's)"
+                                                                                          : ""));
+        for (const int a : stage.restraint_atoms) {
+          const TopologyAtom& x = model.topology.atoms[static_cast<std::size_t>(a)];
+          const TopologyAtom& y = reference.atoms[static_cast<std::size_t>(a)];
+          if (x.name != y.name)
+            throw InputError(fmt::format("{}: atom {} is {} in the structure but {} in {} (line {}): the reference must "
+                                         "hold the same atoms in the same order",
+                                         where, a, x.name, y.name, r->reference_file, y.line));
+          stage.reference_from_file_nm.push_back(reference.positions_nm[static_cast<std::size_t>(a)]);
+        }
+      }
+    }
+    setup.stages.push_back(std::move(stage));
+  }
   check_platform_memory(cfg, model.system, setup.platform);
   setup.restart = read_restart(cfg, resume, model.system, checkpoint_path(cfg));
   check_trajectory_space(cfg, static_cast<std::int64_t>(setup.trajectory_atoms.size()),
@@ -315,6 +453,101 @@ struct Simulation::Impl {
   std::unique_ptr<Context> context;
   bool fresh = true;  // nothing has changed the initial state yet (run() then minimises when the config asks)
   bool external_forces = false;
+
+  // Staged runs (cfg.stages not empty).
+  DynamicsSettings settings;               // the context's
+  std::vector<std::int64_t> stage_first;   // first step of each stage
+  std::size_t stage = 0;                   // the stage the state is in
+  bool stage_started = false;              // its start (context, restraints, minimisation, velocities) is done
+  std::vector<Vec3d> stage_reference;      // the restrained atoms' reference positions in force now
+  bool restraints_on = false;              // the context has restraints (a stage without them clears them)
+
+  bool staged() const { return !cfg.stages.empty(); }
+  const StageConfig& current_stage() const { return cfg.stages[stage]; }
+  RunConfig effective_config() const { return staged() ? stage_run_config(cfg, current_stage()) : cfg; }
+
+  Checkpoint checkpoint() {
+    Checkpoint c = make_checkpoint(*context, effective_config(), model.system, config_hash);
+    if (staged()) {
+      CheckpointStage st;
+      st.index = static_cast<int>(stage);
+      st.name = current_stage().name;
+      st.step_in_stage = c.step - stage_first[stage];
+      st.protocol = stage_protocol(cfg);
+      const auto& r = current_stage().restraints;
+      if (r && r->reference == RestraintReference::Start) st.reference_nm = stage_reference;
+      c.stage = std::move(st);
+    }
+    return c;
+  }
+
+  // The current stage's restraints on the context, referenced to `start` (the stage's start positions)
+  // or to what the config names; `start` null: from stage_reference (a resumed stage).
+  void apply_stage_restraints(const std::vector<Vec3d>* start) {
+    const StageConfig& st = current_stage();
+    PositionRestraints restraints;
+    if (st.restraints) {
+      restraints.atoms = setup.stages[stage].restraint_atoms;
+      restraints.k_kj_per_mol_nm2 = st.restraints->k_kj_per_mol_nm2;
+      switch (st.restraints->reference) {
+        case RestraintReference::Initial:
+          for (const int a : restraints.atoms) restraints.reference_nm.push_back(model.positions_nm[static_cast<std::size_t>(a)]);
+          break;
+        case RestraintReference::File: restraints.reference_nm = setup.stages[stage].reference_from_file_nm; break;
+        case RestraintReference::Start:
+          if (start)
+            for (const int a : restraints.atoms) restraints.reference_nm.push_back((*start)[static_cast<std::size_t>(a)]);
+          else
+            restraints.reference_nm = stage_reference;
+          break;
+      }
+    }
+    stage_reference = restraints.reference_nm;
+    if (restraints.empty() && !restraints_on) return;  // none before, none now
+    context->set_position_restraints(restraints);
+    restraints_on = !restraints.empty();
+  }
+
+  // Whether the stages differ in their dynamics settings (then run() or load_checkpoint() may switch contexts).
+  bool switches_context() const {
+    for (const StageConfig& st : cfg.stages) {
+      DynamicsSettings next = dynamics_settings(stage_run_config(cfg, st));
+      next.integrator.seed = settings.integrator.seed;
+      if (!same_dynamics(next, settings)) return true;
+    }
+    return false;
+  }
+
+  // A context with the current stage's dynamics settings, when they differ from the context's: the state
+  // (positions, velocities, box, step, time, seed; the barostat's when the barostat stays the same) carries
+  // over. Waits for the trajectory's frames first (the CUDA context's captures are in flight).
+  void switch_context(FrameWriter* trajectory) {
+    DynamicsSettings next = dynamics_settings(stage_run_config(cfg, current_stage()));
+    next.integrator.seed = context->seed();
+    if (same_dynamics(next, settings)) return;
+    if (trajectory) trajectory->flush();
+    const Checkpoint state = make_checkpoint(*context, effective_config(), model.system, config_hash);
+    const bool same_barostat = next.barostat.has_value() && settings.barostat.has_value() &&
+                               next.barostat->pressure_bar == settings.barostat->pressure_bar &&
+                               next.barostat->temperature_k == settings.barostat->temperature_k &&
+                               next.barostat->interval_steps == settings.barostat->interval_steps;
+    const auto make = [this](const DynamicsSettings& with) {
+      return platform.choice.kind == PlatformKind::Cuda ? make_cuda_context(model.system, with, platform.cuda)
+                                                        : make_cpu_context(model.system, with);
+    };
+    context.reset();  // one context's device memory at a time
+    try {
+      context = make(next);
+    } catch (...) {  // (out of device memory, say): the previous stage's context again, so the Simulation stays usable
+      context = make(settings);
+      restore_state(*context, state);
+      restraints_on = false;
+      throw;
+    }
+    restore_state(*context, state, same_barostat);
+    settings = next;
+    restraints_on = false;
+  }
 };
 
 Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_unique<Impl>()) {
@@ -327,13 +560,25 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   s.setup = prepare_run(s.cfg, s.model, s.request.resume);
   s.platform = run_platform(s.cfg, s.setup.platform, s.summary);
   s.checkpoint_file = checkpoint_path(s.cfg);
-  s.context = make_context(s.cfg, s.model.system, s.platform, s.setup.restart, s.summary);
+  if (s.staged()) {
+    s.stage_first = stage_first_steps(s.cfg.stages);
+    if (s.setup.restart && s.setup.restart->stage) {
+      s.stage = static_cast<std::size_t>(s.setup.restart->stage->index);
+      s.stage_started = true;
+      s.stage_reference = s.setup.restart->stage->reference_nm;
+    }
+  }
+  const RunConfig effective = s.effective_config();
+  s.context = make_context(effective, s.model.system, s.platform, s.setup.restart, s.summary);
+  s.settings = dynamics_settings(effective);
+  s.settings.integrator.seed = s.context->seed();
   if (s.setup.restart) {
     restore_state(*s.context, *s.setup.restart);
     s.fresh = false;
+    if (s.stage_started) s.apply_stage_restraints(nullptr);
   } else {
     s.context->set_positions(s.model.positions_nm);
-    if (!s.model.system.constraints.empty()) s.context->apply_constraints(s.cfg.integrator.constraint_tolerance);
+    if (!s.model.system.constraints.empty()) s.context->apply_constraints(effective.integrator.constraint_tolerance);
     set_initial_velocities(*s.context, s.cfg, s.model.system.num_particles());
   }
 }
@@ -362,82 +607,174 @@ void Simulation::add_external_force(std::shared_ptr<ExternalForce> force) {
   impl_->external_forces = true;
 }
 
-Checkpoint Simulation::checkpoint() { return make_checkpoint(*impl_->context, impl_->cfg, impl_->model.system, impl_->config_hash); }
+Checkpoint Simulation::checkpoint() { return impl_->checkpoint(); }
+
+bool Simulation::may_switch_context() const { return impl_->staged() && impl_->switches_context(); }
 
 void Simulation::save_checkpoint(const std::string& path) { write_checkpoint(path, checkpoint()); }
 
 void Simulation::load_checkpoint(const std::string& path) {
-  const Checkpoint c = read_checkpoint(path, system_fingerprint(impl_->model.system));
-  check_same_physics(impl_->cfg, c, path);
-  restore_state(*impl_->context, c);
-  impl_->fresh = false;
+  Impl& s = *impl_;
+  const Checkpoint c = read_checkpoint(path, system_fingerprint(s.model.system));
+  check_same_stages(s.cfg, c, path);
+  if (s.staged()) {
+    if (s.external_forces && s.switches_context())
+      throw InputError(fmt::format("{}: load_checkpoint: the config's stages differ in integrator or barostat, so the "
+                                   "checkpoint's stage may need a new context, which cannot take the forces added "
+                                   "with add_force",
+                                   path));
+    // The checkpoint's stage: its context (settings), state and restraints.
+    s.stage = static_cast<std::size_t>(c.stage->index);
+    check_same_physics(s.effective_config(), c, path);
+    s.switch_context(nullptr);
+    restore_state(*s.context, c);
+    s.stage_started = true;
+    s.stage_reference = c.stage->reference_nm;
+    s.apply_stage_restraints(nullptr);
+  } else {
+    check_same_physics(s.cfg, c, path);
+    restore_state(*s.context, c);
+  }
+  s.fresh = false;
+}
+
+namespace {
+
+// Reporting intervals of a run or stage.
+struct Intervals {
+  int trajectory = 0, state = 0, checkpoint = 0;
+};
+
+}  // namespace
+
+// The step loop of a run (or of one stage): from the context's step to `last_step`, reporting at the
+// multiples of the intervals. False when a stop request ended it early.
+static bool run_steps(Simulation& sim, Context& context, Reporters& reporters, const RunConfig& cfg,
+                      const RunRequest& request, const std::string& checkpoint_file, std::int64_t last_step,
+                      const Intervals& every, bool external_forces, const std::string* stage) {
+  auto& [trajectory, state_log, progress] = reporters;
+  StateRequest header_only;
+  header_only.positions = false;
+  std::int64_t step = context.state(header_only).step;
+  while (step < last_step) {
+    // A stop request (SIGINT/SIGTERM) is honoured at the next restart point (a multiple of
+    // kRestartIntervalSteps or a checkpoint step), where the checkpoint written lets a resumed run
+    // continue bit for bit as an uninterrupted one.
+    if (request.stop && request.stop->load() &&
+        (step % kRestartIntervalSteps == 0 || due(step, every.checkpoint)))
+      return false;
+    // Advance to the next reporting step or restart point.
+    std::int64_t target = std::min<std::int64_t>(last_step, next_multiple(step, kRestartIntervalSteps));
+    target = std::min(target, next_multiple(step, every.trajectory));
+    target = std::min(target, next_multiple(step, every.state));
+    target = std::min(target, next_multiple(step, every.checkpoint));
+    context.step(static_cast<int>(target - step));
+    step = target;
+
+    if (trajectory && due(step, every.trajectory)) write_frame(context, *trajectory, cfg.output.trajectory);
+    if (state_log && due(step, every.state)) write_state_line(context, *state_log, progress, step, external_forces, stage);
+    if (due(step, every.checkpoint)) {
+      context.mark_restart_point();  // also without a checkpoint file: the same trajectory either way
+      if (!checkpoint_file.empty()) {
+        if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
+        write_checkpoint(checkpoint_file, sim.checkpoint());
+      }
+    }
+    if (progress) progress->update(step);
+  }
+  return true;
 }
 
 RunSummary Simulation::run() {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
-  Context& context = *s.context;
   const System& system = s.model.system;
   RunSummary summary = s.summary;
 
+  if (s.external_forces && s.switches_context())
+    throw InputError(at_config_key(cfg, "stages",
+                                   "the stages change the integrator or barostat, so the run continues on new "
+                                   "contexts, which cannot take the forces added with add_force; keep the stages' "
+                                   "integrator and barostat alike"));
   // Everything the user could get wrong has been checked: from here on files are written.
   prepare_output_directory(cfg);
   if (s.fresh && cfg.minimize) {
-    const MinimizationResult m = context.minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
+    const MinimizationResult m = s.context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
     fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
                m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
-    set_initial_velocities(context, cfg, system.num_particles());  // at the minimised positions
+    set_initial_velocities(*s.context, cfg, system.num_particles());  // at the minimised positions
   }
   s.fresh = false;
 
   StateRequest header_only;
   header_only.positions = false;
-  const std::int64_t first_step = context.state(header_only).step;
+  const std::int64_t first_step = s.context->state(header_only).step;
   const std::int64_t last_step = cfg.run.steps;
-  const double dt = cfg.integrator.timestep_ps;
   const std::optional<std::int64_t> append_after =
       s.setup.restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
   const auto& out = cfg.output;
   const std::string& checkpoint_file = s.checkpoint_file;
-  Reporters reporters =
-      open_reporters(cfg, s.model, s.setup.trajectory_atoms, context, s.config_hash, first_step, append_after,
-                     s.external_forces, summary);
+  Reporters reporters = open_reporters(cfg, s.model, s.setup.trajectory_atoms, *s.context, s.config_hash, first_step,
+                                       append_after, s.external_forces, summary);
   auto& [trajectory, state_log, progress] = reporters;
   if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
 
   const auto start = std::chrono::steady_clock::now();
-  std::int64_t step = first_step;
-  while (step < last_step) {
-    // A stop request (SIGINT/SIGTERM) is honoured at the next restart point (a multiple of
-    // kRestartIntervalSteps or a checkpoint step), where the checkpoint written lets a resumed run
-    // continue bit for bit as an uninterrupted one.
-    if (s.request.stop && s.request.stop->load() &&
-        (step % kRestartIntervalSteps == 0 || due(step, out.checkpoint.interval_steps))) {
-      summary.stopped_early = true;
-      break;
-    }
-    // Advance to the next reporting step or restart point.
-    std::int64_t target = std::min<std::int64_t>(last_step, next_multiple(step, kRestartIntervalSteps));
-    target = std::min(target, next_multiple(step, out.trajectory.interval_steps));
-    target = std::min(target, next_multiple(step, out.state.interval_steps));
-    target = std::min(target, next_multiple(step, out.checkpoint.interval_steps));
-    context.step(static_cast<int>(target - step));
-    step = target;
-
-    if (trajectory && due(step, out.trajectory.interval_steps)) write_frame(context, *trajectory, out.trajectory);
-    if (state_log && due(step, out.state.interval_steps))
-      write_state_line(context, *state_log, progress, step, s.external_forces);
-    if (due(step, out.checkpoint.interval_steps)) {
-      context.mark_restart_point();  // also without a checkpoint file: the same trajectory either way
-      if (!checkpoint_file.empty()) {
-        if (trajectory) trajectory->flush();  // the trajectory on disk reaches at least the checkpoint's step
-        write_checkpoint(checkpoint_file, checkpoint());
+  double simulated_ps = 0.0;
+  if (!s.staged()) {
+    const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps};
+    summary.stopped_early = !run_steps(*this, *s.context, reporters, cfg, s.request, checkpoint_file, last_step, every,
+                                       s.external_forces, nullptr);
+    if (progress) progress->finish(s.context->state(header_only).step);
+    simulated_ps = static_cast<double>(s.context->state(header_only).step - first_step) * cfg.integrator.timestep_ps;
+  } else {
+    std::size_t first_dynamics = 0;
+    while (first_dynamics < cfg.stages.size() && cfg.stages[first_dynamics].steps == 0) ++first_dynamics;
+    for (; s.stage < cfg.stages.size(); ++s.stage, s.stage_started = false) {
+      const StageConfig& st = s.current_stage();
+      const std::int64_t stage_end = s.stage_first[s.stage] + st.steps;
+      if (!s.stage_started) {
+        // The stage's start: its context, restraints, minimisation and (first dynamics stage, or when asked)
+        // velocities. A resumed run skips this for the checkpoint's stage, whose start is behind it.
+        s.switch_context(trajectory.get());
+        s.context->mark_restart_point();
+        const SimulationState at_start = s.context->state(StateRequest{});
+        s.apply_stage_restraints(&at_start.positions_nm);
+        if (st.minimize) {
+          const MinimizationResult m = s.context->minimize(st.minimize->tolerance_kj_per_mol_nm, st.minimize->max_iterations);
+          fmt::print("stage {}: minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n",
+                     st.name, m.initial_energy, m.final_energy, m.iterations, m.max_force_kj_per_mol_nm,
+                     m.converged ? "" : " (not converged)");
+        }
+        if (st.steps > 0 && (s.stage == first_dynamics || st.initial_velocities)) {
+          const InitialVelocities how = st.initial_velocities.value_or(cfg.run.initial_velocities);
+          set_initial_velocities(*s.context, how, st.integrator.temperature_k, system.num_particles(),
+                                 s.stage == first_dynamics ? 0 : stage_velocity_seed(s.context->seed(), s.stage));
+        }
+        s.stage_started = true;
       }
+      if (st.steps == 0) continue;
+      const std::int64_t stage_start = s.context->state(header_only).step;
+      if (out.progress)
+        progress.emplace(stderr, stage_start, stage_end, st.integrator.timestep_ps,
+                         ProgressOptions{std::nullopt, 0.25, 10.0, fmt::format("stage {}: ", st.name)});
+      const Intervals every{st.trajectory_interval_steps, st.state_interval_steps, st.checkpoint_interval_steps};
+      summary.stopped_early = !run_steps(*this, *s.context, reporters, cfg, s.request, checkpoint_file, stage_end, every,
+                                         s.external_forces, &st.name);
+      const std::int64_t reached = s.context->state(header_only).step;
+      if (progress) progress->finish(reached);
+      progress.reset();
+      simulated_ps += static_cast<double>(reached - stage_start) * st.integrator.timestep_ps;
+      if (summary.stopped_early) break;
     }
-    if (progress) progress->update(step);
+    if (s.stage == cfg.stages.size()) {  // done: the state stays in the last stage (its checkpoint says so)
+      s.stage = cfg.stages.size() - 1;
+      s.stage_started = true;
+    }
   }
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (progress) progress->finish(step);
+  Context& context = *s.context;
+  const std::int64_t step = context.state(header_only).step;
 
   // Final outputs: the checkpoint (after the trajectory reached its step), the state log, the final
   // structure (each whole or absent: written under a temporary name), and last the trajectory's
@@ -456,7 +793,7 @@ RunSummary Simulation::run() {
 
   summary.first_step = first_step;
   summary.last_step = step;
-  summary.simulated_ps = static_cast<double>(step - first_step) * dt;
+  summary.simulated_ps = simulated_ps;
   summary.ns_per_day = summary.wall_s > 0 ? summary.simulated_ps * 1e-3 * 86400.0 / summary.wall_s : 0.0;
   return summary;
 }

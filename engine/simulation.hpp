@@ -57,7 +57,14 @@ class Simulation {
   void step(int steps);  // no reporters
   // The config's run: on a fresh start its minimisation (then velocities drawn again at the minimised
   // positions), then steps from the current one to run.steps with every reporter and the final outputs.
+  // A staged config runs its stages in order from where the state is (a resumed run: inside the
+  // checkpoint's stage), one trajectory and one state log across them; a stage whose integrator or
+  // barostat differs from the previous one's continues on a new context (context() changes; forces from
+  // add_external_force are refused then).
   RunSummary run();
+  // Whether run() or load_checkpoint() may continue on a new context (the config's stages differ in
+  // integrator or barostat): state arrays and forces taken from context() before would not follow it.
+  bool may_switch_context() const;
 
   // A force from outside in every later evaluation (Context::add_external_force); run()'s state log then
   // has the external_kj_per_mol column.
@@ -79,11 +86,19 @@ RunSummary run_simulation(const RunConfig& config, const RunRequest& request);
 // the same steps, so it rejects what run would. InputError, located at the config key, when the
 // platform asked for is absent, the trajectory's atom selection does not fit the structure, the
 // platform or the trajectory need more memory or disk than there is (engine/resources.hpp), or the
-// checkpoint to resume from is missing, of another system or of other physics.
+// checkpoint to resume from is missing, of another system or of other physics; for a staged run also
+// when a stage's restraint selection matches no atom or its reference PDB has other atoms, and when the
+// checkpoint to resume from was written by other stages (or by a run without stages, or vice versa).
+// A stage's position restraints resolved against the model (staged runs).
+struct StageSetup {
+  std::vector<int> restraint_atoms;          // stages[i].restraints.atoms resolved; empty = unrestrained
+  std::vector<Vec3d> reference_from_file_nm; // reference: a PDB path: those atoms' positions in it
+};
 struct RunSetup {
   PlatformChoice platform;             // its notice, when "auto" fell back, is printed by prepare_run
   std::vector<int> trajectory_atoms;   // output.trajectory.atoms resolved (empty without a trajectory)
   std::optional<Checkpoint> restart;   // with --resume or initial_velocities: from_checkpoint
+  std::vector<StageSetup> stages;      // one per config stage (staged runs)
 };
 RunSetup prepare_run(const RunConfig& config, const Model& model, bool resume);
 

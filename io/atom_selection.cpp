@@ -58,7 +58,7 @@ class Parser {
   [[noreturn]] void fail(const Token& at, const std::string& what) const {
     const std::string found = at.kind == Tok::End ? std::string("the end") : fmt::format("'{}'", token_text(at));
     throw InputError(fmt::format("{}: invalid atom selection \"{}\": {} at character {} (found {}); expected "
-                                 "all, protein, water, heavy, hydrogen, not/and/or, or an index list like "
+                                 "all, protein, backbone, water, heavy, hydrogen, not/and/or, or an index list like "
                                  "\"0-21,30\"",
                                  where_, text_, what, at.column, found));
   }
@@ -184,6 +184,14 @@ class Parser {
         if (r < 0 || r >= static_cast<int>(topology_.residues.size())) continue;
         const std::string& name = topology_.residues[static_cast<std::size_t>(r)].name;
         mask[i] = static_cast<char>(protein ? is_protein_residue_name(name) : is_water_residue_name(name));
+      }
+    } else if (t.text == "backbone") {
+      for (std::size_t i = 0; i < n; ++i) {
+        const TopologyAtom& atom = topology_.atoms[i];
+        const int r = atom.residue;
+        if (r < 0 || r >= static_cast<int>(topology_.residues.size())) continue;
+        const bool name = atom.name == "N" || atom.name == "CA" || atom.name == "C" || atom.name == "O";
+        mask[i] = static_cast<char>(name && is_protein_residue_name(topology_.residues[static_cast<std::size_t>(r)].name));
       }
     } else if (t.text == "heavy" || t.text == "hydrogen") {
       const bool heavy = t.text == "heavy";

@@ -5,7 +5,7 @@
 //   or_expr   := and_expr { "or" and_expr }
 //   and_expr  := unary { "and" unary }
 //   unary     := "not" unary | "(" or_expr ")" | primary
-//   primary   := "all" | "none" | "protein" | "water" | "heavy" | "hydrogen" | index_list
+//   primary   := "all" | "none" | "protein" | "backbone" | "water" | "heavy" | "hydrogen" | index_list
 //   index_list:= item { "," item },  item := N | N "-" M   (0-based atom indices, ranges inclusive)
 // so "all", "protein", "water", "not water", "heavy", "0-21,30", "protein and heavy" all work.
 //
@@ -15,6 +15,7 @@
 //    N/C-terminal forms of the 20 standard names ("NALA", "CALA"). This is MDTraj's `is_protein`
 //    for these names, extended to the variants above that MDTraj 1.9.7 does not list (HID, HIE,
 //    CYX, ASH, NMA ...); MDTraj's catalogue of ~800 modified PDB residues is not copied.
+//  - "backbone": the atoms named N, CA, C and O of "protein" residues (MDTraj's "backbone").
 //  - "water": residue name HOH WAT SOL H2O HHO OHH OH2 TIP TIP2 TIP3 TIP4 TIP5 T3P T4P T5P SPC
 //    (MDTraj's list plus the TIPnP/SPC spellings).
 //  - "heavy": atoms with an element other than hydrogen/deuterium (extra particles without an

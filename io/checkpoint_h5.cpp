@@ -243,6 +243,20 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
         write_matrix(file, "box_nm", {b.a.x, b.a.y, b.a.z, b.b.x, b.b.y, b.b.z, b.c.x, b.c.y, b.c.z}, 3, 3, 2, "nm");
       }
       write_matrix(file, "barostat_state", c.barostat_state, c.barostat_state.size(), 0, 1, nullptr);
+      if (c.stage) {
+        const CheckpointStage& st = *c.stage;
+        write_scalar_attr(file, "stage_index", H5T_STD_I64LE, H5T_NATIVE_INT64, static_cast<std::int64_t>(st.index));
+        set_vlen_string_attr(file, "stage_name", st.name);
+        write_scalar_attr(file, "stage_step", H5T_STD_I64LE, H5T_NATIVE_INT64, st.step_in_stage);
+        std::string protocol;
+        for (const std::string& line : st.protocol) protocol += line + "\n";
+        set_vlen_string_attr(file, "stages", protocol);
+        if (!st.reference_nm.empty()) {
+          write_scalar_attr(file, "stage_reference_atoms", H5T_STD_I64LE, H5T_NATIVE_INT64,
+                            static_cast<std::int64_t>(st.reference_nm.size()));
+          write_matrix(file, "stage_reference_nm", flatten(st.reference_nm), st.reference_nm.size(), 3, 2, "nm");
+        }
+      }
       if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) throw RuntimeError("cannot flush");
     } catch (const RuntimeError& e) {
       ok = false;
@@ -336,6 +350,33 @@ Checkpoint read_checkpoint(const std::string& path, const SystemFingerprint& exp
   }
   if (!read_matrix(file.id, path, "barostat_state", 0, 0, c.barostat_state, true))
     throw InputError(fmt::format("{}: damaged checkpoint: dataset /barostat_state is missing", path));
+  if (const auto index = read_scalar_attr<std::int64_t>(file.id, "stage_index", H5T_NATIVE_INT64)) {
+    CheckpointStage st;
+    const std::string protocol = require(read_string_attr(file.id, "stages"), "stages");
+    for (std::size_t begin = 0; begin < protocol.size();) {
+      const std::size_t stop = std::min(protocol.find('\n', begin), protocol.size());
+      st.protocol.push_back(protocol.substr(begin, stop - begin));
+      begin = stop + 1;
+    }
+    if (*index < 0 || *index >= static_cast<std::int64_t>(st.protocol.size()))
+      throw InputError(fmt::format("{}: damaged checkpoint: stage_index {} outside the {} stages", path, *index,
+                                   st.protocol.size()));
+    st.index = static_cast<int>(*index);
+    st.name = require(read_string_attr(file.id, "stage_name"), "stage_name");
+    st.step_in_stage = require(read_scalar_attr<std::int64_t>(file.id, "stage_step", H5T_NATIVE_INT64), "stage_step");
+    if (st.step_in_stage < 0 || st.step_in_stage > c.step)
+      throw InputError(fmt::format("{}: damaged checkpoint: stage_step {} outside 0..{}", path, st.step_in_stage, c.step));
+    if (const auto m = read_scalar_attr<std::int64_t>(file.id, "stage_reference_atoms", H5T_NATIVE_INT64)) {
+      if (*m <= 0 || *m > n)
+        throw InputError(fmt::format("{}: damaged checkpoint: stage_reference_atoms {} outside 1..{}", path, *m, n));
+      if (!read_matrix(file.id, path, "stage_reference_nm", static_cast<hsize_t>(*m), 3, flat))
+        throw InputError(fmt::format("{}: damaged checkpoint: dataset /stage_reference_nm is missing", path));
+      st.reference_nm.resize(static_cast<std::size_t>(*m));
+      for (std::size_t i = 0; i < st.reference_nm.size(); ++i)
+        st.reference_nm[i] = Vec3d(flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]);
+    }
+    c.stage = std::move(st);
+  }
   return c;
 }
 

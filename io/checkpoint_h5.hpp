@@ -7,6 +7,10 @@
 //   /velocities_nm_per_ps     N×3 float64
 //   /box_nm                   3×3 float64, rows a, b, c (absent without a periodic box)
 //   /barostat_state           float64 vector (may be empty)
+// A staged run (config `stages:`) adds the root attrs stage_index (int64, 0-based), stage_name,
+// stage_step (int64: steps done in that stage), stages (one line "name: signature" per stage, see
+// stage_signature) and, when that stage restrains to its start positions, stage_reference_atoms (int64)
+// and /stage_reference_nm (stage_reference_atoms×3 float64). A single run writes none of them.
 // Written to "<path>.partial", fsync'ed, then renamed over `path` (atomic: a crash leaves the
 // previous checkpoint or the new one, never half a file).
 #pragma once
@@ -39,6 +43,15 @@ SystemFingerprint system_fingerprint(const System& system);
 // 64-bit FNV-1a of arbitrary bytes as 16 hex digits (e.g. the config hash of the config file text).
 std::string content_hash_hex(std::string_view bytes);
 
+// Where a staged run was (absent in the checkpoint of a single run).
+struct CheckpointStage {
+  int index = 0;                    // 0-based position in the stages list
+  std::string name;
+  std::int64_t step_in_stage = 0;   // steps of this stage already done
+  std::vector<std::string> protocol;  // "name: signature" of every stage of the run (stage_signature)
+  std::vector<Vec3d> reference_nm;  // the restrained atoms' reference positions when they are the stage's start's
+};
+
 struct Checkpoint {
   std::int64_t step = 0;
   double time_ps = 0.0;
@@ -53,6 +66,7 @@ struct Checkpoint {
   // a checkpoint written before mdsim recorded them.
   std::vector<std::pair<std::string, std::string>> physics;
   SystemFingerprint fingerprint;
+  std::optional<CheckpointStage> stage;  // staged runs only
   std::string mdsim_version;  // filled by write_checkpoint (this build) and read_checkpoint (the file)
 };
 

@@ -77,6 +77,14 @@ void record_locations(const YAML::Node& map, const std::string& prefix, std::map
     const YAML::Mark m = kv.first.Mark();
     if (!m.is_null()) out[key] = SourceLocation{m.line + 1, m.column + 1};
     record_locations(kv.second, key, out);
+    if (kv.second.IsSequence()) {  // list items as "key.0", "key.1" (the stages)
+      for (std::size_t i = 0; i < kv.second.size(); ++i) {
+        const std::string item = key + "." + std::to_string(i);
+        const YAML::Mark im = kv.second[i].Mark();
+        if (!im.is_null()) out[item] = SourceLocation{im.line + 1, im.column + 1};
+        record_locations(kv.second[i], item, out);
+      }
+    }
   }
 }
 
@@ -360,6 +368,185 @@ void parse_output(const ConfigReader& r, const YAML::Node& n, OutputConfig& o) {
   if (const auto v = n["progress"]) o.progress = r.boolean(v, "progress");
 }
 
+// The `stages:` list (docs/config.md, "Staged protocols"): each stage overrides the top-level integrator,
+// barostat and output intervals; the top level's run length and minimisation give way to the stages'.
+void parse_stages(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg, bool check_files) {
+  const YAML::Node list = root["stages"];
+  if (!list.IsSequence())
+    r.fail(list, "'stages' must be a list of stages, each a mapping such as {name: nvt, time: 10 ps}");
+  if (list.size() == 0)
+    r.fail(list, "'stages' is empty: give at least one stage (or remove 'stages' for a single run)");
+  if (const YAML::Node run = root["run"]) {
+    for (const char* key : {"steps", "time"})
+      if (run.IsMap() && run[key])
+        r.fail(run[key], fmt::format("'run.{}' and 'stages' both set the run's length: with 'stages' each stage "
+                                     "sets its own ('steps' or 'time'); remove 'run.{}'",
+                                     key, key));
+    if (cfg.run.initial_velocities == InitialVelocities::FromCheckpoint)
+      r.fail(run["initial_velocities"], "'run.initial_velocities: from_checkpoint' cannot start a staged protocol: "
+                                        "use temperature or zero (continue a staged run with --resume)");
+  }
+  if (const YAML::Node m = root["minimize"])
+    r.fail(m, "'minimize' and 'stages' both present: with 'stages' a minimisation is a stage; move it into the "
+              "first stage (stages: [{name: minimize, minimize: {tolerance: 10 kJ/mol/nm}}, ...])");
+  const bool top_barostat_temperature = cfg.locations.count("barostat.temperature") > 0;
+  const auto& out = cfg.output;
+  std::int64_t total_steps = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node n = list[i];
+    const std::string section = fmt::format("stages[{}]", i + 1);
+    if (!n.IsMap()) r.fail(n, fmt::format("'{}' must be a mapping (name, minimize, steps or time, integrator, ...)", section));
+    r.check_keys(n, {"name", "minimize", "steps", "time", "integrator", "barostat", "restraints", "initial_velocities",
+                     "output"},
+                 section);
+    StageConfig st;
+    st.name = fmt::format("stage{}", i + 1);
+    if (const auto v = n["name"]) {
+      st.name = r.str(v, "name");
+      const bool ok = !st.name.empty() && std::all_of(st.name.begin(), st.name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+      });
+      if (!ok)
+        r.fail(v, fmt::format("'name' ('{}') must be letters, digits, '_', '-' or '.' (it is the state log's stage "
+                              "column)",
+                              st.name));
+      for (std::size_t j = 0; j < cfg.stages.size(); ++j)
+        if (cfg.stages[j].name == st.name)
+          r.fail(v, fmt::format("stage name '{}' is used twice (also stage {}): give each stage its own name", st.name,
+                                j + 1));
+    }
+    if (const auto v = n["minimize"]) {
+      st.minimize.emplace();
+      parse_minimize(r, v, *st.minimize);
+    }
+    st.integrator = cfg.integrator;
+    if (const auto v = n["integrator"]) {
+      if (v.IsMap() && v["seed"])
+        r.fail(v["seed"], "'seed' belongs to the whole run: set integrator.seed at the top level, not in a stage");
+      parse_integrator(r, v, st.integrator);
+    }
+    if (n["steps"] && n["time"]) r.fail(n["time"], fmt::format("give either 'steps' or 'time' in '{}', not both", section));
+    if (const auto v = n["steps"]) {
+      st.steps = r.integer(v, "steps", 0, std::numeric_limits<long long>::max());
+      if (st.steps > kMaxRunSteps)
+        r.fail(v, fmt::format("'steps' ({}) is more than the {:.3g} a run can count", st.steps,
+                              static_cast<double>(kMaxRunSteps)));
+    }
+    if (const auto v = n["time"]) {
+      const double t = r.positive(v, Dimension::Time, "time", true);
+      const double steps = t / st.integrator.timestep_ps;
+      if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps))
+        r.fail(v, fmt::format("'time' ({} ps) is not a whole number of time steps ({} ps)", t, st.integrator.timestep_ps));
+      if (!(steps <= kMaxRunSteps))
+        r.fail(v, fmt::format("'time' ({} ps) is {:.3g} time steps of {} ps, more than the {:.3g} a run can count", t,
+                              steps, st.integrator.timestep_ps, static_cast<double>(kMaxRunSteps)));
+      st.steps = std::llround(steps);
+    }
+    if (st.steps == 0 && !st.minimize)
+      r.fail(n, fmt::format("stage '{}' does nothing: give it 'steps' or 'time' (dynamics), 'minimize', or both",
+                            st.name));
+    total_steps += st.steps;
+    if (total_steps > kMaxRunSteps)
+      r.fail(n, fmt::format("the stages up to '{}' take {} steps, more than the {:.3g} a run can count", st.name,
+                            total_steps, static_cast<double>(kMaxRunSteps)));
+    if (st.steps == 0)
+      for (const char* key : {"barostat", "initial_velocities", "output"})
+        if (n[key])
+          r.fail(n[key], fmt::format("'{}' has no effect in stage '{}', which only minimises (no 'steps' or "
+                                     "'time')",
+                                     key, st.name));
+    // The barostat: the top level's unless the stage names its own or none (null). Its temperature follows
+    // the stage's integrator unless a barostat temperature was written.
+    const double stage_temperature = st.integrator.temperature_k;
+    if (const auto v = n["barostat"]) {
+      if (!v.IsNull()) {
+        BarostatConfig b = cfg.barostat.value_or(BarostatConfig{});
+        const double default_temperature = top_barostat_temperature ? b.temperature_k : stage_temperature;
+        parse_barostat(r, v, b, default_temperature);
+        if (!is_periodic(cfg.system.nonbonded.method))
+          r.fail(v, fmt::format("'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic; this "
+                                "config's is {})",
+                                to_string(cfg.system.nonbonded.method)));
+        st.barostat = b;
+      }
+    } else if (cfg.barostat) {
+      st.barostat = cfg.barostat;
+      if (!top_barostat_temperature) st.barostat->temperature_k = stage_temperature;
+    }
+    if (const auto v = n["restraints"]; v && !v.IsNull()) {
+      r.check_keys(v, {"atoms", "k", "reference"}, section + ".restraints");
+      RestraintConfig rc;
+      if (!v["atoms"]) r.fail(v, "'restraints' needs 'atoms' (an atom selection such as \"protein and heavy\")");
+      if (!v["k"]) r.fail(v, "'restraints' needs 'k' (the spring constant, such as 1000 kJ/mol/nm^2)");
+      const YAML::Node atoms = v["atoms"];
+      if (atoms.IsSequence()) {
+        for (const auto& a : atoms) {
+          if (!rc.atoms.empty()) rc.atoms += ',';
+          rc.atoms += std::to_string(r.integer(a, "atoms", 0));
+        }
+        if (rc.atoms.empty()) r.fail(atoms, "'atoms' is an empty list: give atom indices or a selection");
+      } else {
+        rc.atoms = r.str(atoms, "atoms");
+        if (rc.atoms.find_first_not_of(" \t") == std::string::npos)
+          r.fail(atoms, "'atoms' is empty: give an atom selection such as \"protein and heavy\"");
+      }
+      rc.k_kj_per_mol_nm2 = r.positive(v["k"], Dimension::ForceConstant, "k");
+      if (const auto ref = v["reference"]) {
+        const std::string text = r.str(ref, "reference");
+        if (text == "initial") {
+          rc.reference = RestraintReference::Initial;
+        } else if (text == "start") {
+          rc.reference = RestraintReference::Start;
+        } else {
+          if (text.empty()) r.fail(ref, "'reference' is empty: give initial, start or a PDB file with the same atoms");
+          rc.reference = RestraintReference::File;
+          rc.reference_file = r.path(text);
+          if (check_files && !fs::is_regular_file(rc.reference_file))
+            r.fail(ref, fmt::format("'reference': {} is not a file; give initial (the structure as read), start (the "
+                                    "positions at the stage's start) or a PDB file with the same atoms",
+                                    rc.reference_file));
+        }
+      }
+      st.restraints = rc;
+    }
+    if (const auto v = n["initial_velocities"])
+      st.initial_velocities = r.choice<InitialVelocities>(
+          v, "initial_velocities", {{"temperature", InitialVelocities::Temperature}, {"zero", InitialVelocities::Zero}});
+    st.trajectory_interval_steps = out.trajectory.interval_steps;
+    st.state_interval_steps = out.state.interval_steps;
+    st.checkpoint_interval_steps = out.checkpoint.interval_steps;
+    if (const auto o = n["output"]) {
+      r.check_keys(o, {"trajectory", "state", "checkpoint"}, section + ".output");
+      struct Override {
+        const char* key;
+        int* interval;
+        bool on;  // the top level writes this output
+        const char* how;
+      };
+      const Override overrides[] = {
+          {"trajectory", &st.trajectory_interval_steps, out.trajectory.interval_steps > 0 && !out.trajectory.file.empty(),
+           "output.trajectory.interval"},
+          {"state", &st.state_interval_steps, out.state.interval_steps > 0 && !out.state.file.empty(),
+           "output.state.interval"},
+          {"checkpoint", &st.checkpoint_interval_steps, !out.checkpoint.file.empty(), "output.checkpoint.file"}};
+      for (const Override& ov : overrides) {
+        const YAML::Node sub = o[ov.key];
+        if (!sub) continue;
+        r.check_keys(sub, {"interval"}, fmt::format("{}.output.{}", section, ov.key));
+        if (!sub["interval"]) continue;
+        *ov.interval = static_cast<int>(r.integer(sub["interval"], "interval", 0));
+        if (*ov.interval > 0 && !ov.on)
+          r.fail(sub["interval"], fmt::format("the top level writes no {0} ({1} is off): a stage only changes the "
+                                              "interval; turn the {0} on at the top level (and set interval 0 in "
+                                              "the stages that should write none)",
+                                              ov.key, ov.how));
+      }
+    }
+    cfg.stages.push_back(std::move(st));
+  }
+  cfg.run.steps = total_steps;
+}
+
 // Two outputs on one file would overwrite each other: refuse them, at the key written later (a default
 // name has no location: then the other key is blamed).
 void check_distinct_outputs(const ConfigReader& r, const YAML::Node& output, const OutputConfig& o) {
@@ -440,7 +627,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
     if (root.IsDefined() && !root.IsNull()) r.fail(root, message);  // a scalar or a list: where it starts
     throw InputError(located(source, 0, 0, message));                // empty, or comments only
   }
-  r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output"}, "");
+  r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output", "stages"}, "");
 
   RunConfig cfg;
   cfg.source = source;
@@ -468,6 +655,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   if (const auto n = root["output"]) parse_output(r, n, cfg.output);
   cfg.output.directory = r.path(cfg.output.directory);
   check_distinct_outputs(r, root["output"], cfg.output);
+  if (root["stages"]) parse_stages(r, root, cfg, check_files);
   return cfg;
 }
 

@@ -70,28 +70,6 @@ std::string quantity(const std::string& text, Dimension d, double& out, bool all
   return "";
 }
 
-// A spring constant: a bare number is kJ/mol/nm^2; units kJ/mol/nm^2, kJ/mol/A^2, kcal/mol/A^2, kcal/mol/nm^2.
-std::string spring_constant(const std::string& text, double& out) {
-  const std::string s = trimmed(text);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !std::isfinite(v)) return fmt::format("expected a spring constant (kJ/mol/nm^2), got '{}'", text);
-  std::string unit;
-  for (const char* c = end; *c != '\0'; ++c)
-    if (!std::isspace(static_cast<unsigned char>(*c))) unit += *c;
-  double scale = 0.0;
-  if (unit.empty() || unit == "kJ/mol/nm^2" || unit == "kJ/mol/nm2") scale = 1.0;
-  else if (unit == "kJ/mol/A^2" || unit == "kJ/mol/Å^2" || unit == "kJ/mol/A2") scale = 100.0;
-  else if (unit == "kcal/mol/A^2" || unit == "kcal/mol/Å^2" || unit == "kcal/mol/A2") scale = 418.4;
-  else if (unit == "kcal/mol/nm^2" || unit == "kcal/mol/nm2") scale = 4.184;
-  if (scale == 0.0)
-    return fmt::format("unknown unit '{}' for a spring constant (kJ/mol/nm^2, kJ/mol/A^2, kcal/mol/A^2, kcal/mol/nm^2)",
-                       unit);
-  if (v < 0.0) return fmt::format("must be zero or more, got '{}'", text);
-  out = v * scale;
-  return "";
-}
-
 std::string boolean(const std::string& text, bool& out) {
   const std::string s = trimmed(text);
   if (s == "true" || s == "yes" || s == "on") out = true;
@@ -217,7 +195,7 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
     if (e.empty()) o.split_chain_breaks = s == "split";
     return e;
   }
-  if (key == "protocol.restraint_k") return spring_constant(v, o.restraint_k_kj_per_mol_nm2);
+  if (key == "protocol.restraint_k") return quantity(v, Dimension::ForceConstant, o.restraint_k_kj_per_mol_nm2, true);
   if (key == "protocol.nvt_time") return quantity(v, Dimension::Time, o.nvt_time_ps, true);
   if (key == "protocol.npt_time") return quantity(v, Dimension::Time, o.npt_time_ps, true);
   if (key == "protocol.production_time") return quantity(v, Dimension::Time, o.production_time_ps, true);

@@ -109,12 +109,12 @@ void ProgressReporter::print(std::int64_t step, double elapsed, bool final) {
   const ProgressState state{step, total_steps_, step - start_step_, elapsed, timestep_ps_};
   if (tty_) {
     std::string line = format_progress_bar(state);
-    const std::size_t width = line.size();
+    const std::size_t width = options_.label.size() + line.size();
     if (width < last_width_) line.append(last_width_ - width, ' ');  // clear the rest of the old line
     last_width_ = width;
-    std::fprintf(out_, "\r%s%s", line.c_str(), final ? "\n" : "");
+    std::fprintf(out_, "\r%s%s%s", options_.label.c_str(), line.c_str(), final ? "\n" : "");
   } else {
-    std::fprintf(out_, "%s\n", format_progress_line(state).c_str());
+    std::fprintf(out_, "%s%s\n", options_.label.c_str(), format_progress_line(state).c_str());
   }
   std::fflush(out_);
   last_print_s_ = elapsed;

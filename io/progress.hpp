@@ -43,6 +43,7 @@ struct ProgressOptions {
   std::optional<bool> tty;        // default: isatty(fileno(out))
   double tty_interval_s = 0.25;
   double plain_interval_s = 10.0;
+  std::string label;              // printed before each line ("stage nvt: "), e.g. a staged run's stage
 };
 
 class ProgressReporter {

@@ -92,16 +92,18 @@ std::string format_state_line(const StateSample& s, double total_mass_amu) {
     line += ',';
     line += number(*s.external_kj_per_mol);
   }
+  if (s.stage) line += fmt::format(",{},{}", number(s.restraint_kj_per_mol), *s.stage);
   return line;
 }
 
-std::string state_log_header(bool external_column) {
-  return std::string(kStateLogHeader) + (external_column ? ",external_kj_per_mol" : "");
+std::string state_log_header(bool external_column, bool stage_columns) {
+  return std::string(kStateLogHeader) + (external_column ? ",external_kj_per_mol" : "") +
+         (stage_columns ? ",restraint_kj_per_mol,stage" : "");
 }
 
 StateLog::StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step,
-                   bool external_column)
-    : path_(path), header_(state_log_header(external_column)), total_mass_amu_(total_mass_amu) {
+                   bool external_column, bool stage_columns)
+    : path_(path), header_(state_log_header(external_column, stage_columns)), total_mass_amu_(total_mass_amu) {
   check_folder(path_);
   bool appending = false;
   if (append_after_step && std::filesystem::exists(path_)) {

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <type_traits>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "io/atomic_file.hpp"
@@ -91,6 +92,29 @@ void set_int_array_attr(hid_t obj, const char* name, const std::vector<int>& val
   H5Id attr(H5Acreate2(obj, name, H5T_STD_I32LE, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!attr.ok() || H5Awrite(attr.id, H5T_NATIVE_INT, values.data()) < 0)
     throw RuntimeError(fmt::format("cannot write attribute {}", name));
+}
+
+// The mdsim_stage_* root attributes of a staged run (replaced when they exist: an appending run rewrites them).
+void set_stage_attrs(hid_t file, const std::vector<TrajectoryStage>& stages) {
+  std::vector<std::string> names;
+  std::vector<std::int64_t> first, last;
+  for (const TrajectoryStage& st : stages) {
+    names.push_back(st.name);
+    first.push_back(st.first_step);
+    last.push_back(st.last_step);
+  }
+  for (const char* name : {"mdsim_stage_names", "mdsim_stage_first_step", "mdsim_stage_last_step"})
+    if (H5Aexists(file, name) > 0 && H5Adelete(file, name) < 0)
+      throw RuntimeError(fmt::format("cannot replace attribute {}", name));
+  if (stages.empty()) return;
+  set_vlen_string_array_attr(file, "mdsim_stage_names", names);
+  const hsize_t dims[1] = {stages.size()};
+  for (const auto& [name, values] : {std::pair{"mdsim_stage_first_step", &first}, std::pair{"mdsim_stage_last_step", &last}}) {
+    H5Id space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+    H5Id attr(H5Acreate2(file, name, H5T_STD_I64LE, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    if (!attr.ok() || H5Awrite(attr.id, H5T_NATIVE_INT64, values->data()) < 0)
+      throw RuntimeError(fmt::format("cannot write attribute {}", name));
+  }
 }
 
 hid_t make_group(hid_t parent, const char* name) {
@@ -307,6 +331,7 @@ void TrajectoryWriter::create(const Topology& topology) {
     set_vlen_string_attr(file, "mdsim_selection", options_.selection);
     if (options_.seed) set_scalar_attr(file, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, std::uint64_t{*options_.seed});
     if (!options_.config_hash.empty()) set_vlen_string_attr(file, "config_hash", options_.config_hash);
+    if (!options_.stages.empty()) set_stage_attrs(file, options_.stages);
     set_scalar_attr(file, "complete", H5T_STD_I32LE, H5T_NATIVE_INT, 0);
 
     {
@@ -460,6 +485,7 @@ bool TrajectoryWriter::open_for_append(const Topology& topology, std::int64_t af
       if (H5Dset_extent(ids_[slot], d) < 0) throw RuntimeError("cannot drop the frames after the restart step");
     }
     set_scalar_attr(file, "complete", H5T_STD_I32LE, H5T_NATIVE_INT, 0);
+    set_stage_attrs(file, options_.stages);
     if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) throw RuntimeError("cannot flush");
   } catch (const RuntimeError& e) {
     throw RuntimeError(fmt::format("{}: cannot append ({}): {}", path_, e.what(), h5_error_reason()));

@@ -4,7 +4,10 @@
 //   /                      attrs conventions="Pande", conventionVersion="1.1", program="mdsim",
 //                                programVersion, title, application, complete (0 while writing, 1
 //                                after a clean close, which `mdsim run` does after every other
-//                                output of the run was written), mdsim_selection, [seed], [config_hash]
+//                                output of the run was written), mdsim_selection, [seed], [config_hash],
+//                                [mdsim_stage_names, mdsim_stage_first_step, mdsim_stage_last_step: a staged
+//                                run's stages, their names (strings) and step ranges (int64; a stage's frames
+//                                are those with first_step < step <= last_step)]
 //   /h5md                  attr version=[1,1]; author/{name}, creator/{name, version}
 //   /particles/all/position/value   frames×N×3 float32, unit="nm", units="nanometers"
 //                          /step    frames int64;  /time frames float64, unit="ps", units="picoseconds"
@@ -49,6 +52,12 @@
 
 namespace mdsim {
 
+// A stage of a staged run as the trajectory records it.
+struct TrajectoryStage {
+  std::string name;
+  std::int64_t first_step = 0, last_step = 0;
+};
+
 struct TrajectoryOptions {
   std::vector<int> atoms;       // selected atom indices (sorted, unique; see select_atoms); empty = all atoms
   std::string selection = "all";  // the selection text, recorded in the file
@@ -59,6 +68,7 @@ struct TrajectoryOptions {
   std::string title = "mdsim trajectory";
   std::optional<std::uint64_t> seed;  // recorded as root attribute `seed`
   std::string config_hash;            // recorded as root attribute `config_hash` when not empty
+  std::vector<TrajectoryStage> stages;  // recorded as the mdsim_stage_* attributes when not empty
   // Restart: open an existing trajectory (same atoms and datasets) and keep only its frames with
   // step <= this value, appending after them; a file that does not exist is created.
   std::optional<std::int64_t> append_after_step;

@@ -32,6 +32,10 @@ constexpr UnitEntry kForce[] = {{"kJ/mol/nm", 1.0},  {"kJ/(mol*nm)", 1.0}, {"kJ/
                                 {"kcal/mol/nm", 4.184}};
 // Salt concentrations (mdsim prepare): mol/L.
 constexpr UnitEntry kConcentration[] = {{"M", 1.0}, {"mol/L", 1.0}, {"molar", 1.0}, {"mM", 1e-3}, {"mmol/L", 1e-3}};
+// Spring constants: 1 kcal/mol/Å^2 = 4.184 kJ/mol / (0.1 nm)^2 = 418.4 kJ/mol/nm^2.
+constexpr UnitEntry kForceConstant[] = {{"kJ/mol/nm^2", 1.0},      {"kJ/mol/nm2", 1.0},       {"kJ/(mol*nm^2)", 1.0},
+                                        {"kJ/mol/Å^2", 100.0},     {"kJ/mol/A^2", 100.0},     {"kcal/mol/Å^2", 418.4},
+                                        {"kcal/mol/A^2", 418.4},   {"kcal/mol/nm^2", 4.184}};
 
 template <std::size_t N>
 std::vector<UnitEntry> as_vector(const UnitEntry (&a)[N]) {
@@ -49,6 +53,7 @@ std::vector<UnitEntry> table(Dimension d) {
     case Dimension::Energy: return as_vector(kEnergy);
     case Dimension::Force: return as_vector(kForce);
     case Dimension::Concentration: return as_vector(kConcentration);
+    case Dimension::ForceConstant: return as_vector(kForceConstant);
   }
   return {};
 }
@@ -72,6 +77,7 @@ const char* md_unit(Dimension d) {
     case Dimension::Energy: return "kJ/mol";
     case Dimension::Force: return "kJ/mol/nm";
     case Dimension::Concentration: return "M";
+    case Dimension::ForceConstant: return "kJ/mol/nm^2";
   }
   return "";
 }
@@ -87,6 +93,7 @@ const char* dimension_name(Dimension d) {
     case Dimension::Energy: return "energy";
     case Dimension::Force: return "force";
     case Dimension::Concentration: return "concentration";
+    case Dimension::ForceConstant: return "force constant";
   }
   return "";
 }

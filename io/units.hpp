@@ -1,5 +1,5 @@
 // Quantities with units in config files. A bare number is in MD units (nm, ps, kJ/mol, K, amu, bar,
-// 1/ps, kJ/mol/nm, mol/L); a string "<number> <unit>" is converted ("2 fs", "10 Å", "1/ps", "1 atm").
+// 1/ps, kJ/mol/nm, kJ/mol/nm^2, mol/L); a string "<number> <unit>" is converted ("2 fs", "10 Å", "1/ps", "1 atm").
 #pragma once
 
 #include <optional>
@@ -9,7 +9,8 @@
 
 namespace mdsim {
 
-enum class Dimension { Length, Time, Temperature, Mass, Pressure, Frequency, Energy, Force, Concentration };
+// ForceConstant: a harmonic spring constant (position restraints), kJ/mol/nm^2; Concentration: mol/L.
+enum class Dimension { Length, Time, Temperature, Mass, Pressure, Frequency, Energy, Force, ForceConstant, Concentration };
 
 // The MD unit of a dimension, as written in messages and docs ("nm", "ps", "1/ps", ...).
 const char* md_unit(Dimension d);

@@ -41,6 +41,63 @@ const char* to_string(InitialVelocities v) {
   return "?";
 }
 
+const char* to_string(RestraintReference r) {
+  switch (r) {
+    case RestraintReference::Initial: return "initial";
+    case RestraintReference::Start: return "start";
+    case RestraintReference::File: return "file";
+  }
+  return "?";
+}
+
+RunConfig stage_run_config(const RunConfig& config, const StageConfig& stage) {
+  RunConfig c = config;
+  c.integrator = stage.integrator;
+  c.barostat = stage.barostat;
+  return c;
+}
+
+std::string stage_signature(const StageConfig& st, bool with_length) {
+  const auto number = [](double v, const char* unit) { return quoted_number(v) + unit; };
+  std::string s;
+  const auto add = [&s](const std::string& key, const std::string& value) {
+    s += (s.empty() ? "" : "; ") + key + "=" + value;
+  };
+  if (st.minimize)
+    add("minimize", number(st.minimize->tolerance_kj_per_mol_nm, " kJ/mol/nm") + ", " +
+                        std::to_string(st.minimize->max_iterations) + " iterations");
+  if (with_length) add("steps", std::to_string(st.steps));
+  if (st.steps > 0) {
+    const IntegratorConfig& g = st.integrator;
+    add("integrator", std::string(to_string(g.type)) + ", " + number(g.timestep_ps, " ps") + ", " +
+                          number(g.temperature_k, " K") + ", " + number(g.friction_per_ps, " 1/ps") + ", tolerance " +
+                          quoted_number(g.constraint_tolerance));
+    add("barostat", st.barostat ? number(st.barostat->pressure_bar, " bar") + ", " +
+                                      number(st.barostat->temperature_k, " K") + ", every " +
+                                      std::to_string(st.barostat->interval_steps)
+                                : std::string("none"));
+    if (st.initial_velocities) add("initial_velocities", to_string(*st.initial_velocities));
+  }
+  if (st.restraints) {
+    const RestraintConfig& r = *st.restraints;
+    add("restraints", "\"" + r.atoms + "\", " + number(r.k_kj_per_mol_nm2, " kJ/mol/nm^2") + ", reference " +
+                          (r.reference == RestraintReference::File ? r.reference_file : to_string(r.reference)));
+  } else {
+    add("restraints", "none");
+  }
+  return s;
+}
+
+std::vector<std::int64_t> stage_first_steps(const std::vector<StageConfig>& stages) {
+  std::vector<std::int64_t> first;
+  std::int64_t step = 0;
+  for (const StageConfig& st : stages) {
+    first.push_back(step);
+    step += st.steps;
+  }
+  return first;
+}
+
 std::vector<OutputFile> output_files(const OutputConfig& o) {
   std::vector<OutputFile> out;
   if (o.trajectory.interval_steps > 0 && !o.trajectory.file.empty())

@@ -102,6 +102,28 @@ struct OutputFile {
 // even without an interval).
 std::vector<OutputFile> output_files(const OutputConfig& output);
 
+// Position restraints of a stage (stages[i].restraints): E = ½ k |x − x0|² on each selected atom.
+enum class RestraintReference { Initial, Start, File };
+struct RestraintConfig {
+  std::string atoms;                 // atom selection (io/atom_selection.hpp), checked against the topology by prepare_run
+  double k_kj_per_mol_nm2 = 0.0;
+  RestraintReference reference = RestraintReference::Initial;  // initial: the structure as read; start: the stage's start
+  std::string reference_file;        // RestraintReference::File: a PDB with the same atoms (resolved path)
+};
+
+// One stage of a staged protocol (the `stages:` list): the top-level integrator, barostat and output
+// intervals with this stage's overrides; a minimisation, steps, or both (minimisation first).
+struct StageConfig {
+  std::string name;                           // unique; default "stage<N>" (1-based)
+  std::optional<MinimizeConfig> minimize;
+  std::int64_t steps = 0;                     // 0 = a minimisation-only stage
+  IntegratorConfig integrator;                // the seed is the run's (top-level integrator.seed)
+  std::optional<BarostatConfig> barostat;
+  std::optional<RestraintConfig> restraints;  // none = unrestrained
+  std::optional<InitialVelocities> initial_velocities;  // draw new velocities at the stage's start (temperature | zero)
+  int trajectory_interval_steps = 0, state_interval_steps = 0, checkpoint_interval_steps = 0;  // top-level unless overridden
+};
+
 struct SourceLocation {
   int line = 0, column = 0;  // 1-based; 0 = unknown
 };
@@ -116,7 +138,20 @@ struct RunConfig {
   std::optional<BarostatConfig> barostat;
   RunSection run;
   OutputConfig output;
+  std::vector<StageConfig> stages;  // empty: one run of run.steps (after `minimize`, when given)
 };
+
+// The config as one stage runs it: integrator and barostat replaced by the stage's (for
+// dynamics_settings and physics_settings).
+RunConfig stage_run_config(const RunConfig& config, const StageConfig& stage);
+
+// What a checkpoint records of a stage to recognise it on --resume: its kind, length, integrator,
+// barostat, minimisation and restraints, as "key=value; ..." (the name is kept apart). Without
+// `with_length` the length is left out (the stage a checkpoint stopped in may be lengthened).
+std::string stage_signature(const StageConfig& stage, bool with_length = true);
+
+// The first step of each stage: 0 and the running sum of the stages' steps.
+std::vector<std::int64_t> stage_first_steps(const std::vector<StageConfig>& stages);
 
 // "config:line:column: message" at `key` ("output.trajectory.atoms"), or at the nearest enclosing key
 // the config wrote ("output.trajectory", "output") when the key itself was left to its default; the
@@ -136,5 +171,6 @@ const char* to_string(ConstraintMode m);
 const char* to_string(IntegratorType t);
 const char* to_string(Precision p);
 const char* to_string(InitialVelocities v);
+const char* to_string(RestraintReference r);
 
 }  // namespace mdsim

@@ -81,11 +81,21 @@ class PySimulation {
   void handed_out(StateField f) {
     if (f == StateField::Positions) positions_out_ = true;
     if (f == StateField::Velocities) velocities_out_ = true;
+    any_view_out_ = true;
+  }
+  // A staged run() or load_checkpoint() that continues on a new context would leave the views handed out pointing
+  // at freed memory.
+  void check_context_kept(const char* what) const {
+    if (any_view_out_ && sim_->may_switch_context())
+      throw InputError(std::string(what) + ": the config's stages differ in integrator or barostat, so the simulation "
+                       "may continue on a new context, and the positions / velocities / forces arrays taken before "
+                       "would point at freed memory: take them afterwards, or keep the stages' integrator and "
+                       "barostat alike");
   }
 
  private:
   std::unique_ptr<Simulation> sim_;
-  bool positions_out_ = false, velocities_out_ = false;
+  bool positions_out_ = false, velocities_out_ = false, any_view_out_ = false;
   int forces_added_ = 0;
 };
 
@@ -410,6 +420,7 @@ PYBIND11_MODULE(_mdsim, m) {
       .def(
           "run",
           [](PySimulation& s) {
+            s.check_context_kept("run()");
             s.take_view_writes();
             RunSummary r;
             {
@@ -462,6 +473,10 @@ PYBIND11_MODULE(_mdsim, m) {
           "save_checkpoint", [](PySimulation& s, const std::string& path) { s.take_view_writes(); s.sim().save_checkpoint(path); },
           py::arg("path"), "Write the state as the CLI's checkpoint (HDF5, atomically)")
       .def(
-          "load_checkpoint", [](PySimulation& s, const std::string& path) { s.sim().load_checkpoint(path); },
+          "load_checkpoint",
+          [](PySimulation& s, const std::string& path) {
+            s.check_context_kept("load_checkpoint()");
+            s.sim().load_checkpoint(path);
+          },
           py::arg("path"), "Continue from a checkpoint of this system written with the same physics settings");
 }

@@ -75,7 +75,7 @@ TEST_CASE("atom selection errors are one line naming the config key, position an
   const Topology t = read_pdb(kShared + "/systems/ala2_vacuum.pdb");
   CHECK(error_of(t, "proteins") ==
         "run.yaml:31:12: output.trajectory.atoms: invalid atom selection \"proteins\": unknown keyword at character 1 "
-        "(found 'proteins'); expected all, protein, water, heavy, hydrogen, not/and/or, or an index list like \"0-21,30\"");
+        "(found 'proteins'); expected all, protein, backbone, water, heavy, hydrogen, not/and/or, or an index list like \"0-21,30\"");
   CHECK(error_of(t, "0-22") ==
         "run.yaml:31:12: output.trajectory.atoms: invalid atom selection \"0-22\": atom index 22 at character 3 is out "
         "of range; the system has 22 atoms (indices 0-21)");

@@ -338,7 +338,8 @@ TEST_CASE("a missing structure file is an error at the 'pdb' key") {
 }
 
 TEST_CASE("the bundled example and documented configs parse") {
-  for (const char* f : {"examples/ala2_water/config.yaml", "configs/full_reference.yaml", "configs/dhfr_benchmark.yaml",
+  for (const char* f : {"examples/ala2_water/config.yaml", "examples/protocol/config.yaml", "configs/full_reference.yaml",
+                        "configs/dhfr_benchmark.yaml",
                         "configs/nve_validation.yaml"}) {
     INFO(f);
     CHECK_NOTHROW(load_config(std::string(MDSIM_SOURCE_DIR) + "/" + f));

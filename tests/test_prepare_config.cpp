@@ -62,7 +62,7 @@ TEST_CASE("prepare settings from text: units, ranges and lists", "[prepare][conf
   CHECK(set_prepare_value(s, "box_shape", "dodecahedrn").find("did you mean 'dodecahedron'") != std::string::npos);
   CHECK(set_prepare_value(s, "positive_ion", "Mg2+").find("Na+ | K+") != std::string::npos);
   CHECK(set_prepare_value(s, "variant", "45=HIE").find("CHAIN:NUMBER") != std::string::npos);
-  CHECK(set_prepare_value(s, "protocol.restraint_k", "5 N/m").find("unknown unit") != std::string::npos);
+  CHECK(set_prepare_value(s, "protocol.restraint_k", "5 N/m").find("kcal/mol/A^2") != std::string::npos);
   CHECK(set_prepare_value(s, "seed", "-3").find("whole number") != std::string::npos);
 }
 

@@ -127,6 +127,13 @@ class CpuContext final : public Context {
     forces_valid_ = false;
   }
 
+  // In the evaluator: every evaluation of the context (steps, minimisation, barostat trials, state())
+  // goes through evaluator_.compute.
+  void set_position_restraints(const PositionRestraints& restraints) override {
+    evaluator_.set_position_restraints(restraints);
+    forces_valid_ = false;
+  }
+
   void state_written(StateField field) override {
     if (field == StateField::Positions) {
       check_finite_input(x_, "positions");

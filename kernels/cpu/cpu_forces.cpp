@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_pme.hpp"
 #include "kernels/physics/bonded.hpp"
 #include "kernels/physics/nonbonded.hpp"
+#include "kernels/physics/restraint.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -78,6 +79,7 @@ struct CpuForceEvaluator::Impl {
   std::vector<LjParticle<double>> lj;
   std::vector<std::vector<Vec3d>> thread_forces;
   std::vector<std::vector<int>> thread_stamp;
+  PositionRestraints restraints;
 };
 
 CpuForceEvaluator::CpuForceEvaluator(const System& system)
@@ -104,6 +106,13 @@ void CpuForceEvaluator::set_box(const Boxd& box) {
 }
 
 const Boxd* CpuForceEvaluator::box() const { return impl_->box ? &*impl_->box : nullptr; }
+
+void CpuForceEvaluator::set_position_restraints(const PositionRestraints& restraints) {
+  check_position_restraints(restraints, static_cast<std::size_t>(system_.num_particles()));
+  impl_->restraints = restraints;
+}
+
+const PositionRestraints& CpuForceEvaluator::position_restraints() const { return impl_->restraints; }
 
 // ---------------------------------------------------------------------------------------------
 // Real-space pair loop over the cell list.
@@ -315,8 +324,24 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
     e.nonbonded_reciprocal = recip;
   }
 
+  if ((terms & kTermRestraint) && !im.restraints.empty()) {
+    // The current box when the system has one (a barostat trial's during the trial; the reference
+    // points are not scaled with it), the System's box for a non-periodic method, none in vacuum.
+    const Boxd* box = im.box ? &*im.box : (s.box ? &*s.box : nullptr);
+    const PositionRestraints& r = im.restraints;
+    double restraint = 0.0;
+    for (std::size_t k = 0; k < r.atoms.size(); ++k) {
+      const std::size_t atom = static_cast<std::size_t>(r.atoms[k]);
+      const RestraintResult<double> rr =
+          position_restraint(restraint_displacement(x[atom], r.reference_nm[k], box), r.k_kj_per_mol_nm2);
+      restraint += rr.energy;
+      if (forces) (*forces)[atom] += rr.force;
+    }
+    e.restraint = restraint;
+  }
+
   e.nonbonded = e.nonbonded_direct + e.nonbonded_reciprocal;
-  e.total = e.bond + e.angle + e.torsion + e.nonbonded;
+  e.total = e.bond + e.angle + e.torsion + e.nonbonded + e.restraint;
   return e;
 }
 

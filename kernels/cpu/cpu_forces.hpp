@@ -2,7 +2,7 @@
 // physics functions of kernels/physics. It is the oracle the CUDA platform is tested against and
 // reproduces OpenMM 7.7's Reference platform (HarmonicBondForce, HarmonicAngleForce,
 // PeriodicTorsionForce, NonbondedForce with NoCutoff, CutoffNonPeriodic, CutoffPeriodic (reaction
-// field) and PME).
+// field) and PME), and position restraints as its CustomExternalForce (kernels/physics/restraint.hpp).
 // Energy terms as kernels/plan/energy_terms.hpp defines them.
 // Units: positions nm, energies kJ/mol, forces kJ/mol/nm.
 #pragma once
@@ -15,6 +15,7 @@
 #include "kernels/physics/pbc.hpp"
 #include "kernels/physics/pme_params.hpp"
 #include "kernels/physics/vec3.hpp"
+#include "kernels/plan/context.hpp"  // PositionRestraints
 #include "kernels/plan/energy_terms.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
 #include "model/system.hpp"
@@ -36,6 +37,12 @@ class CpuForceEvaluator {
   // and OVERWRITTEN with the sum of the selected terms' forces.
   EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces,
                       unsigned terms = kTermAll);
+
+  // Position restraints (kernels/physics/restraint.hpp) in every later evaluation selecting
+  // kTermRestraint (kTermAll does), their energy in EnergyTerms::restraint; empty = none. Displacements
+  // by minimum image in the current box when the system has one. InputError from check_position_restraints.
+  void set_position_restraints(const PositionRestraints& restraints);
+  const PositionRestraints& position_restraints() const;
 
   // Periodic box used from now on (e.g. after a barostat move). Alpha and the PME grid stay as
   // chosen for the System's box, as in OpenMM.

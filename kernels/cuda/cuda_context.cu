@@ -188,6 +188,13 @@ class CudaContext final : public Context {
     invalidate_forces();
   }
 
+  // In the evaluator: steps, minimisation (cuda_minimize evaluates through it), barostat trials and
+  // state() all evaluate there.
+  void set_position_restraints(const PositionRestraints& restraints) override {
+    evaluator_.set_position_restraints(restraints);
+    invalidate_forces();
+  }
+
   // A non-finite value written through a view is found by the neighbour list's check at the next
   // synchronisation, as a blown-up step is.
   void state_written(StateField field) override {

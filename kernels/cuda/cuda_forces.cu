@@ -25,6 +25,7 @@
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
 #include "kernels/cuda/nonbonded_kernels.cuh"
+#include "kernels/cuda/restraint_kernels.cuh"
 #include "kernels/physics/nonbonded.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
 
@@ -53,7 +54,9 @@ using cuda::DeviceBuffer;
 using cuda::kThreads;
 
 // Bonded slots first, in BondedEnergy order (the bonded kernel adds at kSlotBond + group).
-enum EnergySlot { kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotPairs, kSlotExceptions, kSlotReciprocal, kNumSlots };
+enum EnergySlot {
+  kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotPairs, kSlotExceptions, kSlotReciprocal, kSlotRestraint, kNumSlots
+};
 static_assert(kSlotBond + kNumBondedEnergies == kSlotPairs, "one energy slot per BondedEnergy");
 
 std::size_t free_device_memory() {
@@ -136,6 +139,18 @@ class Evaluator {
   }
 
   void reset_neighbor_list() { list_->request_sort(); }
+
+  // Replaces the restraints. The graphs are captured again at the next evaluation (the launch's size and k
+  // are in them); without restraints nothing is launched, so the evaluation is the same as before.
+  void set_position_restraints(const PositionRestraints& r) {
+    check_position_restraints(r, static_cast<std::size_t>(n_));
+    std::vector<cuda::DeviceRestraint> device(r.atoms.size());
+    for (std::size_t k = 0; k < r.atoms.size(); ++k)
+      device[k] = {r.reference_nm[k].x, r.reference_nm[k].y, r.reference_nm[k].z, r.atoms[k]};
+    restraints_.upload(device, stream_);  // synchronises: no evaluation in flight reads the old list
+    restraint_k_ = r.k_kj_per_mol_nm2;
+    invalidate_graphs();
+  }
   int graph_kernel_count(bool with_energy) const { return graph_kernels_[with_energy ? 1 : 0]; }
 
   // Decides (on the host, from counters only) whether this evaluation re-sorts the atoms or forces a
@@ -187,8 +202,9 @@ class Evaluator {
     t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
     t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + plan_.self_energy_kj_per_mol : 0.0;
     t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
+    t.restraint = cuda::from_fixed(e[kSlotRestraint]);
     t.external = external_energy_;
-    t.total = t.bond + t.angle + t.torsion + t.nonbonded + t.external;
+    t.total = t.bond + t.angle + t.torsion + t.nonbonded + t.external + t.restraint;
     return t;
   }
 
@@ -384,6 +400,7 @@ class Evaluator {
     MDSIM_CUDA_CHECK(cudaStreamWaitEvent(bonded_stream_, positions_ready_, 0));
     launch_exceptions(with_energy, bonded_stream_);
     launch_bonded(with_energy, bonded_stream_);
+    launch_restraints(with_energy, bonded_stream_);
     MDSIM_CUDA_CHECK(cudaEventRecord(bonded_done_, bonded_stream_));
     list_->rebuild(box_);
     launch_nonbonded(with_energy);
@@ -501,6 +518,24 @@ class Evaluator {
         bonded_);
   }
 
+  // Position restraints (none: no launch). Minimum image in the current box for a periodic system (a
+  // barostat trial's box during the trial: the reference points are not scaled), in the System's box
+  // for a non-periodic method, plain differences without a box (as the CPU platform).
+  void launch_restraints(bool with_energy, cudaStream_t stream) {
+    const int count = static_cast<int>(restraints_.size());
+    if (count == 0) return;
+    const bool use_box = periodic_ || sys_.box.has_value();
+    const Boxd box = periodic_ ? box_ : sys_.box.value_or(Boxd{});
+    unsigned long long* e = energy_.data() + kSlotRestraint;
+    if (with_energy)
+      cuda::restraints_kernel<true><<<blocks_for(count), kThreads, 0, stream>>>(
+          count, restraints_.data(), restraint_k_, pos_.data(), npad_, force_.data(), e, box, use_box);
+    else
+      cuda::restraints_kernel<false><<<blocks_for(count), kThreads, 0, stream>>>(
+          count, restraints_.data(), restraint_k_, pos_.data(), npad_, force_.data(), e, box, use_box);
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
   template <class Term>
   static cuda::BondedList<Term, real> bonded_list(const DeviceBuffer<cuda::DeviceBondedTerm<Term, real>>& buffer) {
     return {buffer.data(), static_cast<int>(buffer.size())};
@@ -548,6 +583,8 @@ class Evaluator {
   };
   typename BondedBuffers<BondedTermTypes>::type bonded_;  // one device list per bonded term type
   std::unique_ptr<cuda::CudaPme<real>> pme_solver_;
+  DeviceBuffer<cuda::DeviceRestraint> restraints_;  // empty: no restraints
+  double restraint_k_ = 0.0;
 };
 
 }  // namespace
@@ -599,6 +636,9 @@ void CudaForceEvaluator::set_box(const Boxd& box) {
 }
 void CudaForceEvaluator::reset_neighbor_list() {
   impl_->visit([](auto& e) { e.reset_neighbor_list(); });
+}
+void CudaForceEvaluator::set_position_restraints(const PositionRestraints& restraints) {
+  impl_->visit([&](auto& e) { e.set_position_restraints(restraints); });
 }
 const Boxd& CudaForceEvaluator::box() const {
   return impl_->visit([](const auto& e) -> const Boxd& { return e.box(); });

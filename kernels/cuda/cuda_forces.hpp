@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/physics/vec3.hpp"
+#include "kernels/plan/context.hpp"  // PositionRestraints
 #include "kernels/plan/energy_terms.hpp"
 #include "model/system.hpp"
 
@@ -72,6 +73,11 @@ class CudaForceEvaluator {
   // run resumed at one of them) reproduces them bit for bit.
   void reset_neighbor_list();
 
+  // Position restraints (kernels/physics/restraint.hpp) in every later evaluation, their energy in
+  // EnergyTerms::restraint (empty = none: nothing launched). Double precision in both modes; minimum
+  // image in the current box when the system has one. InputError from check_position_restraints.
+  void set_position_restraints(const PositionRestraints& restraints);
+
   // Forces from outside (Context::add_external_force): `hook` is called at the end of every evaluation,
   // after the platform's work is enqueued on device_stream(), with whether the energy is wanted; it
   // enqueues its own work on that stream, adds its forces through add_external_forces() and returns its
@@ -103,7 +109,7 @@ class CudaForceEvaluator {
   const unsigned long long* device_forces_fixed() const;
   int force_stride() const;
   void* device_stream() const;
-  const unsigned long long* device_energies_fixed() const;  // bond, angle, torsion, pairs, exceptions, reciprocal
+  const unsigned long long* device_energies_fixed() const;  // bond, angle, torsion, pairs, exceptions, reciprocal, restraint
   double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box
 
   std::size_t device_memory_bytes() const;  // memory this evaluator allocated

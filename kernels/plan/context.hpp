@@ -188,9 +188,9 @@ class Context {
 
   // Replaces the context's position restraints (empty = none) for every later evaluation: steps,
   // minimisation, barostat trials, state(). InputError for an atom out of range or repeated, a reference
-  // count that differs, a negative or non-finite k or a non-finite reference.
-  // (Being implemented on both platforms: the restraints branch makes this pure virtual.)
-  virtual void set_position_restraints(const PositionRestraints& restraints);
+  // count that differs, a negative or non-finite k or a non-finite reference (check_position_restraints).
+  // The reference points stay where they are given when a barostat scales the box, as in OpenMM.
+  virtual void set_position_restraints(const PositionRestraints& restraints) = 0;
 
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
@@ -202,6 +202,11 @@ class Context {
 // barostat without a periodic box or with a non-positive interval or temperature); RuntimeError for
 // a non-finite or negative particle mass.
 void check_dynamics_settings(const System& system, const DynamicsSettings& settings);
+
+// InputError for restraints a context must refuse, naming the entry: an atom outside 0 .. particles-1
+// or listed twice, a count of reference positions other than the count of atoms, a negative or
+// non-finite k, a non-finite reference position. Every platform calls it (set_position_restraints).
+void check_position_restraints(const PositionRestraints& restraints, std::size_t particles);
 
 // InputError unless an array of per-particle values (`what`: "positions", ...) has one per particle.
 void check_particle_count(std::size_t given, std::size_t particles, const char* what);

@@ -50,9 +50,10 @@ enum ForceTerm : unsigned {
   kTermTorsion = 1u << 2,
   kTermNonbondedDirect = 1u << 3,
   kTermNonbondedReciprocal = 1u << 4,
+  kTermRestraint = 1u << 5,  // position restraints (an evaluator's set_position_restraints)
   kTermBonded = kTermBond | kTermAngle | kTermTorsion,
   kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
-  kTermAll = kTermBonded | kTermNonbonded,
+  kTermAll = kTermBonded | kTermNonbonded | kTermRestraint,
 };
 
 // Every term with its name as reports spell it (`mdsim energy --json`), in EnergyTerms' order.

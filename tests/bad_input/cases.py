@@ -131,6 +131,18 @@ FF_XML = """\
 </ForceField>
 """
 
+# The vacuum config as a staged protocol (minimise, then 10 steps of restrained dynamics, then 10 free).
+VAC_STAGED_CONFIG = VAC_CONFIG.replace("run:\n  steps: 10\n", "") + """\
+stages:
+  - name: minimize
+    minimize: {max_iterations: 10}
+  - name: restrained
+    steps: 10
+    restraints: {atoms: heavy, k: 1000 kJ/mol/nm^2}
+  - name: free
+    steps: 10
+"""
+
 BASES = {
     "vac": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
     "wat": {"files": {"config.yaml": WAT_CONFIG}, "copy": {"ala2_water.pdb": "<DATA>/systems/ala2_water.pdb"}},
@@ -138,12 +150,18 @@ BASES = {
     # The vacuum setup after a finished 10-step run: out/ holds its checkpoint, trajectory, state log, final PDB.
     "vac_done": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"},
                  "artifacts": {"out": "vac_out"}},
+    # The staged vacuum setup after its run: out/ holds the checkpoint written in stage 'free'.
+    "vac_staged": {"files": {"config.yaml": VAC_STAGED_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
+    "vac_staged_done": {"files": {"config.yaml": VAC_STAGED_CONFIG},
+                        "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"},
+                        "artifacts": {"out": "vac_staged_out"}},
     "empty": {},
 }
 
 ARTIFACTS = {
     "vac_out": {"base": "vac", "args": ["run", "<CFG>"], "result": "out"},
     "h2o_checkpoint": {"base": "h2o", "args": ["run", "<CFG>"], "result": "out/checkpoint.h5"},
+    "vac_staged_out": {"base": "vac_staged", "args": ["run", "<CFG>"], "result": "out"},
 }
 
 # ala2_vacuum.pdb: line 2 is atom 1 (H1 ACE), line 8 atom 7 (N ALA), line 15 atom 14 (HB3 ALA).
@@ -390,6 +408,45 @@ case("choice_initial_velocities", "config", r"<CFG>:13:23: 'initial_velocities' 
      sub=[(r"steps: 10\n", "steps: 10\n  initial_velocities: random\n")])
 case("choice_trajectory_atoms_syntax", "config", r"<CFG>:15:\d+: .*atoms.*'?0-21,abc",
      sub=[(r"trajectory: \{interval: 5\}", "trajectory: {interval: 5, atoms: '0-21,abc'}")])
+
+# ================================================================== config: stages (staged protocols)
+
+# The vacuum config without its run length; the stages follow on line 18.
+NO_RUN = [(r"run:\n  steps: 10\n", "")]
+case("stages_unknown_key", "config", r"<CFG>:20:5: unknown key 'stpes' in 'stages\[1\]' \(did you mean 'steps'\?\)",
+     sub=NO_RUN, append="stages:\n  - name: nvt\n    stpes: 10\n")
+case("stages_empty_list", "config", r"<CFG>:18:9: 'stages' is empty: give at least one stage", sub=NO_RUN,
+     append="stages: []\n")
+case("stages_bad_force_constant_unit", "config", r"<CFG>:19:47: 'k': unknown force constant unit 'kJ/mol/nm' "
+     r"\(accepted: kJ/mol/nm\^2", sub=NO_RUN, append="stages:\n  - {steps: 10, restraints: {atoms: heavy, k: 10 kJ/mol/nm}}\n")
+case("stages_neither_minimize_nor_steps", "config", r"<CFG>:19:5: stage 'heat' does nothing: give it 'steps' or "
+     r"'time' \(dynamics\), 'minimize', or both", sub=NO_RUN, append="stages:\n  - name: heat\n    integrator: {temperature: 310 K}\n")
+case("stages_duplicate_names", "config", r"<CFG>:20:12: stage name 'nvt' is used twice \(also stage 1\)", sub=NO_RUN,
+     append="stages:\n  - {name: nvt, steps: 5}\n  - {name: nvt, steps: 5}\n")
+case("stages_with_run_steps", "config", r"<CFG>:12:10: 'run.steps' and 'stages' both set the run's length",
+     append="stages:\n  - {steps: 5}\n")
+case("stages_with_top_level_minimize", "config", r"<CFG>:18:11: 'minimize' and 'stages' both present: with 'stages' a "
+     r"minimisation is a stage", sub=NO_RUN, append="minimize: {}\nstages:\n  - {steps: 5}\n")
+case("stages_selection_matches_nothing", "config", r"<CFG>:19:29: stages\[1\].restraints.atoms: atom selection "
+     r"\"water\" matches none of the 22 atoms", sub=NO_RUN, append="stages:\n  - {steps: 5, restraints: {atoms: water, k: 100}}\n")
+case("stages_selection_syntax", "config", r"<CFG>:19:29: stages\[1\].restraints.atoms: invalid atom selection "
+     r"\"protein and\": expected a keyword or an atom index at character 12", sub=NO_RUN,
+     append="stages:\n  - {steps: 5, restraints: {atoms: protein and, k: 100}}\n")
+case("stages_check_selection_matches_nothing", "cli", r"<CFG>:19:29: stages\[1\].restraints.atoms: atom selection "
+     r"\"water\" matches none", sub=NO_RUN, append="stages:\n  - {steps: 5, restraints: {atoms: water, k: 100}}\n",
+     args=["check", "<CFG>"])
+case("stages_reference_other_atoms", "config", r"<CFG>:19:51: stages\[1\].restraints.reference: (<DIR>/)?ref.pdb has 9 "
+     r"atoms, the system 22", sub=NO_RUN, write={"ref.pdb": H2O_PDB},
+     append="stages:\n  - {steps: 5, restraints: {atoms: heavy, k: 100, reference: ref.pdb}}\n")
+case("stages_resume_changed_stage", "checkpoint", r"<CFG>:21:5: --resume: stage 2 differs from the one "
+     r"<DIR>/out/checkpoint.h5 was written by \(checkpoint: \"restrained: .*1000 kJ/mol/nm\^2.*config: "
+     r"\"restrained: .*500 kJ/mol/nm\^2", base="vac_staged_done", sub=[(r"k: 1000 kJ/mol/nm\^2", "k: 500 kJ/mol/nm^2")],
+     args=RESUME)
+case("stages_resume_without_stages", "checkpoint", r"<DIR>/out/checkpoint.h5: --resume: the checkpoint was written in "
+     r"stage 'free' of a staged run, but the config has no 'stages'", base="vac_staged_done",
+     sub=[(r"stages:\n(.|\n)*", "run:\n  steps: 30\n")], args=RESUME)
+case("stages_resume_single_run_checkpoint", "checkpoint", r"<CFG>:18:1: --resume: <DIR>/out/checkpoint.h5 was written "
+     r"by a run without stages", base="vac_done", sub=NO_RUN, append="stages:\n  - {steps: 20}\n", args=RESUME)
 
 # ================================================================== config: units
 

@@ -175,6 +175,27 @@ try:
     except mdsim.SimulationError as err:
         check("add_force #1 (<lambda>) returned a non-finite energy" in str(err), f"non-finite energy: {err}")
 
+    # A staged run() whose stages change the integrator continues on a new context: refused while views taken
+    # before could point at the old one's memory; without views it runs the stages.
+    staged_yaml = (f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n"
+                   f"integrator: {{seed: 5}}\noutput: {{directory: {work}/staged, state: {{interval: 5}}, "
+                   "trajectory: {interval: 5}, progress: false}\n"
+                   "stages:\n  - {name: a, steps: 5, restraints: {atoms: heavy, k: 1000}}\n"
+                   "  - {name: b, steps: 5, integrator: {timestep: 1 fs}}\n")
+    staged = mdsim.Simulation.from_yaml(staged_yaml)
+    held = staged.positions
+    try:
+        staged.run()
+        check(False, "a staged run() that switches contexts is refused while views are out")
+    except mdsim.ConfigError as err:
+        check("take them afterwards" in str(err), f"staged run() with views: {err}")
+    del held, staged
+    staged = mdsim.Simulation.from_yaml(staged_yaml)
+    check(staged.run()["last_step"] == 10 and staged.state()["step"] == 10, "a staged run() runs every stage")
+    lines = open(os.path.join(work, "staged", "state.csv")).read().splitlines()
+    check(lines[0].endswith(",restraint_kj_per_mol,stage") and [l.split(",")[-1] for l in lines[1:]] == ["a", "b"],
+          "a staged run()'s state log names the stages")
+
     # Simulation.run() is `mdsim run`, bit for bit.
     cli = os.path.join(work, "cli.yaml")
     with open(cli, "w") as f:
