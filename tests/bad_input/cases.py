@@ -340,7 +340,7 @@ case("key_duplicate_in_flow_map", "config", r"<CFG>:15:29: key 'interval' appear
      sub=[(r"trajectory: \{interval: 5\}", "trajectory: {interval: 5, interval: 10}")])
 case("section_system_missing", "config", r"<CFG>:1:1: missing section 'system'",
      sub=[(r"^system:\n  pdb: ala2_vacuum.pdb\n  forcefield: \[amber14-all.xml\]\n  nonbonded_method: no_cutoff\n", "")])
-case("section_system_without_pdb", "config", r"<CFG>:2:3: 'system' needs the key 'pdb'",
+case("section_system_without_pdb", "config", r"<CFG>:2:3: 'system' needs the key 'structure'",
      sub=[(r"^  pdb: ala2_vacuum.pdb\n", "")])
 case("section_system_is_scalar", "config", r"<CFG>:1:9: 'system' must be a mapping",
      config="system: ala2_vacuum.pdb\n")
