@@ -80,6 +80,7 @@ std::string read_bytes(const std::string& path) {
     const char* text = gzerror(file, &status);
     if (n < 0 || (status != Z_OK && status != Z_STREAM_END)) {
       problem = status == Z_ERRNO ? std::strerror(errno) : text;
+      if (problem.rfind(path + ": ", 0) == 0) problem = problem.substr(path.size() + 2);  // zlib names the file
       break;
     }
     if (n == 0) break;
