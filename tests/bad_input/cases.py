@@ -583,14 +583,15 @@ case("pdb_huge_coordinate_periodic", "pdb", r"<DIR>/ala2_water.pdb:40:47: the z 
      base="wat", setup=lambda root: _set_columns_file(root, "ala2_water.pdb", 40, 47, "   1e+30"))
 case("pdb_unknown_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8:77: cannot determine the element of atom 'QN'",
      setup=lambda root: (_set_columns(8, 13, "QN  ")(root), _set_columns(8, 77, "Xq")(root)))
-case("pdb_unknown_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALX 2",
+case("pdb_unknown_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no template for residue ALX 2 \(chain ' '\): supply "
+     r"its force field XML \(system.forcefield\); its atoms are those of template ALA: a misspelt residue name\?",
      edit={PDB: [(r" ALA ", " ALX ")]})
 case("pdb_misaligned_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2:18: misaligned residue name ' ACE'",
      setup=_set_columns(2, 18, " ACE"))
-case("pdb_unknown_four_letter_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2: no force field template matches residue "
-     r"ACEX 1", setup=_set_columns(2, 18, "ACEX"))
-case("pdb_missing_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2 .*missing"
-     r" atoms \[HB3\]",
+case("pdb_unknown_four_letter_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2: no template for residue ACEX 1 \(chain ' '\): "
+     r"supply its force field XML \(system.forcefield\)$", setup=_set_columns(2, 18, "ACEX"))
+case("pdb_missing_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: residue ALA 2 \(chain ' '\) lacks 1 hydrogen \(HB3\) of "
+     r"template ALA: run `mdsim prepare` to add them",
      lines={PDB: {15: None}})
 case("pdb_extra_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2 .*extra"
      r" atoms \[HB4\]",
@@ -598,7 +599,8 @@ case("pdb_extra_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template
 case("pdb_duplicate_atom_name", "pdb", r"<DIR>/ala2_vacuum.pdb:15:13: duplicate atom name 'HB2' in residue ALA 2 .*"
      r"already on line 14",
      setup=_set_columns(15, 13, " HB2"))
-case("pdb_wrong_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2",
+case("pdb_wrong_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2 "
+     r"\(chain ' '\): atom 'N' is element C in the file but N in template ALA; fix its element",
      setup=_set_columns(8, 77, " C"))
 case("pdb_coincident_atoms", "pdb", r"<DIR>/ala2_vacuum.pdb:3: atom 2 \(CH3 of ACE 1\) and atom 3 \(H2 of ACE 1\) "
      r"\(line 4\) are 0.0000 nm apart, closer than 0.05 nm", setup=_set_columns(4, 31, "   2.000   2.090   0.000"))
