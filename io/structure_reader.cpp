@@ -506,7 +506,8 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
                                                                               : std::string(".");
     std::string icode = row.has(kInsCode) ? cif::as_string(row[kInsCode]) : std::string();
     const std::string name = cif::as_string(row[static_cast<std::size_t>(name_col)]);
-    const char altloc = row.has2(kAltId) ? cif::as_string(row[kAltId]).front() : '\0';
+    const std::string altloc_text = row.has2(kAltId) ? cif::as_string(row[kAltId]) : std::string();
+    const char altloc = altloc_text.empty() ? '\0' : altloc_text.front();
     if (!have_chain || chain != last_chain || alt_chain != last_alt_chain) {
       chains.push_back(ChainIn{chain.empty() ? std::string(" ") : chain, {}});
       last_chain = chain;
@@ -637,7 +638,13 @@ StructureFile read_structure(const std::string& path) {
     }
     mmcif = text.compare(i, 5, "data_") == 0;
   }
-  return mmcif ? read_mmcif_structure(path, text) : read_pdb_structure(path, text);
+  try {
+    return mmcif ? read_mmcif_structure(path, text) : read_pdb_structure(path, text);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {  // gemmi's own checks past parsing (a malformed table, an odd value)
+    fail(path, 0, fmt::format("cannot read this {} file: {}", mmcif ? "PDBx/mmCIF" : "PDB", one_line(e.what())));
+  }
 }
 
 Topology read_run_structure(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <cstdint>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -368,6 +369,53 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
                                "_cell.length_c -10\n_cell.angle_alpha 90\n_cell.angle_beta 90\n_cell.angle_gamma 90\n");
   CHECK(error_of([&] { read_structure(path); }) ==
         path + ":14: _cell cell lengths must be positive (found c = -10); fix the unit cell or remove it");
+}
+
+TEST_CASE("damaged structure files give a located InputError, never another exception or a crash") {
+  // Every prefix (a file cut short) and a fixed sequence of byte changes of a small mmCIF and a small PDB file.
+  std::string cif;
+  {
+    std::ostringstream text;
+    write_mmcif(scratch().file("source.cif"), read_pdb(kSystems + "ala2_vacuum.pdb"),
+                read_pdb(kSystems + "ala2_vacuum.pdb").positions_nm, Boxd{{2, 0, 0}, {0, 2, 0}, {0, 0, 2}});
+    std::ifstream in(scratch().file("source.cif"), std::ios::binary);
+    text << in.rdbuf();
+    cif = text.str();
+  }
+  std::string pdb;
+  {
+    std::ifstream in(kSystems + "ala2_vacuum.pdb", std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    pdb = text.str();
+  }
+  int read = 0, refused = 0;
+  const auto attempt = [&](const std::string& name, const std::string& text) {
+    const std::string path = scratch().write(name, text);
+    try {
+      read_structure(path);
+      ++read;
+    } catch (const InputError& e) {
+      ++refused;
+      const std::string message = e.what();
+      CHECK(message.rfind(path, 0) == 0);
+      CHECK(message.find('\n') == std::string::npos);
+    }
+  };
+  for (const auto& [name, text] : {std::pair{std::string("cut.cif"), cif}, {std::string("cut.pdb"), pdb}}) {
+    for (std::size_t n = 0; n < text.size(); n += 7) attempt(name, text.substr(0, n));
+    std::uint32_t state = 12345;
+    const char replacements[] = {' ', '\n', '\'', '"', '_', '#', ';', '.', '?', 'X', '9', '-', '(', '\0'};
+    for (int k = 0; k < 400; ++k) {
+      std::string damaged = text;
+      state = state * 1664525u + 1013904223u;
+      const std::size_t at = state % damaged.size();
+      damaged[at] = replacements[(state >> 16) % sizeof(replacements)];
+      attempt(name, damaged);
+    }
+  }
+  CHECK(read > 0);
+  CHECK(refused > 0);
 }
 
 TEST_CASE("mdsim energy of a PDBx/mmCIF config equals that of the PDB config") {
