@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -73,7 +74,9 @@ int count_waters(const Topology& topology) {
 Model build_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
   Model model;
-  model.topology = read_run_structure(sc.pdb);  // read_pdb for PDB files, gemmi for PDBx/mmCIF and .gz
+  std::vector<std::string> notes;  // what the reader wants the user to know: a model chosen, altlocs dropped
+  model.topology = read_run_structure(sc.pdb, &notes);  // read_pdb for PDB files, gemmi for PDBx/mmCIF and .gz
+  for (const std::string& note : notes) std::fprintf(stderr, "notice: %s: %s\n", sc.pdb.c_str(), note.c_str());
   check_overlaps(model.topology);
   const bool periodic = is_periodic(sc.nonbonded.method);
   if (periodic) {

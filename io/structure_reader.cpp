@@ -620,8 +620,9 @@ bool is_mmcif_path(const std::string& path) {
   return ends_with_ci(base, ".cif") || ends_with_ci(base, ".mmcif");
 }
 
-StructureFile read_structure(const std::string& path) {
-  const std::string text = read_bytes(path);
+StructureFile read_structure(const std::string& path) { return read_structure_text(read_bytes(path), path); }
+
+StructureFile read_structure_text(const std::string& text, const std::string& path) {
   const std::string base = without_gz(path);
   bool mmcif = is_mmcif_path(path);
   if (!mmcif && !ends_with_ci(base, ".pdb") && !ends_with_ci(base, ".ent")) {
@@ -647,9 +648,11 @@ StructureFile read_structure(const std::string& path) {
   }
 }
 
-Topology read_run_structure(const std::string& path) {
-  if (is_mmcif_path(path) || ends_with_ci(path, ".gz")) return read_structure(path).topology;
-  return read_pdb(path);
+Topology read_run_structure(const std::string& path, std::vector<std::string>* notes) {
+  if (!is_mmcif_path(path) && !ends_with_ci(path, ".gz")) return read_pdb(path);
+  StructureFile file = read_structure(path);
+  if (notes) notes->insert(notes->end(), file.notes.begin(), file.notes.end());
+  return std::move(file.topology);
 }
 
 }  // namespace mdsim

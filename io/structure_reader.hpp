@@ -31,11 +31,15 @@ struct StructureFile {
 // another name by its content).
 StructureFile read_structure(const std::string& path);
 
+// The same from a file's (uncompressed) text; `source` names it in messages and picks the format as above.
+StructureFile read_structure_text(const std::string& text, const std::string& source);
+
 // True for names read_structure reads as PDBx/mmCIF (.cif, .mmcif, .cif.gz, .mmcif.gz; any case).
 bool is_mmcif_path(const std::string& path);
 
 // The structure of a run (`system.structure`): read_pdb (OpenMM's PDBFile semantics) for a plain
-// .pdb/.ent or any other name, read_structure for mmCIF and gzip-compressed files.
-Topology read_run_structure(const std::string& path);
+// .pdb/.ent or any other name, read_structure for mmCIF and gzip-compressed files (its notes, if any, are
+// appended to `notes`).
+Topology read_run_structure(const std::string& path, std::vector<std::string>* notes = nullptr);
 
 }  // namespace mdsim

@@ -228,6 +228,23 @@ TEST_CASE("a multi-model file: the first model, and a note") {
   REQUIRE(c.topology.num_atoms() == 2);
   CHECK(c.topology.positions_nm[1].z == Catch::Approx(0.35).epsilon(1e-12));
   CHECK(c.notes == std::vector<std::string>{"model 1 of 3 used (the file holds 3 models)"});
+
+  // mdsim says so too: a notice on stderr, the rest of the output as usual.
+  const std::string water =
+      "data_w\nloop_\n_atom_site.id\n_atom_site.type_symbol\n_atom_site.label_atom_id\n_atom_site.label_comp_id\n"
+      "_atom_site.auth_asym_id\n_atom_site.auth_seq_id\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n_atom_site.Cartn_z\n"
+      "_atom_site.pdbx_PDB_model_num\n"
+      "1 O O HOH W 1 28.414 24.909 23.615 1\n2 H H1 HOH W 1 28.334 23.995 23.344 1\n"
+      "3 H H2 HOH W 1 28.001 25.406 22.909 1\n1 O O HOH W 1 20.563 26.999 26.373 2\n"
+      "2 H H1 HOH W 1 19.731 26.744 26.773 2\n3 H H2 HOH W 1 21.171 27.070 27.109 2\n";
+  const std::string structure = scratch().write("water_models.cif", water);
+  const std::string config = scratch().write(
+      "water_models.yaml", "system:\n  structure: " + structure +
+                               "\n  forcefield: [tip3p.xml]\n  nonbonded_method: no_cutoff\nplatform: cpu\n");
+  const auto r = mdsim::test::run_mdsim("check " + config);
+  CHECK(r.code == 0);
+  CHECK(r.err == "notice: " + structure + ": model 1 of 2 used (the file holds 2 models)\n");
+  CHECK(contains(r.out, "atoms:          3 in 1 residues, 1 chains; 1 waters"));
 }
 
 TEST_CASE("write_mmcif: read back by read_structure, and by OpenMM's PDBxFile") {
