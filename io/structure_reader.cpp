@@ -313,50 +313,76 @@ StructureFile read_pdb_structure(const std::string& path, const std::string& tex
   if (st.models.size() > 1)
     out.notes.push_back(fmt::format("model {} of {} used (the file holds {} models)", st.models.front().name,
                                     st.models.size(), st.models.size()));
+  // The first model's atoms with their chain and residue. gemmi files an atom under the residue of its chain
+  // with the same number and name, even one far back in the file (residue numbers wrap past 9999 in big
+  // systems): in file order (by line) a residue is therefore a run of atoms gemmi put in one residue, and a
+  // name repeated without an alternate location starts the next one.
+  struct Placed {
+    std::size_t chain;
+    const gemmi::Residue* residue;
+    const gemmi::Atom* atom;
+    int line;
+  };
+  std::vector<Placed> placed;
+  if (!st.models.empty()) {
+    const auto& model_chains = st.models.front().chains;
+    for (std::size_t c = 0; c < model_chains.size(); ++c)
+      for (const gemmi::Residue& residue : model_chains[c].residues)
+        for (const gemmi::Atom& atom : residue.atoms) placed.push_back({c, &residue, &atom, take_line(atom)});
+  }
+  if (std::all_of(placed.begin(), placed.end(), [](const Placed& p) { return p.line > 0; }))
+    std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.line < b.line; });
+
   std::vector<ChainIn> chains;
   int num_input = 0;
   std::vector<int> serial_of_input;
-  if (!st.models.empty()) {
-    for (const gemmi::Chain& chain : st.models.front().chains) {
-      ChainIn c;
-      c.id = chain.name.empty() ? std::string(" ") : chain.name;
-      int last_number = 0;
-      for (const gemmi::Residue& residue : chain.residues) {
-        ResidueIn r;
-        r.name = residue.name;
-        r.number = residue.seqid.num.has_value() ? static_cast<int>(residue.seqid.num) : last_number + 1;
-        last_number = r.number;
-        r.icode = residue.seqid.icode == '\0' ? ' ' : residue.seqid.icode;
-        for (const gemmi::Atom& atom : residue.atoms) {
-          AtomIn a;
-          a.name = atom.name;
-          a.altloc = atom.altloc;
-          a.occupancy = atom.occ;
-          a.position_angstrom = Vec3d(atom.pos.x, atom.pos.y, atom.pos.z);
-          a.serial = atom.serial;
-          a.line = take_line(atom);
-          a.input = num_input++;
-          serial_of_input.push_back(atom.serial);
-          const Element* element = atom.element.elem == gemmi::El::X ? nullptr : find_element(atom.element.name());
-          if (element == nullptr) {
-            const std::string_view text_line =
-                a.line > 0 ? lines[static_cast<std::size_t>(a.line - 1)] : std::string_view();
-            const std::string column = text_line.size() > 76 ? trimmed(text_line.substr(76, 2)) : std::string();
-            fail(path, a.line,
-                 fmt::format("cannot determine the element of atom '{}' in residue {} {} (chain '{}'): element "
-                             "columns 77-78 are {} and the atom name does not start with an element symbol; write the "
-                             "element symbol in columns 77-78",
-                             a.name, r.name, r.number, c.id,
-                             column.empty() ? std::string("blank") : fmt::format("'{}' (unknown)", column)));
-          }
-          a.element = element->symbol;
-          check_coordinates(path, a);
-          r.atoms.push_back(std::move(a));
-        }
-        c.residues.push_back(std::move(r));
-      }
-      chains.push_back(std::move(c));
+  std::size_t last_chain = static_cast<std::size_t>(-1);
+  const gemmi::Residue* last_residue = nullptr;
+  std::set<std::pair<std::string, char>> names_in_residue;
+  int last_number = 0;
+  for (const Placed& p : placed) {
+    const gemmi::Atom& atom = *p.atom;
+    if (chains.empty() || p.chain != last_chain) {
+      const std::string& name = st.models.front().chains[p.chain].name;
+      chains.push_back(ChainIn{name.empty() ? std::string(" ") : name, {}});
+      last_chain = p.chain;
+      last_residue = nullptr;
     }
+    if (p.residue != last_residue || names_in_residue.count({atom.name, atom.altloc})) {
+      ResidueIn r;
+      r.name = p.residue->name;
+      r.number = p.residue->seqid.num.has_value() ? static_cast<int>(p.residue->seqid.num) : last_number + 1;
+      last_number = r.number;
+      r.icode = p.residue->seqid.icode == '\0' ? ' ' : p.residue->seqid.icode;
+      chains.back().residues.push_back(std::move(r));
+      last_residue = p.residue;
+      names_in_residue.clear();
+    }
+    names_in_residue.insert({atom.name, atom.altloc});
+    ResidueIn& r = chains.back().residues.back();
+    AtomIn a;
+    a.name = atom.name;
+    a.altloc = atom.altloc;
+    a.occupancy = atom.occ;
+    a.position_angstrom = Vec3d(atom.pos.x, atom.pos.y, atom.pos.z);
+    a.serial = atom.serial;
+    a.line = p.line;
+    a.input = num_input++;
+    serial_of_input.push_back(atom.serial);
+    const Element* element = atom.element.elem == gemmi::El::X ? nullptr : find_element(atom.element.name());
+    if (element == nullptr) {
+      const std::string_view text_line = a.line > 0 ? lines[static_cast<std::size_t>(a.line - 1)] : std::string_view();
+      const std::string column = text_line.size() > 76 ? trimmed(text_line.substr(76, 2)) : std::string();
+      fail(path, a.line,
+           fmt::format("cannot determine the element of atom '{}' in residue {} {} (chain '{}'): element columns "
+                       "77-78 are {} and the atom name does not start with an element symbol; write the element "
+                       "symbol in columns 77-78",
+                       a.name, r.name, r.number, chains.back().id,
+                       column.empty() ? std::string("blank") : fmt::format("'{}' (unknown)", column)));
+    }
+    a.element = element->symbol;
+    check_coordinates(path, a);
+    r.atoms.push_back(std::move(a));
   }
   const std::vector<int> index_of = build_topology(path, chains, num_input, out.topology, out.notes);
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include "common/errors.hpp"
@@ -170,6 +171,27 @@ TEST_CASE("read_structure agrees with read_pdb on the shared systems and the PDB
       }
     }
   }
+}
+
+TEST_CASE("residue numbers that repeat in a chain (wrapped past 9999) stay separate residues, in file order") {
+  // gemmi alone would file the second HOH 9999 and HOH 0 under the first ones; read_pdb (as OpenMM) does not.
+  std::string text = "CRYST1   30.000   30.000   30.000  90.00  90.00  90.00 P 1           1 \n";
+  const int numbers[] = {9998, 9999, 0, 1, 9999, 0};
+  int serial = 1;
+  for (int k = 0; k < 6; ++k)
+    for (const char* name : {" O  ", " H1 ", " H2 "}) {
+      const double x = 1.0 + 3.0 * k + (name[1] == 'O' ? 0.0 : name[2] == '1' ? 0.9 : -0.3);
+      text += fmt::format("HETATM{:5d} {} HOH W{:4d}    {:8.3f}{:8.3f}{:8.3f}  1.00  0.00           {}  \n", serial++,
+                          name, numbers[k], x, name[1] == 'O' ? 2.0 : 2.6, 3.0, name[1] == 'O' ? " O" : " H");
+    }
+  text += "END\n";
+  const std::string path = scratch().write("wrapped_residues.pdb", text);
+  const Topology pdb = read_pdb(path);
+  REQUIRE(pdb.residues.size() == 6);
+  const StructureFile structure = read_structure(path);
+  check_same_topology(pdb, structure.topology);
+  CHECK(structure.notes.empty());
+  CHECK(bonds_of(structure.topology) == bonds_of(pdb));
 }
 
 TEST_CASE("alternate locations: the highest occupancy of each atom is kept, ties the first, and a note says so") {
