@@ -260,7 +260,33 @@ std::string trimmed(std::string_view s) {
   return std::string(s);
 }
 
-StructureFile read_pdb_structure(const std::string& path, const std::string& text) {
+// PDB records are plain ASCII. A byte outside it in an ATOM/HETATM record is refused where it is, as read_pdb
+// does; elsewhere (a REMARK in another encoding) it is replaced by '?' in the copy gemmi reads, whose record-name
+// test shifts a negative char (undefined behaviour) on such a byte.
+std::string ascii_records(const std::string& path, const std::string& text) {
+  std::string out = text;
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      continue;
+    }
+    if (c < 0x80 && (c >= 0x20 || c == '\t' || c == '\r')) continue;
+    const std::string_view record = std::string_view(text).substr(line_start, 6);
+    if (record == "ATOM  " || record == "HETATM")
+      throw InputError(located(path, line, static_cast<int>(i - line_start) + 1,
+                               fmt::format("byte 0x{:02x} in column {} is not ASCII text; PDB records are plain ASCII",
+                                           c, i - line_start + 1)));
+    out[i] = '?';
+  }
+  return out;
+}
+
+StructureFile read_pdb_structure(const std::string& path, const std::string& original) {
+  const std::string text = ascii_records(path, original);
   gemmi::PdbReadOptions options;
   options.split_chain_on_ter = true;  // a new chain after TER, as OpenMM's PDBFile
   gemmi::Structure st;
@@ -512,6 +538,7 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
   std::string last_chain, last_alt_chain, last_resnum, last_icode;
   bool have_chain = false, have_residue = false;
   std::set<std::string> names_in_residue;
+  std::map<std::pair<std::string, char>, int> line_of_atom;  // (name, altloc) in the current residue -> its line
   int last_number = 0;
   int num_input = 0;
   // Label identifiers (label_seq_id, label_asym_id, label_comp_id, label_atom_id) of each input atom, for
@@ -556,9 +583,16 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
       last_icode = icode;
       have_residue = true;
       names_in_residue.clear();
+      line_of_atom.clear();
     }
     ResidueIn& residue = chains.back().residues.back();
     names_in_residue.insert(name);
+    if (const auto [seen, fresh] = line_of_atom.emplace(std::pair{name, altloc}, line); !fresh)
+      fail(path, line,
+           fmt::format("duplicate atom '{}'{} in residue {} {} (chain '{}'){}; give each atom of a residue its own "
+                       "name, or a separate residue its own number",
+                       name, altloc ? fmt::format(" (altloc {})", altloc) : std::string(), residue.name, residue.number,
+                       chains.back().id, seen->second > 0 ? fmt::format(": already on line {}", seen->second) : ""));
 
     AtomIn a;
     a.name = name;

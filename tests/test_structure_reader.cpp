@@ -372,6 +372,10 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
   CHECK(error_of([&] { read_structure(path); }) ==
         path + ":13: unknown element 'Qx' (_atom_site.type_symbol) of atom 'Q1' in residue LIG 1 (chain 'A'); write "
                "the element symbol (C, N, O, Na, ...)");
+  path = dir.write("duplicate.cif", head + xyz + "1 C C1 LIG A 1 1.0 2.0 3.0\n2 C C1 LIG A 1 1.0 2.0 4.0\n");
+  CHECK(error_of([&] { read_structure(path); }) ==
+        path + ":13: duplicate atom 'C1' in residue LIG 1 (chain 'A'): already on line 12; give each atom of a residue "
+               "its own name, or a separate residue its own number");
   path = dir.write("number.cif", head + xyz + "1 C C1 LIG A 1 1.0 abc 3.0\n");
   CHECK(error_of([&] { read_structure(path); }) ==
         path + ":12: _atom_site.Cartn_y of atom 'C1' (id 1) is 'abc', not a number; each atom needs coordinates");
@@ -384,6 +388,14 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
         path + ":1: cannot determine the element of atom 'QN' in residue ALA 1 (chain 'A'): element columns 77-78 "
                "are 'Xq' (unknown) and the atom name does not start with an element symbol; write the element "
                "symbol in columns 77-78");
+  // Found by fuzz_structure: a byte outside ASCII at a line's start made gemmi shift a negative char. In an atom
+  // record it is refused where it is (as read_pdb does); in another record it is ignored.
+  path = dir.write("latin1.pdb", "ATOM      1  \xe9   ALA A   1       1.000   2.000   3.000  1.00  0.00           C  \n");
+  CHECK(error_of([&] { read_structure(path); }) ==
+        path + ":1:14: byte 0xe9 in column 14 is not ASCII text; PDB records are plain ASCII");
+  path = dir.write("remark.pdb", "\xffREMARK written by a tool in another encoding\n"
+                                 "HETATM    1 NA    NA A   1       1.000   2.000   3.000  1.00  0.00          NA  \n");
+  CHECK(read_structure(path).topology.atoms.at(0).element == "Na");
   path = dir.write("short.pdb", "ATOM      1  N   ALA A   1       1.000   2.000\n");
   const std::string short_line = error_of([&] { read_structure(path); });
   CHECK(short_line.rfind(path + ":1: cannot read this PDB file: The line is too short", 0) == 0);
