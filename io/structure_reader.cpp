@@ -137,14 +137,20 @@ struct ChainIn {
   std::vector<ResidueIn> residues;
 };
 
-// Positions beyond 10 µm are damaged records (as read_pdb refuses them).
+// Positions beyond 10 µm, or not numbers, are damaged records (as read_pdb refuses them).
 void check_coordinates(const std::string& path, const AtomIn& a) {
-  for (int k = 0; k < 3; ++k)
-    if (std::fabs(a.position_angstrom[k]) > kMaxCoordinateAngstrom)
+  for (int k = 0; k < 3; ++k) {
+    const double x = a.position_angstrom[k];
+    if (!std::isfinite(x))
+      fail(path, a.line,
+           fmt::format("atom '{}' (serial {}) has the coordinate {}, not a number: a damaged record? Fix it", a.name,
+                       a.serial, quoted_number(x)));
+    if (std::fabs(x) > kMaxCoordinateAngstrom)
       fail(path, a.line,
            fmt::format("atom '{}' (serial {}) has the coordinate {} Å, beyond the {:g} Å (10 µm) a structure's "
                        "coordinates can reach: a damaged record? Fix it",
-                       a.name, a.serial, quoted_number(a.position_angstrom[k]), kMaxCoordinateAngstrom));
+                       a.name, a.serial, quoted_number(x), kMaxCoordinateAngstrom));
+  }
 }
 
 // Builds the Topology, keeping of each atom (a name within a residue) the location with the highest

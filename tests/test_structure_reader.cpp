@@ -396,6 +396,9 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
   path = dir.write("remark.pdb", "\xffREMARK written by a tool in another encoding\n"
                                  "HETATM    1 NA    NA A   1       1.000   2.000   3.000  1.00  0.00          NA  \n");
   CHECK(read_structure(path).topology.atoms.at(0).element == "Na");
+  path = dir.write("nan.pdb", "ATOM      1  N   ALA A   1         nan   2.000   3.000  1.00  0.00           N  \n");
+  CHECK(error_of([&] { read_structure(path); }) ==
+        path + ":1: atom 'N' (serial 1) has the coordinate nan, not a number: a damaged record? Fix it");
   path = dir.write("short.pdb", "ATOM      1  N   ALA A   1       1.000   2.000\n");
   const std::string short_line = error_of([&] { read_structure(path); });
   CHECK(short_line.rfind(path + ":1: cannot read this PDB file: The line is too short", 0) == 0);
