@@ -266,18 +266,31 @@ std::string trimmed(std::string_view s) {
   return std::string(s);
 }
 
-// PDB records are plain ASCII. A byte outside it in an ATOM/HETATM record is refused where it is, as read_pdb
-// does; elsewhere (a REMARK in another encoding) it is replaced by '?' in the copy gemmi reads, whose record-name
-// test shifts a negative char (undefined behaviour) on such a byte.
-std::string ascii_records(const std::string& path, const std::string& text) {
+// The copy of a PDB file gemmi reads. PDB records are plain ASCII: a byte outside it in an ATOM/HETATM record is
+// refused where it is, as read_pdb does; elsewhere (a REMARK in another encoding) it becomes '?'. SSBOND, LINK
+// and CISPEP records are blanked: OpenMM's PDBFile does not read them (bonds come from CONECT and templates), and
+// gemmi 0.5.7 reads their fixed columns past the end of a short record (a heap overflow found by fuzz_structure).
+std::string gemmi_input(const std::string& path, const std::string& text) {
   std::string out = text;
   int line = 1;
   std::size_t line_start = 0;
+  const auto blank_unread_record = [&out](std::size_t start) {
+    std::size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    char head[5] = {0, 0, 0, 0, 0};
+    for (std::size_t k = 0; k < 4 && start + k < end; ++k)
+      head[k] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[start + k])));
+    const std::string_view name(head);
+    if (name == "SSBO" || name == "LINK" || name == "CISP")
+      for (std::size_t k = start; k < end; ++k) out[k] = ' ';
+  };
+  blank_unread_record(0);
   for (std::size_t i = 0; i < out.size(); ++i) {
     const auto c = static_cast<unsigned char>(out[i]);
     if (c == '\n') {
       ++line;
       line_start = i + 1;
+      blank_unread_record(line_start);
       continue;
     }
     if (c < 0x80 && (c >= 0x20 || c == '\t' || c == '\r')) continue;
@@ -292,7 +305,7 @@ std::string ascii_records(const std::string& path, const std::string& text) {
 }
 
 StructureFile read_pdb_structure(const std::string& path, const std::string& original) {
-  const std::string text = ascii_records(path, original);
+  const std::string text = gemmi_input(path, original);
   gemmi::PdbReadOptions options;
   options.split_chain_on_ter = true;  // a new chain after TER, as OpenMM's PDBFile
   gemmi::Structure st;
