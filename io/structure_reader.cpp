@@ -532,6 +532,7 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
   int chain_col = table.first_of(kAuthAsym, kLabelAsym);
   int alt_chain_col = table.has_column(kAuthAsym) && table.has_column(kLabelAsym) ? kLabelAsym : -1;
   const int at = line_of_tag(lines, "_atom_site.");
+  const bool has_chain = table.has_column(chain_col);  // without auth_ or label_asym_id: one chain
   if (!table.has_column(name_col)) fail(path, at, "_atom_site has neither auth_atom_id nor label_atom_id (atom names)");
   if (!table.has_column(resname_col))
     fail(path, at, "_atom_site has neither auth_comp_id nor label_comp_id (residue names)");
@@ -572,7 +573,8 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
       models.insert(model);
       if (model != first_model) continue;
     }
-    const std::string chain = cif::as_string(row[static_cast<std::size_t>(chain_col)]);
+    const std::string chain_raw = has_chain ? row[static_cast<std::size_t>(chain_col)] : std::string();
+    const std::string chain = cif::as_string(chain_raw);
     const std::string alt_chain = alt_chain_col >= 0 ? row[static_cast<std::size_t>(alt_chain_col)] : std::string();
     const std::string resnum = row.has(static_cast<std::size_t>(resnum_col)) ? row[static_cast<std::size_t>(resnum_col)]
                                                                               : std::string(".");
@@ -642,7 +644,7 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
     a.element = element->symbol;
     check_coordinates(path, a);
     input_of_label[{row.has(kLabelSeq) ? row[kLabelSeq] : resnum,
-                    row.has(kLabelAsym) ? row[kLabelAsym] : row[static_cast<std::size_t>(chain_col)],
+                    row.has(kLabelAsym) ? row[kLabelAsym] : chain_raw,
                     cif::as_string(row.has(kLabelComp) ? row[kLabelComp] : row[static_cast<std::size_t>(resname_col)]),
                     row.has(kLabelAtom) ? cif::as_string(row[kLabelAtom]) : name}]
         .push_back(a.input);

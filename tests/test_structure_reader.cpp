@@ -379,6 +379,14 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
   CHECK(error_of([&] { read_structure(path); }) ==
         path + ":13: duplicate atom 'C1' in residue LIG 1 (chain 'A'): already on line 12; give each atom of a residue "
                "its own name, or a separate residue its own number");
+  // Found by fuzz_structure: an _atom_site without auth_asym_id and label_asym_id (one chain, ' ').
+  path = dir.write("no_chain.cif", "data_x\nloop_\n_atom_site.id\n_atom_site.type_symbol\n_atom_site.label_atom_id\n"
+                                   "_atom_site.label_comp_id\n_atom_site.auth_seq_id\n" + xyz +
+                                       "1 Na NA NA 1 1.0 2.0 3.0\n2 Cl CL CL 2 4.0 2.0 3.0\n");
+  const Topology no_chain = read_structure(path).topology;
+  REQUIRE(no_chain.chains.size() == 1);
+  CHECK(no_chain.chains[0].id == " ");
+  CHECK(no_chain.residues.size() == 2);
   path = dir.write("number.cif", head + xyz + "1 C C1 LIG A 1 1.0 abc 3.0\n");
   CHECK(error_of([&] { read_structure(path); }) ==
         path + ":12: _atom_site.Cartn_y of atom 'C1' (id 1) is 'abc', not a number; each atom needs coordinates");
