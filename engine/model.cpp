@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 #include "common/errors.hpp"
 #include "engine/resources.hpp"
 #include "io/forcefield_xml.hpp"
-#include "io/pdb_reader.hpp"
+#include "io/structure_reader.hpp"
 #include "model/forcefield.hpp"
 #include "model/overlaps.hpp"
 
@@ -72,14 +73,17 @@ int count_waters(const Topology& topology) {
 Model build_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
   Model model;
-  model.topology = read_pdb(sc.pdb);
+  std::vector<std::string> notes;  // what the reader wants the user to know: a model chosen, altlocs dropped
+  model.topology = read_run_structure(sc.pdb, &notes);  // read_pdb for PDB files, gemmi for PDBx/mmCIF and .gz
+  for (const std::string& note : notes) std::fprintf(stderr, "notice: %s: %s\n", sc.pdb.c_str(), note.c_str());
   check_overlaps(model.topology);
   const bool periodic = is_periodic(sc.nonbonded.method);
   if (periodic) {
     if (!model.topology.box)
       throw_config_error(config, "system.nonbonded_method",
-                   fmt::format("nonbonded_method '{}' needs a periodic box, but {} has no CRYST1 record",
-                               to_string(sc.nonbonded.method), sc.pdb));
+                   fmt::format("nonbonded_method '{}' needs a periodic box, but {} has no {}",
+                               to_string(sc.nonbonded.method), sc.pdb,
+                               is_mmcif_path(sc.pdb) ? "_cell (unit cell)" : "CRYST1 record"));
     const Boxd& b = *model.topology.box;
     const double half = 0.5 * std::min({b.a.x, b.b.y, b.c.z});
     if (sc.nonbonded.cutoff_nm > half)

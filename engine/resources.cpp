@@ -53,7 +53,7 @@ double pme_grid_points(const System& s) {
 // The key to name when `atoms` atoms and a PME grid of `grid_bytes` ask for too much.
 std::string culprit(const RunConfig& c, double atom_bytes, double grid_bytes) {
   if (grid_bytes > atom_bytes) return "system.ewald_tolerance";
-  return replicated(c) ? "system.replicate" : "system.pdb";
+  return replicated(c) ? "system.replicate" : structure_key(c);
 }
 
 std::string advice(const std::string& key) {
@@ -98,7 +98,7 @@ void check_model_memory(const RunConfig& c, std::int64_t atoms_per_copy) {
   const double atoms = double(atoms_per_copy) * copies(c);
   const double need = atoms * kModelHostBytesPerAtom;
   if (need <= kUsableShare * double(*available)) return;
-  const std::string key = replicated(c) ? "system.replicate" : "system.pdb";
+  const std::string key = replicated(c) ? "system.replicate" : structure_key(c);
   throw_config_error(c, key,
                      fmt::format("{}: {:.0f} atoms{} need about {} of memory for the model alone (~{:.0f} bytes per "
                                  "atom), but {} is available; {}",

@@ -89,21 +89,34 @@ void record_locations(const YAML::Node& map, const std::string& prefix, std::map
 }
 
 void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
-  r.check_keys(n, {"pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "pme_grid", "switch_distance",
-                   "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass", "remove_cm_motion",
-                   "replicate"},
+  r.check_keys(n, {"structure", "pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "pme_grid",
+                   "switch_distance", "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass",
+                   "remove_cm_motion", "replicate"},
                "system");
-  if (!n["pdb"]) r.fail(n, "'system' needs the key 'pdb' (the structure file, PDB format)");
-  s.pdb = r.path(r.str(n["pdb"], "pdb"));
+  // The structure file: `structure` (PDB or PDBx/mmCIF), or its older name `pdb`; not both.
+  if (n["structure"] && n["pdb"]) {
+    const bool pdb_later = n["pdb"].Mark().line > n["structure"].Mark().line ||
+                           (n["pdb"].Mark().line == n["structure"].Mark().line &&
+                            n["pdb"].Mark().column > n["structure"].Mark().column);
+    r.fail(pdb_later ? n["pdb"] : n["structure"],
+           "'structure' and 'pdb' both name the structure file; keep one ('structure' is the preferred name, 'pdb' "
+           "its older one)");
+  }
+  const std::string key = n["pdb"] ? "pdb" : "structure";
+  if (!n[key])
+    r.fail(n, "'system' needs the key 'structure' (the structure file: PDB or PDBx/mmCIF, e.g. structure: "
+              "protein.pdb)");
+  s.pdb = r.path(r.str(n[key], key));
   if (check_files) {
     std::error_code ec;
     const fs::file_status st = fs::status(s.pdb, ec);
     if (fs::is_directory(st))
-      r.fail(n["pdb"], fmt::format("'pdb': {} is a directory; name the structure file (PDB format) in it", s.pdb));
-    if (!fs::exists(st)) r.fail(n["pdb"], fmt::format("'pdb': file not found: {}", s.pdb));
+      r.fail(n[key], fmt::format("'{}': {} is a directory; name the structure file (PDB or PDBx/mmCIF) in it", key,
+                                 s.pdb));
+    if (!fs::exists(st)) r.fail(n[key], fmt::format("'{}': file not found: {}", key, s.pdb));
     if (!fs::is_regular_file(st))
-      r.fail(n["pdb"], fmt::format("'pdb': {} is {}, not a regular file; name the structure file (PDB format)", s.pdb,
-                                   file_kind(st)));
+      r.fail(n[key], fmt::format("'{}': {} is {}, not a regular file; name the structure file (PDB or PDBx/mmCIF)",
+                                 key, s.pdb, file_kind(st)));
   }
   if (const auto f = n["forcefield"]) {
     s.forcefield.clear();
@@ -632,7 +645,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   RunConfig cfg;
   cfg.source = source;
   record_locations(root, "", cfg.locations);
-  if (!root["system"]) throw InputError(located(source, 1, 1, "missing section 'system' (with at least 'pdb')"));
+  if (!root["system"]) throw InputError(located(source, 1, 1, "missing section 'system' (with at least 'structure', the structure file)"));
   parse_system(r, root["system"], cfg.system, check_files);
   if (const auto n = root["platform"]) parse_platform(r, n, cfg.platform);
   if (const auto n = root["integrator"]) parse_integrator(r, n, cfg.integrator);

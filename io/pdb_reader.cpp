@@ -391,33 +391,14 @@ class PdbParser {
                  std::string(columns(line, kFields[i].begin, kFields[i].end)) + "'");
       }
     }
-    for (int i = 0; i < 3; ++i) {
-      if (!(v[i] > 0)) fail(number, static_cast<int>(kFields[i].begin) + 1, "CRYST1 cell lengths must be positive");
-      if (!(v[i + 3] > 0 && v[i + 3] < 180)) {
-        fail(number, static_cast<int>(kFields[i + 3].begin) + 1, "CRYST1 cell angles must lie between 0 and 180 degrees");
-      }
+    std::string problem;
+    int field = -1;
+    const std::optional<Boxd> box = reduced_box_from_cell(v, problem, field);
+    if (!box) {
+      const int column = field >= 0 ? static_cast<int>(kFields[field].begin) + 1 : problem == kCellInvalidAngles ? 34 : 7;
+      fail(number, column, "CRYST1 " + problem);
     }
-    // OpenMM's computePeriodicBoxVectors, operation for operation (same rounding).
-    const double a_len = v[0] * 0.1, b_len = v[1] * 0.1, c_len = v[2] * 0.1;
-    const double alpha = v[3] * kPi / 180.0, beta = v[4] * kPi / 180.0, gamma = v[5] * kPi / 180.0;
-    Vec3d a(a_len, 0.0, 0.0);
-    Vec3d b(b_len * std::cos(gamma), b_len * std::sin(gamma), 0.0);
-    const double cx = c_len * std::cos(beta);
-    const double cy = c_len * (std::cos(alpha) - std::cos(beta) * std::cos(gamma)) / std::sin(gamma);
-    const double cz2 = c_len * c_len - cx * cx - cy * cy;
-    if (!(cz2 > 0)) fail(number, 34, "CRYST1 cell angles do not describe a valid unit cell");
-    Vec3d c(cx, cy, std::sqrt(cz2));
-    for (Vec3d* vec : {&a, &b, &c}) {
-      for (int k = 0; k < 3; ++k) {
-        if (std::fabs((*vec)[k]) < 1e-6) (*vec)[k] = 0.0;
-      }
-    }
-    if (!(a.x > 0 && b.y > 0 && c.z > 0)) fail(number, 7, "CRYST1 describes a degenerate unit cell");
-    // Reduced form; Python's round() rounds halves to even, as nearbyint does by default.
-    c = c - b * std::nearbyint(c.y / b.y);
-    c = c - a * std::nearbyint(c.x / a.x);
-    b = b - a * std::nearbyint(b.x / a.x);
-    top_.box = Boxd{a, b, c};
+    top_.box = *box;
   }
 
   // OpenMM's element guess from the atom name (PDBFile.__init__), for blank/unknown columns.
@@ -557,6 +538,53 @@ class PdbParser {
 };
 
 }  // namespace
+
+const char* const kCellInvalidAngles = "cell angles do not describe a valid unit cell";
+
+std::optional<Boxd> reduced_box_from_cell(const double cell[6], std::string& problem, int& field) {
+  field = -1;
+  for (int i = 0; i < 3; ++i) {
+    if (!(cell[i] > 0)) {
+      field = i;
+      problem = "cell lengths must be positive";
+      return std::nullopt;
+    }
+  }
+  for (int i = 3; i < 6; ++i) {
+    if (!(cell[i] > 0 && cell[i] < 180)) {
+      field = i;
+      problem = "cell angles must lie between 0 and 180 degrees";
+      return std::nullopt;
+    }
+  }
+  // OpenMM's computePeriodicBoxVectors, operation for operation (same rounding).
+  const double a_len = cell[0] * 0.1, b_len = cell[1] * 0.1, c_len = cell[2] * 0.1;
+  const double alpha = cell[3] * kPi / 180.0, beta = cell[4] * kPi / 180.0, gamma = cell[5] * kPi / 180.0;
+  Vec3d a(a_len, 0.0, 0.0);
+  Vec3d b(b_len * std::cos(gamma), b_len * std::sin(gamma), 0.0);
+  const double cx = c_len * std::cos(beta);
+  const double cy = c_len * (std::cos(alpha) - std::cos(beta) * std::cos(gamma)) / std::sin(gamma);
+  const double cz2 = c_len * c_len - cx * cx - cy * cy;
+  if (!(cz2 > 0)) {
+    problem = kCellInvalidAngles;
+    return std::nullopt;
+  }
+  Vec3d c(cx, cy, std::sqrt(cz2));
+  for (Vec3d* vec : {&a, &b, &c}) {
+    for (int k = 0; k < 3; ++k) {
+      if (std::fabs((*vec)[k]) < 1e-6) (*vec)[k] = 0.0;
+    }
+  }
+  if (!(a.x > 0 && b.y > 0 && c.z > 0)) {
+    problem = "describes a degenerate unit cell";
+    return std::nullopt;
+  }
+  // Reduced form; Python's round() rounds halves to even, as nearbyint does by default.
+  c = c - b * std::nearbyint(c.y / b.y);
+  c = c - a * std::nearbyint(c.x / a.x);
+  b = b - a * std::nearbyint(b.x / a.x);
+  return Boxd{a, b, c};
+}
 
 Topology read_pdb(const std::string& path) { return PdbParser(path).parse(); }
 

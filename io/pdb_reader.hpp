@@ -19,6 +19,7 @@
 // Atom and residue names are kept as written (OpenMM's pdbNames.xml renaming is not applied).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "model/topology.hpp"
@@ -31,5 +32,12 @@ Topology read_pdb(const std::string& path);
 
 // The same from the file's text; `source` names it in messages and in Topology::source.
 Topology read_pdb_text(std::string text, const std::string& source);
+
+// A unit cell (a, b, c in Å; alpha, beta, gamma in degrees) as the reduced periodic box in nm, exactly as
+// OpenMM's computePeriodicBoxVectors and reducePeriodicBoxVectors (the CRYST1 path above; io/structure_reader
+// uses it for mmCIF's _cell). An invalid cell returns nullopt with `problem` ("cell lengths must be positive",
+// ...) and `field` the index of the value at fault (0-5), or -1 when the cell as a whole is.
+std::optional<Boxd> reduced_box_from_cell(const double cell[6], std::string& problem, int& field);
+extern const char* const kCellInvalidAngles;  // `problem` when the angles cannot close a cell
 
 }  // namespace mdsim

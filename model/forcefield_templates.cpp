@@ -1,7 +1,9 @@
 // Residue -> template matching as OpenMM 7.7's ForceField._matchAllResiduesToTemplates with
 // compiled.matchResidueToTemplate: candidates by element signature, then a graph match on elements, bond counts
-// and external-bond counts, independent of atom names. A residue that matches nothing gets a one-line error naming
-// the closest template by atom names.
+// and external-bond counts, independent of atom names. A residue that matches nothing gets a one-line error that
+// says how to fix it: the closest template by atom names among those of its own name (its variants and terminal
+// forms), then what is wrong (hydrogens missing: `mdsim prepare`; an element; bonds; atoms), or, for a name no
+// template has, that its force field XML is needed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -284,74 +286,157 @@ std::vector<std::pair<int, std::vector<int>>> matching_templates(const PreparedT
   return found;
 }
 
-// The template closest to residue r by atom names: fewest missing plus extra names, then a template named like
-// the residue, then template order.
+// The templates a residue named `name` is meant to match: its standard name (pdbNames.xml aliases: HID -> HIS),
+// the protonation variants the force fields name for it (HIS -> HID/HIE/HIP, CYS -> CYX, ASP -> ASH, GLU -> GLH,
+// LYS -> LYN), and the N- and C-terminal forms of each (NALA, CALA). Ranked: 0 the residue's own name, 1 its standard
+// name, 2 a variant, 3 a terminal form.
+std::map<std::string, int> related_names(const std::string& name, const std::string& normalised) {
+  static const std::map<std::string, std::vector<std::string>> kVariants = {
+      {"HIS", {"HID", "HIE", "HIP"}}, {"CYS", {"CYX"}}, {"ASP", {"ASH"}}, {"GLU", {"GLH"}}, {"LYS", {"LYN"}}};
+  std::string base = normalised;
+  for (const auto& [standard, variants] : kVariants)
+    if (std::find(variants.begin(), variants.end(), normalised) != variants.end()) base = standard;
+  std::map<std::string, int> rank;
+  const auto add = [&rank](const std::string& n, int r) {
+    auto [it, fresh] = rank.emplace(n, r);
+    if (!fresh) it->second = std::min(it->second, r);
+  };
+  add(name, 0);
+  add(normalised, 0);
+  add(base, 1);
+  if (auto v = kVariants.find(base); v != kVariants.end())
+    for (const std::string& variant : v->second) add(variant, 2);
+  const std::map<std::string, int> stems = rank;
+  for (const auto& [stem, r] : stems) {
+    add("N" + stem, 3);
+    add("C" + stem, 3);
+  }
+  return rank;
+}
+
+// A template compared with residue r by atom names (pdbNames.xml-normalised).
 struct ClosestTemplate {
   int index = -1;
-  std::vector<std::string> missing, extra;
+  std::vector<std::string> missing, extra;  // template atoms the residue lacks; residue atoms the template lacks
+  std::vector<std::string> missing_hydrogens;
+  int missing_heavy = 0;
 };
 
-ClosestTemplate closest_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names, int r) {
+ClosestTemplate compare_names(const Topology& top, const NormalisedNames& names, const PreparedTemplates& prepared,
+                              int r, int k) {
   const auto& res = top.residues[static_cast<std::size_t>(r)];
-  const std::string& rname = names.residue[static_cast<std::size_t>(r)];
-  std::set<std::string> have;
+  const auto& t = *prepared.templates[static_cast<std::size_t>(k)].tpl;
+  std::set<std::string> have, tnames;
   for (int a : res.atoms) have.insert(names.atom[static_cast<std::size_t>(a)]);
+  ClosestTemplate c;
+  c.index = k;
+  for (std::size_t i = 0; i < t.atoms.size(); ++i) {
+    tnames.insert(t.atoms[i].name);
+    if (have.count(t.atoms[i].name)) continue;
+    c.missing.push_back(t.atoms[i].name);
+    if (prepared.templates[static_cast<std::size_t>(k)].element[i] == "H") c.missing_hydrogens.push_back(t.atoms[i].name);
+    else ++c.missing_heavy;
+  }
+  for (int a : res.atoms)
+    if (!tnames.count(names.atom[static_cast<std::size_t>(a)])) c.extra.push_back(top.atoms[static_cast<std::size_t>(a)].name);
+  return c;
+}
+
+// The closest of `candidates` (template index -> rank): fewest heavy atoms missing plus atoms extra, then fewest
+// hydrogens missing, then rank, then template order.
+ClosestTemplate closest_template(const Topology& top, const NormalisedNames& names, const PreparedTemplates& prepared,
+                                 int r, const std::vector<std::pair<int, int>>& candidates) {
   ClosestTemplate best;
-  std::tuple<int, int, int> best_score{0, 0, 0};
-  for (std::size_t k = 0; k < ff.templates.size(); ++k) {
-    const auto& t = ff.templates[k];
-    std::set<std::string> tnames;
-    std::vector<std::string> missing, extra;
-    for (const auto& ta : t.atoms) {
-      tnames.insert(ta.name);
-      if (!have.count(ta.name)) missing.push_back(ta.name);
-    }
-    for (int a : res.atoms)
-      if (!tnames.count(names.atom[static_cast<std::size_t>(a)])) extra.push_back(top.atoms[static_cast<std::size_t>(a)].name);
-    auto alias = ff.standard.residue_aliases.find(t.name);
-    const std::string tstd = alias == ff.standard.residue_aliases.end() ? t.name : alias->second;
-    int related = 3;
-    if (t.name == res.name || t.name == rname) related = 0;
-    else if (tstd == rname) related = 1;
-    else if (t.name.size() == rname.size() + 1 && t.name.compare(1, std::string::npos, rname) == 0) related = 2;
-    const std::tuple<int, int, int> score{static_cast<int>(missing.size() + extra.size()), related,
-                                          static_cast<int>(k)};
+  std::tuple<std::size_t, std::size_t, int, int> best_score{};
+  for (const auto& [k, rank] : candidates) {
+    ClosestTemplate c = compare_names(top, names, prepared, r, k);
+    const std::tuple<std::size_t, std::size_t, int, int> score{static_cast<std::size_t>(c.missing_heavy) + c.extra.size(),
+                                                              c.missing_hydrogens.size(), rank, k};
     if (best.index < 0 || score < best_score) {
-      best = {static_cast<int>(k), std::move(missing), std::move(extra)};
+      best = std::move(c);
       best_score = score;
     }
   }
   return best;
 }
 
+// "H, HA, HB2, ..." (the first three).
+std::string first_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 3) out += ", ...";
+  return out;
+}
+
 [[noreturn]] void throw_no_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
-                                    const PreparedTemplates& prepared, int r, const ResidueGraph& residue) {
-  const ClosestTemplate best = closest_template(top, ff, names, r);
-  std::string detail;
-  if (best.index < 0) {
-    detail = "the force field has no residue templates";
-  } else if (best.missing.empty() && best.extra.empty()) {
-    // Same atom names: the bonds differ, typically at a chain end or a missing link.
-    const auto& t = ff.templates[static_cast<std::size_t>(best.index)];
-    const auto& p = prepared.templates[static_cast<std::size_t>(best.index)];
-    const auto& res = top.residues[static_cast<std::size_t>(r)];
+                                    const PreparedTemplates& prepared, const AtomGraph& graph, int r,
+                                    const ResidueGraph& residue) {
+  const auto& res = top.residues[static_cast<std::size_t>(r)];
+  const std::string note = ff.num_patches > 0 ? "; note: template patches (<Patches>) are not supported" : "";
+  const auto fail = [&](const std::string& message) {
+    throw InputError(located(top.source, residue_line(top, r), 0, message + note));
+  };
+  if (ff.templates.empty()) fail(fmt::format("no force field template matches {}: the force field has no residue "
+                                             "templates", residue_label(top, r)));
+  // Templates of the residue's own name and its variants first; only a name no template has looks at them all.
+  const std::map<std::string, int> related = related_names(res.name, names.residue[static_cast<std::size_t>(r)]);
+  std::vector<std::pair<int, int>> candidates;
+  for (std::size_t k = 0; k < ff.templates.size(); ++k)
+    if (auto it = related.find(ff.templates[k].name); it != related.end())
+      candidates.emplace_back(static_cast<int>(k), it->second);
+  if (candidates.empty()) {
+    std::vector<std::pair<int, int>> all;
+    for (std::size_t k = 0; k < ff.templates.size(); ++k) all.emplace_back(static_cast<int>(k), 0);
+    const ClosestTemplate any = closest_template(top, names, prepared, r, all);
+    const std::string hint =
+        any.missing.empty() && any.extra.empty()
+            ? fmt::format("; its atoms are those of template {}: a misspelt residue name?",
+                          ff.templates[static_cast<std::size_t>(any.index)].name)
+            : std::string();
+    fail(fmt::format("no template for {}: supply its force field XML (system.forcefield){}", residue_label(top, r),
+                     hint));
+  }
+  const ClosestTemplate best = closest_template(top, names, prepared, r, candidates);
+  const auto& t = ff.templates[static_cast<std::size_t>(best.index)];
+  const auto& p = prepared.templates[static_cast<std::size_t>(best.index)];
+  if (best.extra.empty() && best.missing_heavy == 0 && !best.missing_hydrogens.empty()) {
+    const std::size_t n = best.missing_hydrogens.size();
+    fail(fmt::format("{} lacks {} hydrogen{} ({}) of template {}: run `mdsim prepare` to add them",
+                     residue_label(top, r), n, n == 1 ? "" : "s", first_names(best.missing_hydrogens), t.name));
+  }
+  if (best.missing.empty() && best.extra.empty()) {
+    // Same atom names: an element or the bonds differ.
+    for (std::size_t i = 0; i < res.atoms.size(); ++i) {
+      const int a = res.atoms[i];
+      const std::string& name = names.atom[static_cast<std::size_t>(a)];
+      for (std::size_t j = 0; j < t.atoms.size(); ++j)
+        if (t.atoms[j].name == name && !p.element[j].empty() && p.element[j] != graph.element[static_cast<std::size_t>(a)])
+          throw InputError(located(
+              top.source, top.atoms[static_cast<std::size_t>(a)].line, 0,
+              fmt::format("no force field template matches {}: atom '{}' is element {} in the file but {} in "
+                          "template {}; fix its element (columns 77-78 of a PDB file, type_symbol of an mmCIF)",
+                          residue_label(top, r), top.atoms[static_cast<std::size_t>(a)].name,
+                          graph.element[static_cast<std::size_t>(a)], p.element[j], t.name)));
+    }
     std::vector<std::string> t_ext, r_ext;
     for (std::size_t i = 0; i < t.atoms.size(); ++i)
       if (p.external[i] > 0) t_ext.push_back(t.atoms[i].name);
     for (std::size_t i = 0; i < res.atoms.size(); ++i)
       if (residue.external[i] > 0) r_ext.push_back(top.atoms[static_cast<std::size_t>(res.atoms[i])].name);
-    detail = fmt::format(
-        "its atoms match template {} but its bonds differ (bonds to other residues: template at [{}], residue "
-        "at [{}]); a chain end may need its terminal atoms (e.g. OXT, H2/H3) or a cap",
-        t.name, join(t_ext), join(r_ext));
-  } else {
-    detail = fmt::format("closest template {}: missing atoms [{}], extra atoms [{}]",
-                         ff.templates[static_cast<std::size_t>(best.index)].name, join(best.missing),
-                         join(best.extra));
+    fail(fmt::format("no force field template matches {}: its atoms match template {} but its bonds differ (bonds to "
+                     "other residues: template at [{}], residue at [{}]); a chain end may need its terminal atoms "
+                     "(e.g. OXT, H2/H3) or a cap",
+                     residue_label(top, r), t.name, join(t_ext), join(r_ext)));
   }
-  if (ff.num_patches > 0) detail += "; note: template patches (<Patches>) are not supported";
-  throw InputError(located(top.source, residue_line(top, r), 0,
-                           fmt::format("no force field template matches {}: {}", residue_label(top, r), detail)));
+  throw InputError(located(
+      top.source, residue_line(top, r), 0,
+      fmt::format("no force field template matches {}: closest template {}: missing atoms [{}], extra atoms [{}]{}",
+                  residue_label(top, r), t.name, join(best.missing), join(best.extra),
+                  best.missing_heavy > 0 ? "; missing heavy atoms must be rebuilt (e.g. with PDBFixer) before "
+                                           "`mdsim prepare` adds hydrogens"
+                  : best.extra.empty()   ? ""
+                                         : "; rename or remove the extra atoms") +
+          note));
 }
 
 // Several matches are fine only when they give every atom the same type and parameters (OpenMM picks the first).
@@ -415,7 +500,7 @@ TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, con
   for (int r : residue_order(top)) {
     const ResidueGraph residue = residue_graph(top, graph, r, local);
     const auto found = matching_templates(prepared, residue);
-    if (found.empty()) throw_no_template(top, ff, names, prepared, r, residue);
+    if (found.empty()) throw_no_template(top, ff, names, prepared, graph, r, residue);
     if (found.size() > 1) check_same_parameters(top, ff, r, found);
     assign_template(top, ff, prepared, r, found.front().first, found.front().second, out);
   }

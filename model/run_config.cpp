@@ -160,4 +160,8 @@ void throw_config_error(const RunConfig& config, const std::string& key, const s
   throw InputError(at_config_key(config, key, message));
 }
 
+std::string structure_key(const RunConfig& config) {
+  return config.locations.count("system.pdb") ? "system.pdb" : "system.structure";
+}
+
 }  // namespace mdsim

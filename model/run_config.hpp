@@ -20,7 +20,7 @@ enum class Precision { Mixed, Double };
 enum class InitialVelocities { Temperature, Zero, FromCheckpoint };
 
 struct SystemConfig {
-  std::string pdb;                       // absolute or relative to the working directory (resolved)
+  std::string pdb;  // the structure file (key `structure`, or its older name `pdb`): PDB or PDBx/mmCIF; resolved path
   std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // bundled names or paths
   NonbondedSettings nonbonded;           // method, cutoff_nm, ewald_tolerance, switch_distance_nm, dispersion, pme_grid
   ConstraintMode constraints = ConstraintMode::HBonds;
@@ -158,6 +158,9 @@ std::vector<std::int64_t> stage_first_steps(const std::vector<StageConfig>& stag
 // file alone when none was written. throw_config_error throws it as an InputError.
 std::string at_config_key(const RunConfig& config, const std::string& key, const std::string& message);
 [[noreturn]] void throw_config_error(const RunConfig& config, const std::string& key, const std::string& message);
+
+// The key the config names its structure file with: "system.structure", or "system.pdb" (its older name).
+std::string structure_key(const RunConfig& config);
 
 // The settings that define the simulated physics, which a resumed run must share with the run that
 // wrote its checkpoint: (config key, value with its unit) in a fixed order. Run length, reporters,

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(config pdb forcefield_xml checkpoint); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(config pdb forcefield_xml checkpoint structure); fi
 case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;; esac
 
 scripts/setup.sh --fuzz
@@ -29,22 +29,28 @@ max_len() {
     pdb) echo 8192 ;;
     forcefield_xml) echo 24576 ;;
     checkpoint) echo 1024 ;;
+    structure) echo 8192 ;;
   esac
 }
 
 # Seeds: the project's own inputs (big PDB files cut to their first 100 lines), plus fuzz/corpus/<target>/.
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{config,pdb,forcefield_xml,checkpoint} build-fuzz/artifacts build-fuzz/logs
+mkdir -p "$seeds"/{config,pdb,forcefield_xml,checkpoint,structure} build-fuzz/artifacts build-fuzz/logs
 i=0
 for f in configs/*.yaml examples/*/config.yaml; do i=$((i + 1)); cp "$f" "$seeds/config/$i-$(basename "$f")"; done
 cp tests/data/*.pdb "$seeds/pdb/"
 for f in tests/data/shared/systems/*.pdb; do head -n 100 "$f" >"$seeds/pdb/head-$(basename "$f")"; done
+# structure: the PDB seeds, and the mmCIF files cut to their first 120 lines (header, _struct_conn, first atoms).
+cp "$seeds"/pdb/* "$seeds/structure/"
+for f in tests/data/structure_*.cif.gz; do
+  gzip -dc "$f" | head -n 120 >"$seeds/structure/head-$(basename "$f" .gz)" || true
+done
 cp forcefields/*.xml tests/data/ff_*.xml "$seeds/forcefield_xml/"
 for f in forcefields/amber14/*.xml; do cp "$f" "$seeds/forcefield_xml/amber14-$(basename "$f")"; done
 # The checkpoint target's input is a list of choices, not a file: any bytes will do to start from.
 for f in tests/data/pdb_*.pdb; do head -c 1024 "$f" >"$seeds/checkpoint/bytes-$(basename "$f")"; done
-for t in config pdb forcefield_xml checkpoint; do
+for t in config pdb forcefield_xml checkpoint structure; do
   if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$seeds/$t/" 2>/dev/null || true; fi
 done
 

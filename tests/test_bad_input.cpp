@@ -271,7 +271,7 @@ TEST_CASE("the command line: an unknown command and a folder given as the struct
   const mdsim::test::CommandResult folder = mdsim::test::run_mdsim("check " + (dir / "run.yaml").string());
   CHECK(folder.code == 2);
   CHECK(contains(folder.err, (dir / "run.yaml").string() + ":1:15: 'pdb': " + dir.string()));
-  CHECK(contains(folder.err, "is a directory; name the structure file (PDB format) in it"));
+  CHECK(contains(folder.err, "is a directory; name the structure file (PDB or PDBx/mmCIF) in it"));
   fs::remove_all(dir);
 }
 

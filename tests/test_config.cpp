@@ -319,9 +319,11 @@ TEST_CASE("out-of-range values are rejected") {
 TEST_CASE("unknown units, missing sections, YAML syntax errors") {
   CHECK(error_of("system: {pdb: a.pdb}\nintegrator: {timestep: 2 fortnights}\n") ==
         "test.yaml:2:24: 'timestep': unknown time unit 'fortnights' (accepted: ps, fs, ns, us, µs, ms)");
-  CHECK(error_of("integrator: {timestep: 2 fs}\n") == "test.yaml:1:1: missing section 'system' (with at least 'pdb')");
+  CHECK(error_of("integrator: {timestep: 2 fs}\n") ==
+        "test.yaml:1:1: missing section 'system' (with at least 'structure', the structure file)");
   CHECK(error_of("system: {forcefield: amber14-all.xml}\n") ==
-        "test.yaml:1:9: 'system' needs the key 'pdb' (the structure file, PDB format)");
+        "test.yaml:1:9: 'system' needs the key 'structure' (the structure file: PDB or PDBx/mmCIF, e.g. structure: "
+        "protein.pdb)");
   CHECK(error_of("system:\n  pdb: [a.pdb\n").find("test.yaml:") == 0);
   CHECK(error_of("system:\n  pdb: [a.pdb\n").find("YAML syntax error") != std::string::npos);
   CHECK(error_of("- just\n- a list\n") == "test.yaml:1:1: the config must be a YAML mapping with a 'system' section");
@@ -335,6 +337,25 @@ TEST_CASE("a missing structure file is an error at the 'pdb' key") {
     CHECK(std::string(e.what()) == "cfg.yaml:2:8: 'pdb': file not found: /nonexistent_dir/no_such_file.pdb");
   }
   REQUIRE_THROWS_AS(load_config("/nonexistent_dir/config.yaml"), InputError);
+}
+
+TEST_CASE("system.structure names the structure file; system.pdb is its older name; not both") {
+  const RunConfig c = parse("system:\n  structure: a.cif.gz\n");
+  CHECK(c.system.pdb == "/base/a.cif.gz");
+  CHECK(structure_key(c) == "system.structure");
+  CHECK(structure_key(parse("system:\n  pdb: a.pdb\n")) == "system.pdb");
+  CHECK(error_of("system:\n  structure: a.cif\n  pdb: a.pdb\n") ==
+        "test.yaml:3:8: 'structure' and 'pdb' both name the structure file; keep one ('structure' is the preferred "
+        "name, 'pdb' its older one)");
+  CHECK(error_of("system:\n  pdb: a.pdb\n  structure: a.cif\n") ==
+        "test.yaml:3:14: 'structure' and 'pdb' both name the structure file; keep one ('structure' is the preferred "
+        "name, 'pdb' its older one)");
+  try {
+    parse_config("system:\n  structure: no_such_file.cif\n", "cfg.yaml", "/nonexistent_dir");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "cfg.yaml:2:14: 'structure': file not found: /nonexistent_dir/no_such_file.cif");
+  }
 }
 
 TEST_CASE("the bundled example and documented configs parse") {

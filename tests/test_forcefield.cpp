@@ -504,8 +504,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
   REQUIRE(n_line > 0);
   CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
         no_ha + ":" + std::to_string(n_line) +
-            ": no force field template matches residue ALA 2 (chain 'A'): closest template ALA: missing atoms [HA], "
-            "extra atoms []");
+            ": residue ALA 2 (chain 'A') lacks 1 hydrogen (HA) of template ALA: run `mdsim prepare` to add them");
 
   // A water with an atom renamed and one missing.
   const std::string odd_water = modified_pdb(src, "ala2_odd_water.pdb", [](std::string& line) {
@@ -518,7 +517,8 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
   create_topology_bonds(top, amber14().standard);
   const std::string message = error_of([&] { build_system(top, amber14(), o); });
   CHECK(message.find(": no force field template matches residue HOH ") != std::string::npos);
-  CHECK(message.find("closest template HOH: missing atoms [H1 H2], extra atoms [HX]") != std::string::npos);
+  CHECK(message.find("closest template HOH: missing atoms [H1 H2], extra atoms [HX]; rename or remove the extra atoms") !=
+        std::string::npos);
 
   // The N-terminal residue of DHFR without its extra terminal hydrogens: names fit MET, bonds do not.
   const std::string dhfr = kSystems + "dhfr.pdb";
@@ -533,4 +533,83 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
             ": no force field template matches residue MET 1 (chain ' '): its atoms match template MET but its bonds "
             "differ (bonds to other residues: template at [N C], residue at [C]); a chain end may need its terminal "
             "atoms (e.g. OXT, H2/H3) or a cap");
+}
+
+TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an unknown name, a heavy atom, an element",
+          "[forcefield]") {
+  ForceFieldOptions o;
+  o.nonbonded.method = NonbondedMethod::PME;
+  const std::string dhfr = kSystems + "dhfr.pdb";
+  // The first ARG of DHFR as it comes from the Protein Data Bank: heavy atoms only. Its closest template is ARG (not
+  // calcium, as the name-blind search once chose).
+  std::string arg_number;
+  {
+    std::ifstream in(dhfr);
+    for (std::string line; arg_number.empty() && std::getline(in, line);)
+      if (line.rfind("ATOM", 0) == 0 && line.substr(17, 3) == "ARG") arg_number = line.substr(22, 4);
+  }
+  REQUIRE(!arg_number.empty());
+  const std::string heavy_arg = modified_pdb(dhfr, "dhfr_heavy_arg.pdb", [&](std::string& line) {
+    return !(line.rfind("ATOM", 0) == 0 && line.substr(17, 3) == "ARG" && line.substr(22, 4) == arg_number &&
+             line.substr(76, 2) == " H");
+  });
+  Topology top = read_pdb(heavy_arg);
+  create_topology_bonds(top, amber14().standard);
+  const int arg_line = line_of(heavy_arg, " N   ARG  " + arg_number);
+  REQUIRE(arg_line > 0);
+  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+        heavy_arg + ":" + std::to_string(arg_line) + ": residue ARG " + std::to_string(std::stoi(arg_number)) +
+            " (chain ' ') lacks 13 hydrogens (H, HA, HB2, ...) of template ARG: run `mdsim prepare` to add them");
+
+  // An unknown ligand: no template has its name.
+  const std::string src = kSystems + "ala2_water.pdb";
+  const std::string ligand = modified_pdb(src, "ala2_ligand.pdb", [](std::string& line) {
+    if (line.find("HOH B   1") != std::string::npos && line.rfind("HETATM", 0) == 0) {
+      line.replace(17, 3, "LIG");
+      line.replace(22, 4, " 401");
+      if (line.substr(12, 4) == " O  ") line.replace(12, 4, " O1 ");
+    }
+    return true;
+  });
+  top = read_pdb(ligand);
+  create_topology_bonds(top, amber14().standard);
+  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+        ligand + ":" + std::to_string(line_of(ligand, "LIG B 401")) +
+            ": no template for residue LIG 401 (chain 'B'): supply its force field XML (system.forcefield)");
+
+  // A misspelt residue name: its atoms are those of a template.
+  const std::string misspelt = modified_pdb(src, "ala2_alx.pdb", [](std::string& line) {
+    if (line.size() > 20 && line.substr(17, 3) == "ALA") line.replace(17, 3, "ALX");
+    return true;
+  });
+  top = read_pdb(misspelt);
+  create_topology_bonds(top, amber14().standard);
+  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+        misspelt + ":" + std::to_string(line_of(misspelt, " N   ALX A   2")) +
+            ": no template for residue ALX 2 (chain 'A'): supply its force field XML (system.forcefield); its atoms "
+            "are those of template ALA: a misspelt residue name?");
+
+  // A residue missing a heavy atom: the atoms against its own template.
+  const std::string no_cb = modified_pdb(src, "ala2_no_cb.pdb", [](std::string& line) {
+    return !(line.size() > 20 && line.substr(12, 4) == " CB " && line.substr(17, 3) == "ALA");
+  });
+  top = read_pdb(no_cb);
+  create_topology_bonds(top, amber14().standard);
+  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+        no_cb + ":" + std::to_string(line_of(no_cb, " N   ALA A   2")) +
+            ": no force field template matches residue ALA 2 (chain 'A'): closest template ALA: missing atoms [CB], "
+            "extra atoms []; missing heavy atoms must be rebuilt (e.g. with PDBFixer) before `mdsim prepare` adds "
+            "hydrogens");
+
+  // A wrong element: named like the template, located at the atom.
+  const std::string carbon_n = modified_pdb(src, "ala2_carbon_n.pdb", [](std::string& line) {
+    if (line.size() > 77 && line.substr(12, 4) == " N  " && line.substr(17, 3) == "ALA") line.replace(76, 2, " C");
+    return true;
+  });
+  top = read_pdb(carbon_n);
+  create_topology_bonds(top, amber14().standard);
+  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+        carbon_n + ":" + std::to_string(line_of(carbon_n, " N   ALA A   2")) +
+            ": no force field template matches residue ALA 2 (chain 'A'): atom 'N' is element C in the file but N in "
+            "template ALA; fix its element (columns 77-78 of a PDB file, type_symbol of an mmCIF)");
 }

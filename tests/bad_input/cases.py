@@ -22,6 +22,7 @@ Each case is a dict:
 Adding a case: copy a neighbour, change what it breaks and the message it expects, run
   python3 tests/python/bad_input_suite.py build/mdsim tests/data/shared -k NAME -v
 """
+import gzip
 import os
 import re
 
@@ -86,6 +87,34 @@ HETATM    9  H2  HOH D   3      21.171  27.070  27.109  1.00  0.00           H
 END
 """
 
+# The same three waters as PDBx/mmCIF (line 15 is atom 1, line 23 atom 9), read through gemmi.
+H2O_CIF = """\
+data_water
+loop_
+_atom_site.group_PDB
+_atom_site.id
+_atom_site.type_symbol
+_atom_site.label_atom_id
+_atom_site.label_comp_id
+_atom_site.label_asym_id
+_atom_site.label_seq_id
+_atom_site.Cartn_x
+_atom_site.Cartn_y
+_atom_site.Cartn_z
+_atom_site.auth_seq_id
+_atom_site.auth_asym_id
+HETATM 1 O O  HOH B . 28.414 24.909 23.615 1 B
+HETATM 2 H H1 HOH B . 28.334 23.995 23.344 1 B
+HETATM 3 H H2 HOH B . 28.001 25.406 22.909 1 B
+HETATM 4 O O  HOH C . 26.546 26.687 25.496 2 C
+HETATM 5 H H1 HOH C . 25.770 26.207 25.786 2 C
+HETATM 6 H H2 HOH C . 27.197 26.008 25.321 2 C
+HETATM 7 O O  HOH D . 20.563 26.999 26.373 3 D
+HETATM 8 H H1 HOH D . 19.731 26.744 26.773 3 D
+HETATM 9 H H2 HOH D . 21.171 27.070 27.109 3 D
+#
+"""
+
 H2O_CONFIG = """\
 system:
   pdb: water.pdb
@@ -147,6 +176,8 @@ BASES = {
     "vac": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
     "wat": {"files": {"config.yaml": WAT_CONFIG}, "copy": {"ala2_water.pdb": "<DATA>/systems/ala2_water.pdb"}},
     "h2o": {"files": {"config.yaml": H2O_CONFIG, "water.pdb": H2O_PDB, "ff.xml": FF_XML}},
+    "h2o_cif": {"files": {"config.yaml": H2O_CONFIG.replace("pdb: water.pdb", "structure: water.cif"),
+                          "water.cif": H2O_CIF, "ff.xml": FF_XML}},
     # The vacuum setup after a finished 10-step run: out/ holds its checkpoint, trajectory, state log, final PDB.
     "vac_done": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"},
                  "artifacts": {"out": "vac_out"}},
@@ -358,7 +389,7 @@ case("key_duplicate_in_flow_map", "config", r"<CFG>:15:29: key 'interval' appear
      sub=[(r"trajectory: \{interval: 5\}", "trajectory: {interval: 5, interval: 10}")])
 case("section_system_missing", "config", r"<CFG>:1:1: missing section 'system'",
      sub=[(r"^system:\n  pdb: ala2_vacuum.pdb\n  forcefield: \[amber14-all.xml\]\n  nonbonded_method: no_cutoff\n", "")])
-case("section_system_without_pdb", "config", r"<CFG>:2:3: 'system' needs the key 'pdb'",
+case("section_system_without_pdb", "config", r"<CFG>:2:3: 'system' needs the key 'structure'",
      sub=[(r"^  pdb: ala2_vacuum.pdb\n", "")])
 case("section_system_is_scalar", "config", r"<CFG>:1:9: 'system' must be a mapping",
      config="system: ala2_vacuum.pdb\n")
@@ -609,14 +640,15 @@ case("pdb_huge_coordinate_periodic", "pdb", r"<DIR>/ala2_water.pdb:40:47: the z 
      base="wat", setup=lambda root: _set_columns_file(root, "ala2_water.pdb", 40, 47, "   1e+30"))
 case("pdb_unknown_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8:77: cannot determine the element of atom 'QN'",
      setup=lambda root: (_set_columns(8, 13, "QN  ")(root), _set_columns(8, 77, "Xq")(root)))
-case("pdb_unknown_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALX 2",
+case("pdb_unknown_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no template for residue ALX 2 \(chain ' '\): supply "
+     r"its force field XML \(system.forcefield\); its atoms are those of template ALA: a misspelt residue name\?",
      edit={PDB: [(r" ALA ", " ALX ")]})
 case("pdb_misaligned_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2:18: misaligned residue name ' ACE'",
      setup=_set_columns(2, 18, " ACE"))
-case("pdb_unknown_four_letter_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2: no force field template matches residue "
-     r"ACEX 1", setup=_set_columns(2, 18, "ACEX"))
-case("pdb_missing_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2 .*missing"
-     r" atoms \[HB3\]",
+case("pdb_unknown_four_letter_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2: no template for residue ACEX 1 \(chain ' '\): "
+     r"supply its force field XML \(system.forcefield\)$", setup=_set_columns(2, 18, "ACEX"))
+case("pdb_missing_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: residue ALA 2 \(chain ' '\) lacks 1 hydrogen \(HB3\) of "
+     r"template ALA: run `mdsim prepare` to add them",
      lines={PDB: {15: None}})
 case("pdb_extra_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2 .*extra"
      r" atoms \[HB4\]",
@@ -624,7 +656,8 @@ case("pdb_extra_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template
 case("pdb_duplicate_atom_name", "pdb", r"<DIR>/ala2_vacuum.pdb:15:13: duplicate atom name 'HB2' in residue ALA 2 .*"
      r"already on line 14",
      setup=_set_columns(15, 13, " HB2"))
-case("pdb_wrong_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2",
+case("pdb_wrong_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no force field template matches residue ALA 2 "
+     r"\(chain ' '\): atom 'N' is element C in the file but N in template ALA; fix its element",
      setup=_set_columns(8, 77, " C"))
 case("pdb_coincident_atoms", "pdb", r"<DIR>/ala2_vacuum.pdb:3: atom 2 \(CH3 of ACE 1\) and atom 3 \(H2 of ACE 1\) "
      r"\(line 4\) are 0.0000 nm apart, closer than 0.05 nm", setup=_set_columns(4, 31, "   2.000   2.090   0.000"))
@@ -655,6 +688,44 @@ case("pdb_conect_nonnumeric", "pdb", r"<DIR>/ala2_vacuum.pdb:25:12: expected an 
      edit={PDB: [(r"^CONECT    1    2", "CONECT    1  xyz")]})
 case("pdb_non_utf8_atom_name", "pdb", r"<DIR>/ala2_vacuum.pdb:8:13: byte 0xe9 in column 13 is not ASCII text",
      setup=lambda root: _bytes_at(root, PDB, 8, 13, b"\xe9\xe9"))
+
+# ------------------------------------------------------------------ PDBx/mmCIF structures (base h2o_cif, `mdsim check`)
+CIF = "water.cif"
+CIF_GZ = gzip.compress(H2O_CIF.encode(), mtime=0)
+case("cif_no_coordinates", "pdb", r"<DIR>/water.cif:3: _atom_site has no coordinates \(_atom_site.Cartn_x, Cartn_y, "
+     r"Cartn_z\): .*use the coordinate file of the entry", base="h2o_cif", args=["check", "<CFG>"],
+     write={CIF: re.sub(r"_atom_site.Cartn_[xyz]\n", "", H2O_CIF)})
+case("cif_no_atom_site", "pdb", r"<DIR>/water.cif: no _atom_site category: this PDBx/mmCIF file holds no atom "
+     r"coordinates", base="h2o_cif", args=["check", "<CFG>"], write={CIF: "data_water\n_cell.length_a 10.0\n"})
+# gemmi reports a short loop at its loop_ line.
+case("cif_syntax_error", "pdb", r"<DIR>/water.cif:2:1: PDBx/mmCIF syntax error: Wrong number of values in the loop",
+     base="h2o_cif", args=["check", "<CFG>"], edit={CIF: [(r" 27.109 3 D\n", " 27.109 3\n")]})
+case("cif_not_cif", "pdb", r"<DIR>/water.cif:1:1: PDBx/mmCIF syntax error: .*fix the file there", base="h2o_cif",
+     args=["check", "<CFG>"], write={CIF: "ATOM      1  O   HOH B   1      28.414  24.909  23.615\n"})
+case("cif_unknown_element", "pdb", r"<DIR>/water.cif:18: unknown element 'Qx' \(_atom_site.type_symbol\) of atom 'O' "
+     r"in residue HOH 2 \(chain 'C'\); write the element symbol", base="h2o_cif", args=["check", "<CFG>"],
+     edit={CIF: [(r"HETATM 4 O O ", "HETATM 4 Qx O ")]})
+case("cif_bad_coordinate", "pdb", r"<DIR>/water.cif:16: _atom_site.Cartn_y of atom 'H1' \(id 2\) is '23.9x5', not a "
+     r"number", base="h2o_cif", args=["check", "<CFG>"], edit={CIF: [(r"23.995", "23.9x5")]})
+case("cif_no_atoms", "pdb", r"<DIR>/water.cif: the file holds no atoms", base="h2o_cif", args=["check", "<CFG>"],
+     write={CIF: H2O_CIF.split("HETATM 1")[0] + "#\n"})
+case("cif_gz_truncated", "pdb", r"<DIR>/water.cif.gz: cannot decompress the gzip file \(unexpected end of file\): it is damaged or "
+     r"truncated", base="h2o_cif", args=["check", "<CFG>"], write={"water.cif.gz": CIF_GZ[:len(CIF_GZ) // 2]},
+     sub=[(r"structure: water.cif", "structure: water.cif.gz")])
+case("cif_gz_not_gzip", "pdb", r"<DIR>/water.cif.gz: the name ends in .gz but the file is not gzip-compressed",
+     base="h2o_cif", args=["check", "<CFG>"], write={"water.cif.gz": H2O_CIF},
+     sub=[(r"structure: water.cif", "structure: water.cif.gz")])
+case("cif_no_cell_with_pme", "pdb", r"<CFG>:4:3: nonbonded_method 'pme' needs a periodic box, but <DIR>/water.cif has "
+     r"no _cell \(unit cell\)", base="h2o_cif", args=["check", "<CFG>"],
+     sub=[(r"nonbonded_method: no_cutoff", "nonbonded_method: pme")])
+case("cif_bad_cell", "pdb", r"<DIR>/water.cif:25: _cell cell angles must lie between 0 and 180 degrees \(found "
+     r"gamma = 190\)", base="h2o_cif", args=["check", "<CFG>"],
+     write={CIF: H2O_CIF + "_cell.length_a 30\n_cell.length_b 30\n_cell.length_c 30\n_cell.angle_alpha 90\n"
+                           "_cell.angle_beta 90\n_cell.angle_gamma 190\n"})
+case("cif_template_mismatch", "pdb", r"<DIR>/water.cif:21: no force field template matches residue HOH 3 "
+     r"\(chain 'D'\)", base="h2o_cif", args=["check", "<CFG>"], edit={CIF: [(r"HETATM 8 H H1 ", "HETATM 8 H HX ")]})
+case("structure_and_pdb_keys", "config", r"<CFG>:3:8: 'structure' and 'pdb' both name the structure file; keep one",
+     base="h2o_cif", args=["check", "<CFG>"], sub=[(r"structure: water.cif\n", "structure: water.cif\n  pdb: water.cif\n")])
 
 # ================================================================== force-field XML (base h2o: ff.xml = tip3p)
 

@@ -1,0 +1,739 @@
+#include "io/structure_reader.hpp"
+
+#include <zlib.h>
+
+#include <gemmi/cif.hpp>
+#include <gemmi/pdb.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "io/pdb_reader.hpp"
+#include "model/elements.hpp"
+
+namespace mdsim {
+namespace {
+
+namespace cif = gemmi::cif;
+
+// Structures beyond this (Å) are damaged records, as in read_pdb.
+constexpr double kMaxCoordinateAngstrom = 1e5;
+
+bool ends_with_ci(const std::string& s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (std::size_t i = 0; i < suffix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+  return true;
+}
+
+std::string without_gz(const std::string& path) {
+  return ends_with_ci(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+}
+
+// One line: gemmi's messages may span several.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& path, int line, const std::string& message) {
+  throw InputError(located(path, line, 0, message));
+}
+
+// The file's bytes, through zlib for .gz.
+std::string read_bytes(const std::string& path) {
+  if (!ends_with_ci(path, ".gz")) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(path, 0, fmt::format("cannot open the structure file: {}", std::strerror(errno)));
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) fail(path, 0, "error while reading the structure file");
+    return std::move(buffer).str();
+  }
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) fail(path, 0, fmt::format("cannot open the structure file: {}", std::strerror(errno)));
+  std::string out;
+  char buffer[1 << 16];
+  int status = Z_OK;
+  std::string problem;
+  for (;;) {
+    const int n = gzread(file, buffer, sizeof buffer);
+    if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
+    const char* text = gzerror(file, &status);
+    if (n < 0 || (status != Z_OK && status != Z_STREAM_END)) {
+      problem = status == Z_ERRNO ? std::strerror(errno) : text;
+      if (problem.rfind(path + ": ", 0) == 0) problem = problem.substr(path.size() + 2);  // zlib names the file
+      break;
+    }
+    if (n == 0) break;
+  }
+  const bool plain = gzdirect(file) == 1;
+  gzclose(file);
+  if (!problem.empty())
+    fail(path, 0, fmt::format("cannot decompress the gzip file ({}): it is damaged or truncated; download it again, "
+                              "or name the uncompressed file",
+                              problem));
+  if (plain && !out.empty())
+    fail(path, 0, "the name ends in .gz but the file is not gzip-compressed; rename it without .gz");
+  return out;
+}
+
+// A decimal number as CIF writes it, with an optional standard uncertainty "1.234(5)".
+bool parse_number(std::string_view s, double& out) {
+  if (const std::size_t paren = s.find('('); paren != std::string_view::npos && s.back() == ')') s = s.substr(0, paren);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(out);
+}
+
+bool parse_int(std::string_view s, long& out) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+// ------------------------------------------------------------------ the structure both formats give
+
+struct AtomIn {
+  std::string name;
+  std::string element;  // symbol as the Topology holds it ("C", "Cl")
+  char altloc = 0;      // 0 = none
+  double occupancy = 1.0;
+  Vec3d position_angstrom;
+  int serial = 0;
+  int line = 0;
+  int input = 0;  // index in input order, for CONECT / struct_conn look-ups
+};
+
+struct ResidueIn {
+  std::string name;
+  int number = 0;
+  char icode = ' ';
+  std::vector<AtomIn> atoms;
+};
+
+struct ChainIn {
+  std::string id;
+  std::vector<ResidueIn> residues;
+};
+
+// Positions beyond 10 µm, or not numbers, are damaged records (as read_pdb refuses them).
+void check_coordinates(const std::string& path, const AtomIn& a) {
+  for (int k = 0; k < 3; ++k) {
+    const double x = a.position_angstrom[k];
+    if (!std::isfinite(x))
+      fail(path, a.line,
+           fmt::format("atom '{}' (serial {}) has the coordinate {}, not a number: a damaged record? Fix it", a.name,
+                       a.serial, quoted_number(x)));
+    if (std::fabs(x) > kMaxCoordinateAngstrom)
+      fail(path, a.line,
+           fmt::format("atom '{}' (serial {}) has the coordinate {} Å, beyond the {:g} Å (10 µm) a structure's "
+                       "coordinates can reach: a damaged record? Fix it",
+                       a.name, a.serial, quoted_number(x), kMaxCoordinateAngstrom));
+  }
+}
+
+// Builds the Topology, keeping of each atom (a name within a residue) the location with the highest
+// occupancy (ties: the first); returns the topology index of every input atom (-1 = dropped).
+std::vector<int> build_topology(const std::string& path, std::vector<ChainIn>& chains, int num_input, Topology& top,
+                                std::vector<std::string>& notes) {
+  top.source = path;
+  std::vector<int> index_of(static_cast<std::size_t>(num_input), -1);
+  std::map<char, int> dropped;  // altloc -> atoms dropped
+  for (ChainIn& chain : chains) {
+    const int chain_index = static_cast<int>(top.chains.size());
+    top.chains.push_back(TopologyChain{chain.id, {}});
+    for (ResidueIn& residue : chain.residues) {
+      // The kept location of each name: highest occupancy, the first on a tie.
+      std::unordered_map<std::string, std::size_t> best;
+      for (std::size_t i = 0; i < residue.atoms.size(); ++i) {
+        auto [it, fresh] = best.emplace(residue.atoms[i].name, i);
+        if (!fresh && residue.atoms[i].occupancy > residue.atoms[it->second].occupancy) it->second = i;
+      }
+      TopologyResidue out;
+      out.name = residue.name;
+      out.chain = chain_index;
+      out.number = residue.number;
+      out.insertion_code = residue.icode;
+      out.line = residue.atoms.empty() ? 0 : residue.atoms.front().line;
+      const int residue_index = static_cast<int>(top.residues.size());
+      for (std::size_t i = 0; i < residue.atoms.size(); ++i) {
+        AtomIn& a = residue.atoms[i];
+        if (best.at(a.name) != i) {
+          ++dropped[a.altloc ? a.altloc : ' '];
+          continue;
+        }
+        const int atom_index = top.num_atoms();
+        index_of[static_cast<std::size_t>(a.input)] = atom_index;
+        out.atoms.push_back(atom_index);
+        TopologyAtom atom;
+        atom.name = a.name;
+        atom.element = a.element;
+        atom.residue = residue_index;
+        atom.serial = a.serial;
+        atom.line = a.line;
+        top.atoms.push_back(std::move(atom));
+        top.positions_nm.push_back(a.position_angstrom * 0.1);
+      }
+      top.chains.back().residues.push_back(residue_index);
+      top.residues.push_back(std::move(out));
+    }
+  }
+  if (top.atoms.empty()) fail(path, 0, "the file holds no atoms (no ATOM/HETATM records or _atom_site rows)");
+  for (const auto& [altloc, count] : dropped)
+    notes.push_back(fmt::format("altloc {} dropped for {} atom{} (the location with the highest occupancy kept)",
+                                altloc == ' ' ? std::string("(none)") : std::string(1, altloc), count,
+                                count == 1 ? "" : "s"));
+  return index_of;
+}
+
+void sort_unique(std::vector<std::pair<int, int>>& pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+}
+
+void set_box(const std::string& path, int line, const double cell[6], Topology& top, std::vector<std::string>& notes,
+             const char* what) {
+  // A 1 Å cube is the placeholder of files without a crystal cell (NMR, models), not a box.
+  if (cell[0] == 1.0 && cell[1] == 1.0 && cell[2] == 1.0) {
+    notes.push_back(fmt::format("the {} unit cell of 1 Å × 1 Å × 1 Å is a placeholder: no periodic box read", what));
+    return;
+  }
+  std::string problem;
+  int field = -1;
+  std::optional<Boxd> box = reduced_box_from_cell(cell, problem, field);
+  static const char* const kNames[6] = {"a", "b", "c", "alpha", "beta", "gamma"};
+  if (!box)
+    fail(path, line,
+         fmt::format("{} {}{}; fix the unit cell or remove it", what, problem,
+                     field >= 0 ? fmt::format(" (found {} = {})", kNames[field], quoted_number(cell[field])) : ""));
+  top.box = *box;
+}
+
+// ------------------------------------------------------------------ PDB through gemmi
+
+std::vector<std::string_view> split_lines(const std::string& text) {
+  std::vector<std::string_view> lines;
+  std::string_view rest(text);
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (eol == std::string_view::npos) break;
+    rest.remove_prefix(eol + 1);
+  }
+  return lines;
+}
+
+bool record_is(std::string_view line, std::string_view record) {
+  if (line.size() < record.size()) return false;
+  for (std::size_t i = 0; i < record.size(); ++i)
+    if (std::toupper(static_cast<unsigned char>(line[i])) != record[i]) return false;
+  return true;
+}
+
+// gemmi's serial-number field (decimal or hybrid-36), from a copy padded to its 5 columns.
+int pdb_serial(std::string_view line, std::size_t begin) {
+  char field[6] = {' ', ' ', ' ', ' ', ' ', '\0'};
+  for (std::size_t i = 0; i < 5 && begin + i < line.size(); ++i) field[i] = line[begin + i];
+  return gemmi::pdb_impl::read_serial(field);
+}
+
+std::string trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// The copy of a PDB file gemmi reads. PDB records are plain ASCII: a byte outside it in an ATOM/HETATM record is
+// refused where it is, as read_pdb does; elsewhere (a REMARK in another encoding) it becomes '?'. SSBOND, LINK
+// and CISPEP records are blanked: OpenMM's PDBFile does not read them (bonds come from CONECT and templates), and
+// gemmi 0.5.7 reads their fixed columns past the end of a short record (a heap overflow found by fuzz_structure).
+std::string gemmi_input(const std::string& path, const std::string& text) {
+  std::string out = text;
+  int line = 1;
+  std::size_t line_start = 0;
+  const auto blank_unread_record = [&out](std::size_t start) {
+    std::size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    char head[5] = {0, 0, 0, 0, 0};
+    for (std::size_t k = 0; k < 4 && start + k < end; ++k)
+      head[k] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[start + k])));
+    const std::string_view name(head);
+    if (name == "SSBO" || name == "LINK" || name == "CISP")
+      for (std::size_t k = start; k < end; ++k) out[k] = ' ';
+  };
+  blank_unread_record(0);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      blank_unread_record(line_start);
+      continue;
+    }
+    if (c < 0x80 && (c >= 0x20 || c == '\t' || c == '\r')) continue;
+    const std::string_view record = std::string_view(text).substr(line_start, 6);
+    if (record == "ATOM  " || record == "HETATM")
+      throw InputError(located(path, line, static_cast<int>(i - line_start) + 1,
+                               fmt::format("byte 0x{:02x} in column {} is not ASCII text; PDB records are plain ASCII",
+                                           c, i - line_start + 1)));
+    out[i] = '?';
+  }
+  return out;
+}
+
+StructureFile read_pdb_structure(const std::string& path, const std::string& original) {
+  const std::string text = gemmi_input(path, original);
+  gemmi::PdbReadOptions options;
+  options.split_chain_on_ter = true;  // a new chain after TER, as OpenMM's PDBFile
+  gemmi::Structure st;
+  try {
+    st = gemmi::read_pdb_from_memory(text.data(), text.size(), path, options);
+  } catch (const std::exception& e) {
+    std::string message = one_line(e.what());
+    int line = 0;
+    constexpr std::string_view kPrefix = "Problem in line ";
+    if (message.rfind(kPrefix, 0) == 0) {
+      const std::size_t colon = message.find(": ", kPrefix.size());
+      line = std::atoi(message.c_str() + kPrefix.size());
+      if (colon != std::string::npos) message = message.substr(colon + 2);
+    }
+    fail(path, line, fmt::format("cannot read this PDB file: {}; fix the record (or convert the file with a "
+                                 "structure tool)",
+                                 message));
+  }
+  StructureFile out;
+  const std::vector<std::string_view> lines = split_lines(text);
+  // The lines of the first model's ATOM/HETATM records by (serial, name, altloc), for messages.
+  std::map<std::tuple<int, std::string, char>, std::vector<int>> line_of;
+  int cryst1_line = 0;
+  bool atoms_seen = false, first_model_done = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const int number = static_cast<int>(i) + 1;
+    if (record_is(line, "ATOM  ") || record_is(line, "HETATM")) {
+      if (first_model_done || line.size() < 17) continue;
+      atoms_seen = true;
+      const char altloc = line[16] == ' ' ? '\0' : line[16];
+      line_of[{pdb_serial(line, 6), trimmed(line.substr(12, 4)), altloc}].push_back(number);
+    } else if (record_is(line, "ENDMDL") || record_is(line, "MODEL ")) {
+      if (atoms_seen) first_model_done = true;
+    } else if (record_is(line, "CRYST1")) {
+      cryst1_line = number;
+    } else if (record_is(line, "END") && (line.size() == 3 || line[3] == ' ')) {
+      break;
+    }
+  }
+  std::map<std::tuple<int, std::string, char>, std::size_t> used;
+  auto take_line = [&](const gemmi::Atom& atom) {
+    const std::tuple<int, std::string, char> key{atom.serial, atom.name, atom.altloc};
+    auto found = line_of.find(key);
+    if (found == line_of.end()) return 0;
+    std::size_t& next = used[key];
+    return next < found->second.size() ? found->second[next++] : 0;
+  };
+
+  if (st.models.size() > 1)
+    out.notes.push_back(fmt::format("model {} of {} used (the file holds {} models)", st.models.front().name,
+                                    st.models.size(), st.models.size()));
+  // The first model's atoms with their chain and residue. gemmi files an atom under the residue of its chain
+  // with the same number and name, even one far back in the file (residue numbers wrap past 9999 in big
+  // systems): in file order (by line) a residue is therefore a run of atoms gemmi put in one residue, and a
+  // name repeated without an alternate location starts the next one.
+  struct Placed {
+    std::size_t chain;
+    const gemmi::Residue* residue;
+    const gemmi::Atom* atom;
+    int line;
+  };
+  std::vector<Placed> placed;
+  if (!st.models.empty()) {
+    const auto& model_chains = st.models.front().chains;
+    for (std::size_t c = 0; c < model_chains.size(); ++c)
+      for (const gemmi::Residue& residue : model_chains[c].residues)
+        for (const gemmi::Atom& atom : residue.atoms) placed.push_back({c, &residue, &atom, take_line(atom)});
+  }
+  if (std::all_of(placed.begin(), placed.end(), [](const Placed& p) { return p.line > 0; }))
+    std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.line < b.line; });
+
+  std::vector<ChainIn> chains;
+  int num_input = 0;
+  std::vector<int> serial_of_input;
+  std::size_t last_chain = static_cast<std::size_t>(-1);
+  const gemmi::Residue* last_residue = nullptr;
+  std::set<std::pair<std::string, char>> names_in_residue;
+  int last_number = 0;
+  for (const Placed& p : placed) {
+    const gemmi::Atom& atom = *p.atom;
+    if (chains.empty() || p.chain != last_chain) {
+      const std::string& name = st.models.front().chains[p.chain].name;
+      chains.push_back(ChainIn{name.empty() ? std::string(" ") : name, {}});
+      last_chain = p.chain;
+      last_residue = nullptr;
+    }
+    if (p.residue != last_residue || names_in_residue.count({atom.name, atom.altloc})) {
+      ResidueIn r;
+      r.name = p.residue->name;
+      r.number = p.residue->seqid.num.has_value() ? static_cast<int>(p.residue->seqid.num) : last_number + 1;
+      last_number = r.number;
+      r.icode = p.residue->seqid.icode == '\0' ? ' ' : p.residue->seqid.icode;
+      chains.back().residues.push_back(std::move(r));
+      last_residue = p.residue;
+      names_in_residue.clear();
+    }
+    names_in_residue.insert({atom.name, atom.altloc});
+    ResidueIn& r = chains.back().residues.back();
+    AtomIn a;
+    a.name = atom.name;
+    a.altloc = atom.altloc;
+    a.occupancy = atom.occ;
+    a.position_angstrom = Vec3d(atom.pos.x, atom.pos.y, atom.pos.z);
+    a.serial = atom.serial;
+    a.line = p.line;
+    a.input = num_input++;
+    serial_of_input.push_back(atom.serial);
+    const Element* element = atom.element.elem == gemmi::El::X ? nullptr : find_element(atom.element.name());
+    if (element == nullptr) {
+      const std::string_view text_line = a.line > 0 ? lines[static_cast<std::size_t>(a.line - 1)] : std::string_view();
+      const std::string column = text_line.size() > 76 ? trimmed(text_line.substr(76, 2)) : std::string();
+      fail(path, a.line,
+           fmt::format("cannot determine the element of atom '{}' in residue {} {} (chain '{}'): element columns "
+                       "77-78 are {} and the atom name does not start with an element symbol; write the element "
+                       "symbol in columns 77-78",
+                       a.name, r.name, r.number, chains.back().id,
+                       column.empty() ? std::string("blank") : fmt::format("'{}' (unknown)", column)));
+    }
+    a.element = element->symbol;
+    check_coordinates(path, a);
+    r.atoms.push_back(std::move(a));
+  }
+  const std::vector<int> index_of = build_topology(path, chains, num_input, out.topology, out.notes);
+
+  // CONECT records between kept atoms, by serial number (a serial two kept atoms share is ambiguous: skipped).
+  std::unordered_map<int, int> atom_of_serial;
+  std::set<int> ambiguous;
+  for (int i = 0; i < num_input; ++i) {
+    const int atom = index_of[static_cast<std::size_t>(i)];
+    if (atom < 0) continue;
+    if (!atom_of_serial.emplace(serial_of_input[static_cast<std::size_t>(i)], atom).second)
+      ambiguous.insert(serial_of_input[static_cast<std::size_t>(i)]);
+  }
+  for (std::string_view line : lines) {
+    if (!record_is(line, "CONECT")) continue;
+    const int first = pdb_serial(line, 6);
+    auto a = atom_of_serial.find(first);
+    if (a == atom_of_serial.end() || ambiguous.count(first)) continue;
+    for (std::size_t begin = 11; begin < 31 && begin < line.size(); begin += 5) {
+      if (trimmed(line.substr(begin, 5)).empty()) continue;
+      const int serial = pdb_serial(line, begin);
+      auto b = atom_of_serial.find(serial);
+      if (b == atom_of_serial.end() || ambiguous.count(serial) || b->second == a->second) continue;
+      out.topology.conect.emplace_back(std::min(a->second, b->second), std::max(a->second, b->second));
+    }
+  }
+  sort_unique(out.topology.conect);
+
+  if (cryst1_line > 0) {
+    const double cell[6] = {st.cell.a, st.cell.b, st.cell.c, st.cell.alpha, st.cell.beta, st.cell.gamma};
+    set_box(path, cryst1_line, cell, out.topology, out.notes, "CRYST1");
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ PDBx/mmCIF
+
+// The line of each row of the first loop holding `tag` ("_atom_site.id") when each row sits on one line
+// (as every writer does); empty otherwise (messages then name the file only).
+std::vector<int> loop_row_lines(const std::vector<std::string_view>& lines, std::string_view category,
+                                std::size_t rows) {
+  std::size_t i = 0;
+  while (i < lines.size() && trimmed(lines[i]).rfind(category, 0) != 0) ++i;
+  while (i < lines.size() && trimmed(lines[i]).rfind(category, 0) == 0) ++i;
+  std::vector<int> out;
+  for (; i < lines.size(); ++i) {
+    const std::string line = trimmed(lines[i]);
+    if (line.empty()) continue;
+    if (line[0] == '_' || line[0] == '#' || line[0] == ';' || line.rfind("loop_", 0) == 0 ||
+        line.rfind("data_", 0) == 0 || line.rfind("save_", 0) == 0)
+      break;
+    out.push_back(static_cast<int>(i) + 1);
+  }
+  if (out.size() != rows) out.clear();
+  return out;
+}
+
+int line_of_tag(const std::vector<std::string_view>& lines, std::string_view tag) {
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (trimmed(lines[i]).rfind(tag, 0) == 0) return static_cast<int>(i) + 1;
+  return 0;
+}
+
+StructureFile read_mmcif_structure(const std::string& path, const std::string& text) {
+  cif::Document doc;
+  try {
+    doc = cif::read_memory(text.data(), text.size(), path.c_str());
+  } catch (const tao::pegtl::parse_error& e) {
+    const int line = e.positions().empty() ? 0 : static_cast<int>(e.positions().front().line);
+    const int column = e.positions().empty() ? 0 : static_cast<int>(e.positions().front().column);
+    throw InputError(located(path, line, column,
+                             fmt::format("PDBx/mmCIF syntax error: {}; fix the file there (a truncated download or "
+                                         "a hand edit?)",
+                                         one_line(std::string(e.message())))));
+  } catch (const std::exception& e) {
+    std::string message = one_line(e.what());
+    if (message.rfind(path + ":", 0) == 0) message = message.substr(path.size() + 1);
+    fail(path, 0, fmt::format("cannot read this PDBx/mmCIF file: {}", message));
+  }
+  if (doc.blocks.empty()) fail(path, 0, "no data block (data_...) in this PDBx/mmCIF file: is it a PDBx/mmCIF file?");
+  cif::Block& block = doc.blocks.front();
+  const std::vector<std::string_view> lines = split_lines(text);
+
+  enum { kX, kY, kZ, kId, kSymbol, kLabelAtom, kAuthAtom, kLabelComp, kAuthComp, kLabelSeq, kAuthSeq, kInsCode,
+         kLabelAsym, kAuthAsym, kAltId, kOccupancy, kModel };
+  cif::Table table =
+      block.find("_atom_site.", {"Cartn_x", "?Cartn_y", "?Cartn_z", "?id", "?type_symbol", "?label_atom_id",
+                                 "?auth_atom_id", "?label_comp_id", "?auth_comp_id", "?label_seq_id", "?auth_seq_id",
+                                 "?pdbx_PDB_ins_code", "?label_asym_id", "?auth_asym_id", "?label_alt_id",
+                                 "?occupancy", "?pdbx_PDB_model_num"});
+  if (!table.ok() || !table.has_column(kY) || !table.has_column(kZ)) {
+    if (block.find_mmcif_category("_atom_site.").ok())
+      fail(path, line_of_tag(lines, "_atom_site."),
+           "_atom_site has no coordinates (_atom_site.Cartn_x, Cartn_y, Cartn_z): this file describes atoms without "
+           "positions; use the coordinate file of the entry");
+    fail(path, 0,
+         "no _atom_site category: this PDBx/mmCIF file holds no atom coordinates (a dictionary or sequence file?); "
+         "use the coordinate file of the entry");
+  }
+  const int name_col = table.first_of(kAuthAtom, kLabelAtom);
+  const int resname_col = table.first_of(kAuthComp, kLabelComp);
+  const int resnum_col = table.first_of(kAuthSeq, kLabelSeq);
+  int chain_col = table.first_of(kAuthAsym, kLabelAsym);
+  int alt_chain_col = table.has_column(kAuthAsym) && table.has_column(kLabelAsym) ? kLabelAsym : -1;
+  const int at = line_of_tag(lines, "_atom_site.");
+  const bool has_chain = table.has_column(chain_col);  // without auth_ or label_asym_id: one chain
+  if (!table.has_column(name_col)) fail(path, at, "_atom_site has neither auth_atom_id nor label_atom_id (atom names)");
+  if (!table.has_column(resname_col))
+    fail(path, at, "_atom_site has neither auth_comp_id nor label_comp_id (residue names)");
+  if (!table.has_column(kSymbol)) fail(path, at, "_atom_site has no type_symbol (elements); add the element of each atom");
+  const std::size_t rows = table.length();
+  const std::vector<int> row_lines = loop_row_lines(lines, "_atom_site.", rows);
+  auto row_line = [&](std::size_t r) { return row_lines.empty() ? (r == 0 ? at : 0) : row_lines[r]; };
+
+  // OpenMM's choice of chain identifiers: label_asym_id when it distinguishes more chains.
+  if (alt_chain_col >= 0) {
+    std::set<std::string> ids, alt_ids;
+    for (std::size_t r = 0; r < rows; ++r) {
+      ids.insert(table[static_cast<int>(r)][static_cast<std::size_t>(chain_col)]);
+      alt_ids.insert(table[static_cast<int>(r)][static_cast<std::size_t>(alt_chain_col)]);
+    }
+    if (alt_ids.size() > ids.size()) std::swap(chain_col, alt_chain_col);
+  }
+
+  StructureFile out;
+  std::vector<ChainIn> chains;
+  std::set<std::string> models;
+  std::string first_model;
+  std::string last_chain, last_alt_chain, last_resnum, last_icode;
+  bool have_chain = false, have_residue = false;
+  std::set<std::string> names_in_residue;
+  std::map<std::pair<std::string, char>, int> line_of_atom;  // (name, altloc) in the current residue -> its line
+  int last_number = 0;
+  int num_input = 0;
+  // Label identifiers (label_seq_id, label_asym_id, label_comp_id, label_atom_id) of each input atom, for
+  // _struct_conn (the residue name tells apart residues that share the others, as waters do with numbered ones).
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<int>> input_of_label;
+  for (std::size_t r = 0; r < rows; ++r) {
+    cif::Table::Row row = table[static_cast<int>(r)];
+    const int line = row_line(r);
+    if (row.has(kModel)) {
+      const std::string model = row[kModel];
+      if (r == 0) first_model = model;
+      models.insert(model);
+      if (model != first_model) continue;
+    }
+    const std::string chain_raw = has_chain ? row[static_cast<std::size_t>(chain_col)] : std::string();
+    const std::string chain = cif::as_string(chain_raw);
+    const std::string alt_chain = alt_chain_col >= 0 ? row[static_cast<std::size_t>(alt_chain_col)] : std::string();
+    const std::string resnum = row.has(static_cast<std::size_t>(resnum_col)) ? row[static_cast<std::size_t>(resnum_col)]
+                                                                              : std::string(".");
+    std::string icode = row.has(kInsCode) ? cif::as_string(row[kInsCode]) : std::string();
+    const std::string name = cif::as_string(row[static_cast<std::size_t>(name_col)]);
+    const std::string altloc_text = row.has2(kAltId) ? cif::as_string(row[kAltId]) : std::string();
+    const char altloc = altloc_text.empty() ? '\0' : altloc_text.front();
+    if (!have_chain || chain != last_chain || alt_chain != last_alt_chain) {
+      chains.push_back(ChainIn{chain.empty() ? std::string(" ") : chain, {}});
+      last_chain = chain;
+      last_alt_chain = alt_chain;
+      have_chain = true;
+      have_residue = false;
+    }
+    const bool alternate = altloc != '\0' && names_in_residue.count(name) > 0;
+    if (!have_residue || resnum != last_resnum || icode != last_icode ||
+        (cif::is_null(resnum) && !alternate && names_in_residue.count(name) > 0)) {
+      ResidueIn residue;
+      residue.name = cif::as_string(row[static_cast<std::size_t>(resname_col)]);
+      long number = 0;
+      residue.number = !cif::is_null(resnum) && parse_int(cif::as_string(resnum), number) ? static_cast<int>(number)
+                                                                                           : last_number + 1;
+      last_number = residue.number;
+      residue.icode = icode.empty() ? ' ' : icode.front();
+      chains.back().residues.push_back(std::move(residue));
+      last_resnum = resnum;
+      last_icode = icode;
+      have_residue = true;
+      names_in_residue.clear();
+      line_of_atom.clear();
+    }
+    ResidueIn& residue = chains.back().residues.back();
+    names_in_residue.insert(name);
+    if (const auto [seen, fresh] = line_of_atom.emplace(std::pair{name, altloc}, line); !fresh)
+      fail(path, line,
+           fmt::format("duplicate atom '{}'{} in residue {} {} (chain '{}'){}; give each atom of a residue its own "
+                       "name, or a separate residue its own number",
+                       name, altloc ? fmt::format(" (altloc {})", altloc) : std::string(), residue.name, residue.number,
+                       chains.back().id, seen->second > 0 ? fmt::format(": already on line {}", seen->second) : ""));
+
+    AtomIn a;
+    a.name = name;
+    a.altloc = altloc;
+    a.line = line;
+    a.input = num_input++;
+    long serial = 0;
+    a.serial = row.has2(kId) && parse_int(cif::as_string(row[kId]), serial) ? static_cast<int>(serial) : a.input + 1;
+    double xyz[3];
+    static const char* const kAxes[3] = {"Cartn_x", "Cartn_y", "Cartn_z"};
+    for (int k = 0; k < 3; ++k) {
+      const std::string value = cif::as_string(row[static_cast<std::size_t>(k)]);
+      if (!parse_number(value, xyz[k]))
+        fail(path, line,
+             fmt::format("_atom_site.{} of atom '{}' (id {}) is '{}', not a number; each atom needs coordinates",
+                         kAxes[k], name, a.serial, row[static_cast<std::size_t>(k)]));
+    }
+    a.position_angstrom = Vec3d(xyz[0], xyz[1], xyz[2]);
+    double occupancy = 1.0;
+    if (row.has2(kOccupancy) && parse_number(cif::as_string(row[kOccupancy]), occupancy)) a.occupancy = occupancy;
+    const std::string symbol = cif::as_string(row[kSymbol]);
+    const Element* element = find_element(symbol);
+    if (element == nullptr)
+      fail(path, line,
+           fmt::format("unknown element '{}' (_atom_site.type_symbol) of atom '{}' in residue {} {} (chain '{}'); "
+                       "write the element symbol (C, N, O, Na, ...)",
+                       row[kSymbol], name, residue.name, residue.number, chains.back().id));
+    a.element = element->symbol;
+    check_coordinates(path, a);
+    input_of_label[{row.has(kLabelSeq) ? row[kLabelSeq] : resnum,
+                    row.has(kLabelAsym) ? row[kLabelAsym] : chain_raw,
+                    cif::as_string(row.has(kLabelComp) ? row[kLabelComp] : row[static_cast<std::size_t>(resname_col)]),
+                    row.has(kLabelAtom) ? cif::as_string(row[kLabelAtom]) : name}]
+        .push_back(a.input);
+    residue.atoms.push_back(std::move(a));
+  }
+  if (models.size() > 1)
+    out.notes.push_back(fmt::format("model {} of {} used (the file holds {} models)", first_model, models.size(),
+                                    models.size()));
+  const std::vector<int> index_of = build_topology(path, chains, num_input, out.topology, out.notes);
+
+  // Bonds of _struct_conn (OpenMM's PDBxFile: covale, disulf, modres), by label identifiers (OpenMM looks the
+  // label_ values up among auth_ ones, which differ in files from the PDB; an identifier several kept atoms share
+  // is skipped, where OpenMM takes the last).
+  cif::Table conn = block.find("_struct_conn.", {"conn_type_id", "ptnr1_label_seq_id", "ptnr1_label_asym_id",
+                                                 "ptnr1_label_comp_id", "ptnr1_label_atom_id", "ptnr2_label_seq_id",
+                                                 "ptnr2_label_asym_id", "ptnr2_label_comp_id", "ptnr2_label_atom_id"});
+  for (std::size_t r = 0; conn.ok() && r < conn.length(); ++r) {
+    cif::Table::Row row = conn[static_cast<int>(r)];
+    const std::string type = cif::as_string(row[0]).substr(0, 6);
+    if (type != "covale" && type != "disulf" && type != "modres") continue;
+    auto atom = [&](std::size_t base) {
+      auto found = input_of_label.find(
+          {row[base], row[base + 1], cif::as_string(row[base + 2]), cif::as_string(row[base + 3])});
+      if (found == input_of_label.end()) return -1;
+      int kept = -1;
+      for (int input : found->second) {
+        const int index = index_of[static_cast<std::size_t>(input)];
+        if (index < 0) continue;
+        if (kept >= 0) return -1;  // ambiguous (waters without label_seq_id)
+        kept = index;
+      }
+      return kept;
+    };
+    const int a = atom(1), b = atom(5);
+    if (a >= 0 && b >= 0 && a != b) out.topology.conect.emplace_back(std::min(a, b), std::max(a, b));
+  }
+  sort_unique(out.topology.conect);
+
+  cif::Table cell = block.find("_cell.", {"length_a", "length_b", "length_c", "angle_alpha", "angle_beta", "angle_gamma"});
+  if (cell.ok() && cell.length() > 0) {
+    cif::Table::Row row = cell[0];
+    double values[6];
+    bool all = true;
+    for (std::size_t k = 0; k < 6 && all; ++k) all = parse_number(cif::as_string(row[k]), values[k]);
+    if (all) set_box(path, line_of_tag(lines, "_cell."), values, out.topology, out.notes, "_cell");
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_mmcif_path(const std::string& path) {
+  const std::string base = without_gz(path);
+  return ends_with_ci(base, ".cif") || ends_with_ci(base, ".mmcif");
+}
+
+StructureFile read_structure(const std::string& path) { return read_structure_text(read_bytes(path), path); }
+
+StructureFile read_structure_text(const std::string& text, const std::string& path) {
+  const std::string base = without_gz(path);
+  bool mmcif = is_mmcif_path(path);
+  if (!mmcif && !ends_with_ci(base, ".pdb") && !ends_with_ci(base, ".ent")) {
+    // Another name: by content, as gemmi does (a CIF file starts with data_ after comments).
+    std::size_t i = 0;
+    while (i < text.size()) {
+      if (std::isspace(static_cast<unsigned char>(text[i]))) {
+        ++i;
+      } else if (text[i] == '#') {
+        while (i < text.size() && text[i] != '\n') ++i;
+      } else {
+        break;
+      }
+    }
+    mmcif = text.compare(i, 5, "data_") == 0;
+  }
+  try {
+    return mmcif ? read_mmcif_structure(path, text) : read_pdb_structure(path, text);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {  // gemmi's own checks past parsing (a malformed table, an odd value)
+    fail(path, 0, fmt::format("cannot read this {} file: {}", mmcif ? "PDBx/mmCIF" : "PDB", one_line(e.what())));
+  }
+}
+
+Topology read_run_structure(const std::string& path, std::vector<std::string>* notes) {
+  if (!is_mmcif_path(path) && !ends_with_ci(path, ".gz")) return read_pdb(path);
+  StructureFile file = read_structure(path);
+  if (notes) notes->insert(notes->end(), file.notes.begin(), file.notes.end());
+  return std::move(file.topology);
+}
+
+}  // namespace mdsim
