@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mdsim {
 
@@ -18,7 +20,16 @@ struct RunOptions {
   bool resume = false;
 };
 
+// `mdsim prepare`: INPUT is a structure (PDB/mmCIF) or a YAML file with a `prepare:` section; `settings` holds
+// the command line's options by prepare key ("padding" -> "1.2 nm"; repeated ones "variant", "forcefield"
+// in order), applied over the file's.
+struct PrepareCommandOptions {
+  std::string input;
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
 int command_run(const RunOptions& options);
+int command_prepare(const PrepareCommandOptions& options);
 int command_energy(const EnergyOptions& options);
 int command_check(const std::string& config_path);
 // Times force evaluations (CUDA: the per-part table) and then `steps` full steps with the config's

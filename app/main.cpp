@@ -63,6 +63,53 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
 
+  // `mdsim prepare`: every option is also a key of a YAML file's `prepare:` section (io/prepare_config.hpp);
+  // values are kept as text and parsed by the same code as the file's.
+  mdsim::PrepareCommandOptions prepare;
+  auto* prepare_cmd = app.add_subcommand(
+      "prepare", "Add hydrogens, water and ions to a PDB/mmCIF structure and write it with a run config");
+  prepare_cmd->add_option("INPUT", prepare.input,
+                          "Structure (.pdb, .cif, .mmcif, optionally .gz) or a YAML file with a prepare: section")
+      ->required();
+  const auto text_option = [&](const char* flag, const std::string& key, const char* help) {
+    prepare_cmd->add_option_function<std::string>(
+        flag, [&prepare, key](const std::string& v) { prepare.settings.emplace_back(key, v); }, help);
+  };
+  const auto list_option = [&](const char* flag, const std::string& key, const char* help) {
+    prepare_cmd->add_option_function<std::vector<std::string>>(
+        flag,
+        [&prepare, key](const std::vector<std::string>& values) {
+          for (const auto& v : values) prepare.settings.emplace_back(key, v);
+        },
+        help)->allow_extra_args(false);
+  };
+  const auto flag_option = [&](const char* flag, const std::string& key, const char* value, const char* help) {
+    prepare_cmd->add_flag_callback(flag, [&prepare, key, value]() { prepare.settings.emplace_back(key, value); }, help);
+  };
+  text_option("-o,--output", "output", "Prepared structure (.pdb or .cif; default INPUT_prepared.pdb)");
+  text_option("--config", "config", "Also write an `mdsim run` config with an equilibration protocol");
+  list_option("--forcefield", "forcefield", "Force-field XML files (default amber14-all.xml amber14/tip3p.xml)");
+  text_option("--ph", "ph", "pH for protonation states (default 7.0)");
+  list_option("--variant", "variant", "A residue's variant, CHAIN:NUMBER[ICODE]=NAME (A:45=HIE); repeatable");
+  flag_option("--no-solvent", "solvent", "false", "Add no water or ions");
+  text_option("--padding", "padding", "Solute to box edge (default 1.0 nm)");
+  text_option("--box", "box", "Explicit rectangular box a,b,c (nm)");
+  text_option("--box-shape", "box_shape", "cube | dodecahedron | octahedron (default cube)");
+  text_option("--water-model", "water_model", "tip3p (default)");
+  flag_option("--no-neutralize", "neutralize", "false", "Add no counter-ions");
+  text_option("--ionic-strength", "ionic_strength", "Salt besides the counter-ions (default 0.15 M)");
+  text_option("--positive-ion", "positive_ion", "Na+ (default) | K+");
+  text_option("--negative-ion", "negative_ion", "Cl- (default)");
+  text_option("--seed", "seed", "Which waters become ions (default 1)");
+  text_option("--chain-breaks", "chain_breaks", "error (default) | split: at a gap in a chain");
+  text_option("--restraint-k", "protocol.restraint_k", "Heavy-atom restraints while equilibrating (default 1000 kJ/mol/nm^2)");
+  text_option("--nvt-time", "protocol.nvt_time", "Restrained NVT stage (default 100 ps)");
+  text_option("--npt-time", "protocol.npt_time", "Restrained NPT stage (default 100 ps)");
+  text_option("--production-time", "protocol.production_time", "Production stage (default 1000 ps)");
+  text_option("--temperature", "protocol.temperature", "Temperature (default 300 K)");
+  text_option("--pressure", "protocol.pressure", "Pressure (default 1 bar)");
+  text_option("--cutoff", "protocol.cutoff", "Nonbonded cutoff (default 1.0 nm)");
+
   // An unknown first word is a misspelt subcommand, not a missing one (CLI11 would say "A subcommand is
   // required"); so is an unknown option before any command.
   const auto all = [](const CLI::App*) { return true; };
@@ -105,6 +152,7 @@ int main(int argc, char** argv) {
     if (*energy_cmd) return mdsim::command_energy(energy);
     if (*check_cmd) return mdsim::command_check(config_path);
     if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps);
+    if (*prepare_cmd) return mdsim::command_prepare(prepare);
     return mdsim::command_platforms();
   } catch (const mdsim::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

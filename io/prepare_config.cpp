@@ -28,7 +28,7 @@ const std::vector<PrepareKey>& prepare_keys() {
       {"config", "an `mdsim run` config to write for the prepared structure"},
       {"forcefield", "force-field XML files (bundled names or paths)"},
       {"ph", "pH for protonation states (0 to 14)"},
-      {"variant", "a residue's protonation variant, CHAIN:NUMBER[ICODE]=NAME (A:45=HIE)"},
+      {"variant", "a residue's protonation variant, CHAIN:NUMBER[ICODE]=NAME (A:45=HIE; :45=HIE for a blank chain id)"},
       {"solvent", "true | false: add a box of water"},
       {"padding", "length (nm): solute to box edge"},
       {"box", "three lengths (nm): an explicit rectangular box a, b, c"},
@@ -119,7 +119,7 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
   if (key == "variant") {
     const std::size_t eq = v.find('=');
     const std::size_t colon = v.find(':');
-    if (eq == std::string::npos || colon == std::string::npos || colon > eq || colon == 0 || eq + 1 == v.size())
+    if (eq == std::string::npos || colon == std::string::npos || colon > eq || eq + 1 == v.size())
       return fmt::format("expected CHAIN:NUMBER[ICODE]=VARIANT (A:45=HIE), got '{}'", text);
     const std::string residue = trimmed(v.substr(0, eq));
     const std::string number = residue.substr(residue.find(':') + 1);

@@ -446,6 +446,53 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     if (!clash) kept.push_back(p);
   }
 
+  // Modeller's rule looks at oxygens only, so it keeps face-crossing pairs whose hydrogens nearly coincide
+  // (H-H 0.04 nm seen on villin), which the engine refuses as overlapping atoms. An addition to Modeller: a
+  // water near an upper face with any atom closer than kBoundaryAtomClashNm (below any hydrogen-bond distance)
+  // to an atom of a water across the face is dropped too.
+  const auto atom_positions = [&](const Placed& p) {
+    const BoxWater& w = box_waters[static_cast<std::size_t>(p.water)];
+    const Vec3d& box_oxygen = water_box.positions_nm[static_cast<std::size_t>(w.oxygen)];
+    std::vector<Vec3d> atoms;
+    for (int a : w.atoms) atoms.push_back(p.oxygen + water_box.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);
+    return atoms;
+  };
+  constexpr double kBoundaryAtomClashNm = 0.15;
+  constexpr double kWaterReachNm = 0.1;  // oxygen to its farthest atom, with room (TIP3P O-H 0.09572 nm)
+  const double skin = kBoundaryAtomClashNm + 2 * kWaterReachNm;
+  std::vector<int> lower_atoms_of;  // kept waters near a lower face, by index into kept
+  std::vector<Vec3d> lower_oxygens;
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    bool in_skin = false;
+    for (int d = 0; d < 3; ++d) in_skin = in_skin || kept[k].oxygen[d] < center[d] - extent[d] / 2 + skin;
+    if (in_skin) lower_atoms_of.push_back(static_cast<int>(k)), lower_oxygens.push_back(kept[k].oxygen);
+  }
+  const CellGrid lower_grid(lower_oxygens, box, skin);
+  std::vector<char> dropped(kept.size(), 0);
+  for (std::size_t k = 0; k < kept.size() && options.drop_atom_clashes; ++k) {
+    const Placed& p = kept[k];
+    bool in_upper_skin = false;
+    for (int d = 0; d < 3; ++d) in_upper_skin = in_upper_skin || !(p.oxygen[d] < center[d] + extent[d] / 2 - skin);
+    if (!in_upper_skin) continue;
+    const std::vector<Vec3d> mine = atom_positions(p);
+    lower_grid.for_each_near(p.oxygen, [&](int i) {
+      const int other = lower_atoms_of[static_cast<std::size_t>(i)];
+      if (dropped[k] || dropped[static_cast<std::size_t>(other)] || static_cast<std::size_t>(other) == k) return;
+      const Vec3d& q = lower_oxygens[static_cast<std::size_t>(i)];
+      if (norm2(p.oxygen - q) <= norm2(lower_grid.delta(q, p.oxygen)) + 1e-12) return;  // not across a face
+      for (const Vec3d& a : atom_positions(kept[static_cast<std::size_t>(other)]))
+        for (const Vec3d& b : mine)
+          if (norm2(lower_grid.delta(a, b)) < kBoundaryAtomClashNm * kBoundaryAtomClashNm) dropped[k] = 1;
+    });
+  }
+  const int atom_clashes = static_cast<int>(std::count(dropped.begin(), dropped.end(), 1));
+  if (atom_clashes > 0) {
+    std::vector<Placed> remaining;
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      if (!dropped[k]) remaining.push_back(kept[k]);
+    kept.swap(remaining);
+  }
+
   // The result: the solute as it is, then a chain of waters.
   Topology out = solute;
   out.box = box;
@@ -488,7 +535,8 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
   if (report) {
     report->waters_added = static_cast<int>(kept.size());
     report->removed_near_solute = near_solute;
-    report->removed_boundary_clashes = static_cast<int>(placed.size() - kept.size());
+    report->removed_boundary_clashes = static_cast<int>(placed.size() - kept.size()) - atom_clashes;
+    report->removed_atom_clashes = atom_clashes;
     report->box = box;
     report->width_nm = width;
     report->enlarged = enlarged;

@@ -30,12 +30,17 @@ struct SolventOptions {
   BoxShape shape = BoxShape::Cube;
   std::optional<std::array<double, 3>> box_nm;  // explicit rectangular box edges a, b, c; overrides padding, shape
   double cutoff_nm = 1.0;  // the nonbonded cutoff the system will run with: the box must allow it
+  // Also drop a water with any atom within 0.15 nm of an atom of a water across the periodic boundary (Modeller
+  // compares oxygens only and keeps pairs whose hydrogens nearly coincide, which the engine refuses as
+  // overlapping atoms). False reproduces Modeller's waters exactly.
+  bool drop_atom_clashes = true;
 };
 
 struct SolventReport {
   int waters_added = 0;
   int removed_near_solute = 0;        // tiled waters dropped for overlapping the solute
-  int removed_boundary_clashes = 0;   // dropped for clashing with a water across the periodic boundary
+  int removed_boundary_clashes = 0;   // dropped for clashing with a water across the periodic boundary (oxygens, Modeller's rule)
+  int removed_atom_clashes = 0;       // dropped by drop_atom_clashes
   Boxd box;                           // reduced triclinic form, nm
   double width_nm = 0;                // minimum image distance of the box
   bool enlarged = false;              // width increased to keep the solute `padding` from its images

@@ -1,0 +1,54 @@
+// `mdsim prepare`: a structure as it comes from the Protein Data Bank (PDB or PDBx/mmCIF, heavy atoms only)
+// made ready to simulate, as OpenMM's Modeller (or PDBFixer) would: chains checked for gaps, hydrogens at a
+// pH (prepare/hydrogens), a box of water and ions (prepare/solvent), the whole checked against the force
+// field, then written (PDB, or PDBx/mmCIF above 99,999 atoms) with an `mdsim run` config holding an
+// equilibration protocol (prepare/protocol). Units: nm, ps, K, bar, mol/L, e.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/prepare_options.hpp"
+#include "model/topology.hpp"
+#include "prepare/hydrogens.hpp"
+#include "prepare/solvent.hpp"
+
+namespace mdsim {
+
+struct PrepareReport {
+  std::string input;                 // the structure read
+  std::vector<std::string> notes;    // what the reader and the steps want the user to know
+  int input_atoms = 0, input_residues = 0, input_chains = 0;
+  int chains_split = 0;              // chain breaks split (chain_breaks: split)
+  HydrogenReport hydrogens;
+  int solute_charge_e = 0;           // net charge of the protonated solute (rounded)
+  bool solvated = false;
+  SolventReport solvent;
+  IonReport ions;
+  int final_charge_e = 0;
+  int atoms = 0;                     // atoms written
+};
+
+struct PreparedSystem {
+  Topology topology;                 // bonds filled, positions_nm, box (when solvated or from the input)
+  PrepareReport report;
+};
+
+// Runs every step. InputError (located in the input file, or naming the option) for what the user must fix:
+// unreadable or unknown input, overlapping atoms, a chain break (unless split), a residue without a template
+// or with missing heavy atoms, a variant for a residue that does not exist, a box too small for the cutoff,
+// a salt concentration that cannot be reached.
+PreparedSystem prepare_system(const PrepareFiles& files, const PrepareOptions& options);
+
+// The output file name: files.output, or <input stem>_prepared.pdb (.cif above 99,999 atoms).
+std::string prepared_structure_path(const PrepareFiles& files, int atoms);
+
+// Writes the prepared structure (PDB or PDBx/mmCIF by the name's extension) and, when files.config is set,
+// the `mdsim run` config; both whole or not at all (each through a partial file). Returns the paths written.
+std::vector<std::string> write_prepared(const PreparedSystem& prepared, const PrepareFiles& files,
+                                        const PrepareOptions& options);
+
+// The summary `mdsim prepare` prints: what was read, added and chosen.
+std::string prepare_summary(const PreparedSystem& prepared);
+
+}  // namespace mdsim

@@ -1,0 +1,194 @@
+// `mdsim prepare` end to end: heavy-atom-only structures (hydrogens, waters and ions stripped from the shared
+// systems, as a PDB entry has them) prepared, checked by `mdsim check`, and the errors a raw structure meets.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "io/mmcif_writer.hpp"
+#include "io/pdb_reader.hpp"
+#include "io/structure_reader.hpp"
+#include "support/catch.hpp"
+#include "support/run_mdsim.hpp"
+
+namespace fs = std::filesystem;
+using mdsim::test::run_mdsim;
+
+namespace {
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("mdsim_prepare_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The shared system's heavy atoms outside water and ions, CRYST1 kept; `drop_residues` (resSeq) left out too.
+std::string heavy_atoms(const std::string& system, int drop_from = 0, int drop_to = -1) {
+  std::ifstream in(std::string(MDSIM_TEST_DATA_DIR) + "/systems/" + system);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("ATOM", 0) == 0 || line.rfind("HETATM", 0) == 0) {
+      std::string element = line.size() >= 78 ? line.substr(76, 2) : "";
+      element.erase(0, element.find_first_not_of(' '));
+      const std::string residue = line.substr(17, 3);
+      const int number = std::stoi(line.substr(22, 4));
+      if (element == "H" || residue == "HOH" || residue == "NA " || residue == "CL ") continue;
+      if (number >= drop_from && number <= drop_to) continue;
+    }
+    if (line.rfind("CONECT", 0) == 0) continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
+fs::path write(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+int count_element(const mdsim::Topology& top, const std::string& element) {
+  int n = 0;
+  for (const auto& a : top.atoms) n += a.element == element;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("prepare: alanine dipeptide without solvent gets OpenMM's hydrogens back", "[prepare]") {
+  const fs::path dir = scratch("ala2");
+  const fs::path in = write(dir / "ala2.pdb", heavy_atoms("ala2_vacuum.pdb"));
+  const auto r = run_mdsim("prepare " + in.string() + " --no-solvent -o " + (dir / "out.pdb").string() + " --config " +
+                           (dir / "run.yaml").string());
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "hydrogens: 12 added"));
+  const mdsim::Topology out = mdsim::read_pdb((dir / "out.pdb").string());
+  const mdsim::Topology ref = mdsim::read_pdb(std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_vacuum.pdb");
+  CHECK(out.num_atoms() == ref.num_atoms());
+  CHECK(count_element(out, "H") == count_element(ref, "H"));
+  CHECK_FALSE(out.box.has_value());
+  // Without a box the protocol has no NPT stage and no PME; the config is valid.
+  std::ifstream config(dir / "run.yaml");
+  std::stringstream text;
+  text << config.rdbuf();
+  CHECK(contains(text.str(), "nonbonded_method: nocutoff"));
+  CHECK_FALSE(contains(text.str(), "barostat"));
+  const auto check = run_mdsim("check " + (dir / "run.yaml").string());
+  INFO(check.out << check.err);
+  CHECK(check.code == 0);
+}
+
+TEST_CASE("prepare: villin from heavy atoms to a neutral solvated system and a valid protocol", "[prepare]") {
+  const fs::path dir = scratch("villin");
+  const fs::path in = write(dir / "villin.pdb", heavy_atoms("villin_water.pdb"));
+  const auto r = run_mdsim("prepare " + in.string() + " --config " + (dir / "run.yaml").string());
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const fs::path out = dir / "villin_prepared.pdb";
+  REQUIRE(fs::exists(out));
+  CHECK(contains(r.out, "HIS 27 (chain ' '): HID"));
+  CHECK(contains(r.out, "-> +0 e"));
+  const mdsim::Topology top = mdsim::read_pdb(out.string());
+  REQUIRE(top.box.has_value());
+  CHECK(top.box->a.x >= 4.0);
+  // The protein's hydrogens equal the shared (OpenMM-built) structure's.
+  const mdsim::Topology ref = mdsim::read_pdb(std::string(MDSIM_TEST_DATA_DIR) + "/systems/villin_water.pdb");
+  int ref_protein_h = 0, protein_h = 0;
+  for (const auto& a : ref.atoms)
+    ref_protein_h += a.element == "H" && ref.residues[static_cast<std::size_t>(a.residue)].name != "HOH";
+  for (const auto& a : top.atoms)
+    protein_h += a.element == "H" && top.residues[static_cast<std::size_t>(a.residue)].name != "HOH";
+  CHECK(protein_h == ref_protein_h);
+  const auto check = run_mdsim("check " + (dir / "run.yaml").string());
+  INFO(check.out << check.err);
+  CHECK(check.code == 0);
+  CHECK(contains(check.out, "stage minimize"));
+  CHECK(contains(check.out, "stage npt"));
+
+  // The same seed gives the same file; the YAML settings file means what the options mean.
+  write(dir / "settings.yaml", "prepare:\n  input: villin.pdb\n  output: again.pdb\n  seed: 1\n");
+  const auto again = run_mdsim("prepare " + (dir / "settings.yaml").string());
+  INFO(again.out << again.err);
+  REQUIRE(again.code == 0);
+  std::ifstream a(out), b(dir / "again.pdb");
+  std::stringstream ta, tb;
+  ta << a.rdbuf();
+  tb << b.rdbuf();
+  CHECK(ta.str() == tb.str());
+}
+
+TEST_CASE("prepare: the same structure as PDB and as PDBx/mmCIF gives the same prepared system", "[prepare]") {
+  const fs::path dir = scratch("cif");
+  const fs::path pdb = write(dir / "villin.pdb", heavy_atoms("villin_water.pdb"));
+  const mdsim::Topology raw = mdsim::read_pdb(pdb.string());
+  mdsim::write_mmcif((dir / "villin.cif").string(), raw, raw.positions_nm, raw.box);
+  const auto from_pdb = run_mdsim("prepare " + pdb.string() + " -o " + (dir / "a.pdb").string());
+  const auto from_cif = run_mdsim("prepare " + (dir / "villin.cif").string() + " -o " + (dir / "b.pdb").string());
+  INFO(from_pdb.err << from_cif.err);
+  REQUIRE(from_pdb.code == 0);
+  REQUIRE(from_cif.code == 0);
+  const mdsim::Topology a = mdsim::read_pdb((dir / "a.pdb").string());
+  const mdsim::Topology b = mdsim::read_pdb((dir / "b.pdb").string());
+  REQUIRE(a.num_atoms() == b.num_atoms());
+  for (int i = 0; i < a.num_atoms(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    CHECK(a.atoms[k].name == b.atoms[k].name);
+    CHECK(a.residues[static_cast<std::size_t>(a.atoms[k].residue)].name ==
+          b.residues[static_cast<std::size_t>(b.atoms[k].residue)].name);
+    for (int d = 0; d < 3; ++d) CHECK(a.positions_nm[k][d] == Catch::Approx(b.positions_nm[k][d]).margin(1e-4));
+  }
+}
+
+TEST_CASE("prepare: a chain break is an error naming both residues, or split on request", "[prepare]") {
+  const fs::path dir = scratch("gap");
+  const fs::path in = write(dir / "gap.pdb", heavy_atoms("villin_water.pdb", 10, 12));
+  const auto r = run_mdsim("prepare " + in.string() + " --config " + (dir / "run.yaml").string());
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "breaks between"));
+  CHECK(contains(r.err, "9 and"));
+  CHECK(contains(r.err, "13"));
+  CHECK(contains(r.err, "--chain-breaks split"));
+  CHECK_FALSE(fs::exists(dir / "gap_prepared.pdb"));
+  CHECK_FALSE(fs::exists(dir / "run.yaml"));
+  const auto split = run_mdsim("prepare " + in.string() + " --chain-breaks split --no-solvent");
+  INFO(split.out << split.err);
+  CHECK(split.code == 0);
+  CHECK(contains(split.out, "split: chain"));
+}
+
+TEST_CASE("prepare: errors a raw structure meets, located and with the fix; nothing written", "[prepare]") {
+  const fs::path dir = scratch("errors");
+  std::string text = heavy_atoms("villin_water.pdb");
+  const std::size_t end = text.find("END");
+  const std::string ligand =
+      "HETATM 9999  C1  LIG A 401      40.000  40.000  40.000  1.00  0.00           C  \n";
+  const fs::path lig = write(dir / "lig.pdb", text.substr(0, end) + ligand + text.substr(end));
+  const auto r = run_mdsim("prepare " + lig.string());
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "LIG"));
+  CHECK(contains(r.err, "force field XML"));
+  CHECK_FALSE(fs::exists(dir / "lig_prepared.pdb"));
+
+  const fs::path in = write(dir / "villin.pdb", text);
+  const auto variant = run_mdsim("prepare " + in.string() + " --variant :99=HIE");
+  CHECK(variant.code == 2);
+  CHECK(contains(variant.err, "no residue 99"));
+  const auto given = run_mdsim("prepare " + in.string() + " --no-solvent --variant :27=HIE");
+  INFO(given.out << given.err);
+  CHECK(given.code == 0);
+  CHECK(contains(given.out, "HIS 27 (chain ' '): HIE"));
+  const auto padding = run_mdsim("prepare " + in.string() + " --padding 0.2nm");
+  CHECK(padding.code == 2);
+  CHECK(contains(padding.err, "too small for the cutoff"));
+  const auto salt = run_mdsim("prepare " + in.string() + " --ionic-strength 80M");
+  CHECK(salt.code == 2);
+  CHECK_FALSE(fs::exists(dir / "villin_prepared.pdb"));
+  const auto unit = run_mdsim("prepare " + in.string() + " --padding 1ps");
+  CHECK(unit.code == 2);
+  CHECK(contains(unit.err, "--padding"));
+}
