@@ -267,9 +267,10 @@ std::string trimmed(std::string_view s) {
 }
 
 // The copy of a PDB file gemmi reads. PDB records are plain ASCII: a byte outside it in an ATOM/HETATM record is
-// refused where it is, as read_pdb does; elsewhere (a REMARK in another encoding) it becomes '?'. SSBOND, LINK
-// and CISPEP records are blanked: OpenMM's PDBFile does not read them (bonds come from CONECT and templates), and
-// gemmi 0.5.7 reads their fixed columns past the end of a short record (a heap overflow found by fuzz_structure).
+// refused where it is, as read_pdb does; elsewhere it becomes '?'. Only the records read here are kept (ATOM,
+// HETATM, TER, MODEL, ENDMDL, END, CRYST1, CONECT, as OpenMM's PDBFile); the others are blanked, so gemmi's
+// parsers of records nobody uses never see them: in gemmi 0.5.7 a short LINK/SSBOND/CISPEP record is read past
+// its end (a heap overflow) and a DBREF2 number of 10 digits overflows an int (both found by fuzz_structure).
 std::string gemmi_input(const std::string& path, const std::string& text) {
   std::string out = text;
   int line = 1;
@@ -277,11 +278,12 @@ std::string gemmi_input(const std::string& path, const std::string& text) {
   const auto blank_unread_record = [&out](std::size_t start) {
     std::size_t end = out.find('\n', start);
     if (end == std::string::npos) end = out.size();
-    char head[5] = {0, 0, 0, 0, 0};
-    for (std::size_t k = 0; k < 4 && start + k < end; ++k)
-      head[k] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[start + k])));
-    const std::string_view name(head);
-    if (name == "SSBO" || name == "LINK" || name == "CISP")
+    std::string head;  // the record name's first four characters, upper case (as gemmi compares them)
+    for (std::size_t k = start; k < start + 4 && k < end; ++k)
+      head.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(out[k]))));
+    const bool kept = head == "ATOM" || head == "HETA" || head == "MODE" || head == "CRYS" || head == "CONE" ||
+                      head.rfind("TER", 0) == 0 || head.rfind("END", 0) == 0;
+    if (!kept)
       for (std::size_t k = start; k < end; ++k) out[k] = ' ';
   };
   blank_unread_record(0);

@@ -404,9 +404,10 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
   path = dir.write("latin1.pdb", "ATOM      1  \xe9   ALA A   1       1.000   2.000   3.000  1.00  0.00           C  \n");
   CHECK(error_of([&] { read_structure(path); }) ==
         path + ":1:14: byte 0xe9 in column 14 is not ASCII text; PDB records are plain ASCII");
-  // Found by fuzz_structure: gemmi 0.5.7 reads a short LINK/SSBOND/CISPEP record past its end; OpenMM's PDBFile
-  // does not read them, and read_structure hands gemmi a copy without them.
+  // Found by fuzz_structure: gemmi 0.5.7 reads a short LINK/SSBOND/CISPEP record past its end and overflows an int
+  // on a 10-digit DBREF2 number; OpenMM's PDBFile reads neither, and read_structure hands gemmi a copy without them.
   path = dir.write("link.pdb", "LINK         O   HOH A   1\nSSBOND   1 CYS A\n"
+                               "DBREF2 1ABC A                                9999999999  9999999999\n"
                                "HETATM    1 NA    NA A   1       1.000   2.000   3.000  1.00  0.00          NA  \n");
   CHECK(read_structure(path).topology.num_atoms() == 1);
   path = dir.write("remark.pdb", "\xffREMARK written by a tool in another encoding\n"
