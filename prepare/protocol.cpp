@@ -66,7 +66,7 @@ std::string protocol_config(const PreparedSystem& p, const std::string& structur
     y += "  nonbonded_method: pme\n";
     y += fmt::format("  cutoff: {} nm\n", o.cutoff_nm);
   } else {
-    y += "  nonbonded_method: nocutoff\n";
+    y += "  nonbonded_method: no_cutoff\n";
   }
   y += "  constraints: hbonds\n  rigid_water: true\n";
   y += "platform: {name: auto}\n";

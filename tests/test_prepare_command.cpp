@@ -76,7 +76,7 @@ TEST_CASE("prepare: alanine dipeptide without solvent gets OpenMM's hydrogens ba
   std::ifstream config(dir / "run.yaml");
   std::stringstream text;
   text << config.rdbuf();
-  CHECK(contains(text.str(), "nonbonded_method: nocutoff"));
+  CHECK(contains(text.str(), "nonbonded_method: no_cutoff"));
   CHECK_FALSE(contains(text.str(), "barostat"));
   const auto check = run_mdsim("check " + (dir / "run.yaml").string());
   INFO(check.out << check.err);
@@ -178,11 +178,11 @@ TEST_CASE("prepare: errors a raw structure meets, located and with the fix; noth
   const auto variant = run_mdsim("prepare " + in.string() + " --variant :99=HIE");
   CHECK(variant.code == 2);
   CHECK(contains(variant.err, "no residue 99"));
-  const auto given = run_mdsim("prepare " + in.string() + " --no-solvent --variant :27=HIE");
+  const auto given = run_mdsim("prepare " + in.string() + " --no-solvent --variant :27=HIE -o " + (dir / "given.pdb").string());
   INFO(given.out << given.err);
   CHECK(given.code == 0);
   CHECK(contains(given.out, "HIS 27 (chain ' '): HIE"));
-  const auto padding = run_mdsim("prepare " + in.string() + " --padding 0.2nm");
+  const auto padding = run_mdsim("prepare " + in.string() + " --cutoff 3nm");
   CHECK(padding.code == 2);
   CHECK(contains(padding.err, "too small for the cutoff"));
   const auto salt = run_mdsim("prepare " + in.string() + " --ionic-strength 80M");
