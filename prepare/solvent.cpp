@@ -448,8 +448,8 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
 
   // Modeller's rule looks at oxygens only, so it keeps face-crossing pairs whose hydrogens nearly coincide
   // (H-H 0.04 nm seen on villin), which the engine refuses as overlapping atoms. An addition to Modeller: a
-  // water near an upper face with any atom closer than kBoundaryAtomClashNm (below any hydrogen-bond distance)
-  // to an atom of a water across the face is dropped too.
+  // water near an upper face with any atom closer than kBoundaryAtomClashNm (twice the engine's overlap
+  // distance, far below any contact in liquid water) to an atom of a water across the face is dropped too.
   const auto atom_positions = [&](const Placed& p) {
     const BoxWater& w = box_waters[static_cast<std::size_t>(p.water)];
     const Vec3d& box_oxygen = water_box.positions_nm[static_cast<std::size_t>(w.oxygen)];
@@ -457,7 +457,7 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     for (int a : w.atoms) atoms.push_back(p.oxygen + water_box.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);
     return atoms;
   };
-  constexpr double kBoundaryAtomClashNm = 0.15;
+  constexpr double kBoundaryAtomClashNm = 0.1;
   constexpr double kWaterReachNm = 0.1;  // oxygen to its farthest atom, with room (TIP3P O-H 0.09572 nm)
   const double skin = kBoundaryAtomClashNm + 2 * kWaterReachNm;
   std::vector<int> lower_atoms_of;  // kept waters near a lower face, by index into kept

@@ -30,7 +30,7 @@ struct SolventOptions {
   BoxShape shape = BoxShape::Cube;
   std::optional<std::array<double, 3>> box_nm;  // explicit rectangular box edges a, b, c; overrides padding, shape
   double cutoff_nm = 1.0;  // the nonbonded cutoff the system will run with: the box must allow it
-  // Also drop a water with any atom within 0.15 nm of an atom of a water across the periodic boundary (Modeller
+  // Also drop a water with any atom within 0.1 nm of an atom of a water across the periodic boundary (Modeller
   // compares oxygens only and keeps pairs whose hydrogens nearly coincide, which the engine refuses as
   // overlapping atoms). False reproduces Modeller's waters exactly.
   bool drop_atom_clashes = true;
