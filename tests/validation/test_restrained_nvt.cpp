@@ -12,6 +12,8 @@
 // field pulls the atoms off the PDB geometry (0.025 nm after minimisation at k = 1000, measured). So
 // 0.05 nm RMS needs a stiffer restraint than the common equilibration value 1000: at 2500,
 // sqrt(kT / k) = 0.032 nm. (A 5 ps trial at k = 1000 gave 0.048 nm at a mean 266 K, still warming.)
+// Measured: 0.0329 nm RMS (largest sample 0.054), mean restraint energy 13.5 kJ/mol, mean T 298.3 K;
+// 56 minutes on two shared cores.
 //
 // About 50000 CPU steps: runs only with MDSIM_LONG=1 (exit code 77, skipped, otherwise).
 #include <algorithm>
