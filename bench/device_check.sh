@@ -21,12 +21,16 @@ if [ -n "${DEB_DIR:-}" ]; then
   rm -rf /tmp/debs && mkdir -p /tmp/debs && for deb in "$DEB_DIR"/*.deb; do dpkg -x "$deb" /tmp/debs; done
   dlpack=(-DDLPACK_INCLUDE_DIR=/tmp/debs/usr/include -DGEMMI_INCLUDE_DIR=/tmp/debs/usr/include
           -DPEGTL_INCLUDE_DIR=/tmp/debs/usr/include)
+  # zlib's header (zlib1g-dev) where the machine has only the library.
+  if [ ! -e /usr/include/zlib.h ] && [ -e /tmp/debs/usr/include/zlib.h ]; then
+    dlpack+=(-DZLIB_INCLUDE_DIR=/tmp/debs/usr/include -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
+  fi
 fi
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
   "${dlpack[@]}" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_energy_command test_cpu_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_stages test_energy_command test_cpu_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
@@ -60,6 +64,13 @@ if [ "${2:-}" = sanitize ]; then
   compute-sanitizer --tool memcheck --error-exitcode 9 build-device/tests/test_cuda_dynamics "CUDA: a blown-up*" \
     > "$OUT/sanitize_blowup_memcheck.log" 2>&1
   echo "compute-sanitizer memcheck (an atom flung to 1e297 nm, mixed and double): rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_blowup_memcheck.log" | tail -1)"
+fi
+if [ -n "${PREPARE_VALIDATE:-}" ]; then
+  # Issue 17: heavy-atom structures through mdsim prepare and the generated protocol (10 ps NVT + 10 ps NPT).
+  bench/prepare_validate.sh build-device/mdsim "$OUT/prepare" tests/data/shared/systems/dhfr.pdb \
+    tests/data/shared/systems/villin_water.pdb tests/data/hydrogens_bpti_heavy.pdb tests/data/hydrogens_4jsv_chain_c.pdb \
+    > "$OUT/prepare_validate.log" 2>&1
+  echo "=== prepare + run"; cat "$OUT/prepare_validate.log"
 fi
 echo "=== CUDA tests (rc=$cuda_rc)"; grep -E "rel RMS|rel |passed|Passed|Failed|FAILED|SKIPPED|error|ns/day|max |drift|restart|step\(100\)|minimi|: ok   |: FAIL  |restrained|network on|Rg " "$OUT/ctest_cuda.log" | tail -70
 echo "=== CPU tests (rc=$cpu_rc)"; tail -6 "$OUT/ctest_cpu.log"
