@@ -130,3 +130,23 @@ TEST_CASE("minimiser honours max_iterations and rejects bad arguments") {
   REQUIRE_THROWS_AS(ctx->minimize(0.0, 0), InputError);
   REQUIRE_THROWS_AS(ctx->minimize(10.0, -1), InputError);
 }
+
+TEST_CASE("minimiser: a rigid water crowded by an ion (a failed retraction shrinks the step, not NaN)") {
+  // A chloride 0.19 nm from a water oxygen (as an ion placed on a crowded water site by solvation): the
+  // first long line-search steps distort the water beyond what the rigid-water retraction restores, which used
+  // to end the minimisation with NaN positions.
+  const std::string text = std::string("system:\n  structure: ") + MDSIM_SOURCE_DIR +
+                           "/tests/data/minimize_water_chloride.pdb\n  nonbonded_method: no_cutoff\n"
+                           "  constraints: hbonds\n  rigid_water: true\n";
+  const Model m = build_model(parse_config(text, "water_chloride.yaml", "."));
+  CpuForceEvaluator evaluator(m.system);
+  CpuConstraints constraints(m.system, m.system.mass_amu);
+  std::vector<Vec3d> x = m.positions_nm;
+  const MinimizationResult r = cpu_minimize(evaluator, m.system, constraints, x, 1.0, 0, 1e-6);
+  INFO("E " << r.initial_energy << " -> " << r.final_energy << " in " << r.iterations << " iterations, max force "
+            << r.max_force_kj_per_mol_nm);
+  CHECK(r.converged);
+  CHECK(r.final_energy < -100.0);
+  for (const Vec3d& p : x) CHECK(std::isfinite(p.x + p.y + p.z));
+  CHECK(norm(x[1] - x[0]) == Catch::Approx(0.09572).epsilon(1e-5));
+}

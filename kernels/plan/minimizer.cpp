@@ -79,8 +79,16 @@ bool line_search(MinimizerBackend& backend, ManifoldObjective& objective, const 
   for (int evaluation = 0; evaluation < kMaxEvaluations; ++evaluation) {
     backend.add_scaled(trial.x, start.x, p, a);
     objective.retract(start.x, trial.x);
-    trial.f = objective.evaluate(trial.x, trial.g);
-    const double da = backend.dot(trial.g, p);
+    // The retraction can fail far from the constraint surface (SETTLE of a strongly distorted water gives
+    // NaN; seen next to an ion placed on a crowded water site): such a point counts as infinitely uphill, so
+    // the step shrinks, instead of being evaluated.
+    double da = std::numeric_limits<double>::quiet_NaN();
+    if (std::isfinite(backend.dot(trial.x, trial.x))) {
+      trial.f = objective.evaluate(trial.x, trial.g);
+      da = backend.dot(trial.g, p);
+    } else {
+      trial.f = std::numeric_limits<double>::infinity();
+    }
     const bool energy_ok = std::isfinite(trial.f) && trial.f <= start.f + c1 * a * d0 + energy_noise;
     if (energy_ok && std::fabs(da) <= -c2 * d0) return true;
     if (energy_ok && da < 0.0) {

@@ -897,9 +897,9 @@ case("energy_forces_dev_null", "output", r"--forces /dev/null: the path exists a
 
 # ================================================================== command line
 
-case("cli_no_arguments", "cli", r"^error: give a command: run, energy, check, bench and platforms \(mdsim --help\)$",
+case("cli_no_arguments", "cli", r"^error: give a command: run, energy, check, bench, platforms and prepare \(mdsim --help\)$",
      base="empty", args=[])
-case("cli_unknown_command", "cli", r"unknown command 'rnu'; the commands are run, energy, check, bench and platforms",
+case("cli_unknown_command", "cli", r"unknown command 'rnu'; the commands are run, energy, check, bench, platforms and prepare",
      args=["rnu", "<CFG>"])
 case("cli_unknown_option", "cli", r"^error: The following argument was not expected: --frobnicate \(mdsim run --help\)",
      args=["run", "--frobnicate", "<CFG>"])
