@@ -940,3 +940,32 @@ case("resume_with_config_error", "cli", r"<CFG>:8:3: unknown key 'temprature' in
      sub=[(r"  temperature:", "  temprature:")], args=RESUME)
 case("resume_with_bad_pdb", "cli", r"<DIR>/ala2_vacuum.pdb:8:31: expected a number for the x coordinate",
      base="vac_done", setup=_set_columns(8, 31, "   1.2.3"), args=RESUME)
+
+# ================================================================== mdsim prepare (docs/prepare.md): nothing is written
+
+def _with_ligand(folder):
+    with open(os.path.join(folder, "ala2_vacuum.pdb")) as f:
+        text = f.read()
+    ligand = "HETATM 9999  C1  LIG A 401       9.000   9.000   9.000  1.00  0.00           C  \n"
+    end = text.index("END")
+    with open(os.path.join(folder, "lig.pdb"), "w") as f:
+        f.write(text[:end] + ligand + text[end:])
+
+
+case("prepare_missing_input", "prepare", r"^error: <DIR>/absent.pdb: cannot open the structure file",
+     args=["prepare", "<DIR>/absent.pdb"])
+case("prepare_settings_typo", "prepare", r"<DIR>/prepare.yaml:3:3: unknown key 'paddin' in 'prepare' "
+     r"\(did you mean 'padding'\?\)", write={"prepare.yaml": "prepare:\n  input: ala2_vacuum.pdb\n  paddin: 1 nm\n"},
+     args=["prepare", "<DIR>/prepare.yaml"])
+case("prepare_settings_no_section", "prepare", r"<DIR>/prepare.yaml.*no 'prepare:' section",
+     write={"prepare.yaml": "system: {pdb: ala2_vacuum.pdb}\n"}, args=["prepare", "<DIR>/prepare.yaml"])
+case("prepare_padding_unit", "prepare", r"^error: --padding: unknown length unit 'ps'",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--padding", "1ps"])
+case("prepare_variant_no_residue", "prepare", r"variant A:99=HIE: .*ala2_vacuum.pdb has no residue 99 in chain 'A'",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--variant", "A:99=HIE"])
+case("prepare_box_too_small", "prepare", r"the cube box is too small for the cutoff 3 nm .*increase padding",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--cutoff", "3nm"])
+case("prepare_salt_unreachable", "prepare", r"80 M needs \d+ ions but there are only \d+ waters",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--ionic-strength", "80M"])
+case("prepare_unknown_ligand", "prepare", r"no template for residue LIG 401 .*supply its force field XML",
+     setup=_with_ligand, args=["prepare", "<DIR>/lig.pdb"], may_change=["lig.pdb"])
