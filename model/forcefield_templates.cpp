@@ -393,7 +393,7 @@ std::string first_names(const std::vector<std::string>& names) {
             ? fmt::format("; its atoms are those of template {}: a misspelt residue name?",
                           ff.templates[static_cast<std::size_t>(any.index)].name)
             : std::string();
-    fail(fmt::format("no template for {}: supply its force field XML (system.forcefield){}", residue_label(top, r),
+    fail(fmt::format("no template for {}: supply its force field XML (system.forcefield; for mdsim prepare, --forcefield){}", residue_label(top, r),
                      hint));
   }
   const ClosestTemplate best = closest_template(top, names, prepared, r, candidates);

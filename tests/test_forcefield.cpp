@@ -575,7 +575,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   create_topology_bonds(top, amber14().standard);
   CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
         ligand + ":" + std::to_string(line_of(ligand, "LIG B 401")) +
-            ": no template for residue LIG 401 (chain 'B'): supply its force field XML (system.forcefield)");
+            ": no template for residue LIG 401 (chain 'B'): supply its force field XML (system.forcefield; for mdsim prepare, --forcefield)");
 
   // A misspelt residue name: its atoms are those of a template.
   const std::string misspelt = modified_pdb(src, "ala2_alx.pdb", [](std::string& line) {
@@ -586,7 +586,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   create_topology_bonds(top, amber14().standard);
   CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
         misspelt + ":" + std::to_string(line_of(misspelt, " N   ALX A   2")) +
-            ": no template for residue ALX 2 (chain 'A'): supply its force field XML (system.forcefield); its atoms "
+            ": no template for residue ALX 2 (chain 'A'): supply its force field XML (system.forcefield; for mdsim prepare, --forcefield); its atoms "
             "are those of template ALA: a misspelt residue name?");
 
   // A residue missing a heavy atom: the atoms against its own template.
