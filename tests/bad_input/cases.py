@@ -641,12 +641,12 @@ case("pdb_huge_coordinate_periodic", "pdb", r"<DIR>/ala2_water.pdb:40:47: the z 
 case("pdb_unknown_element", "pdb", r"<DIR>/ala2_vacuum.pdb:8:77: cannot determine the element of atom 'QN'",
      setup=lambda root: (_set_columns(8, 13, "QN  ")(root), _set_columns(8, 77, "Xq")(root)))
 case("pdb_unknown_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:8: no template for residue ALX 2 \(chain ' '\): supply "
-     r"its force field XML \(system.forcefield\); its atoms are those of template ALA: a misspelt residue name\?",
+     r"its force field XML \(system.forcefield; for mdsim prepare, --forcefield\); its atoms are those of template ALA: a misspelt residue name\?",
      edit={PDB: [(r" ALA ", " ALX ")]})
 case("pdb_misaligned_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2:18: misaligned residue name ' ACE'",
      setup=_set_columns(2, 18, " ACE"))
 case("pdb_unknown_four_letter_residue", "pdb", r"<DIR>/ala2_vacuum.pdb:2: no template for residue ACEX 1 \(chain ' '\): "
-     r"supply its force field XML \(system.forcefield\)$", setup=_set_columns(2, 18, "ACEX"))
+     r"supply its force field XML \(system.forcefield; for mdsim prepare, --forcefield\)$", setup=_set_columns(2, 18, "ACEX"))
 case("pdb_missing_atom", "pdb", r"<DIR>/ala2_vacuum.pdb:8: residue ALA 2 \(chain ' '\) lacks 1 hydrogen \(HB3\) of "
      r"template ALA: run `mdsim prepare` to add them",
      lines={PDB: {15: None}})
