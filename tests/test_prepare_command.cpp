@@ -1,11 +1,15 @@
 // `mdsim prepare` end to end: heavy-atom-only structures (hydrogens, waters and ions stripped from the shared
-// systems, as a PDB entry has them) prepared, checked by `mdsim check`, and the errors a raw structure meets.
+// systems, as a PDB entry has them) prepared, checked by `mdsim check` and run through the protocol written for
+// them, and the errors a raw structure meets.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "io/mmcif_writer.hpp"
 #include "io/pdb_reader.hpp"
@@ -191,4 +195,57 @@ TEST_CASE("prepare: errors a raw structure meets, located and with the fix; noth
   const auto unit = run_mdsim("prepare " + in.string() + " --padding 1ps");
   CHECK(unit.code == 2);
   CHECK(contains(unit.err, "--padding"));
+}
+
+TEST_CASE("prepare then run the protocol it wrote: every stage runs and restraints act only where asked", "[prepare]") {
+  // The CI-sized version of issue 17's check (bench/prepare_validate.sh runs 10 ps + 10 ps of DHFR on a GPU):
+  // solvated alanine dipeptide with stages of 0.1 ps each.
+  const fs::path dir = scratch("protocol");
+  const fs::path in = write(dir / "ala2.pdb", heavy_atoms("ala2_vacuum.pdb"));
+  const auto prep = run_mdsim("prepare " + in.string() + " -o " + (dir / "system.pdb").string() + " --config " +
+                              (dir / "run.yaml").string() +
+                              " --padding 0.8nm --cutoff 0.8nm --nvt-time 0.1ps --npt-time 0.1ps --production-time 0.1ps");
+  INFO(prep.out << prep.err);
+  REQUIRE(prep.code == 0);
+  // State lines every 10 steps instead of 500, so the short stages show.
+  std::ifstream config_in(dir / "run.yaml");
+  std::stringstream config;
+  config << config_in.rdbuf();
+  std::string text = config.str();
+  const std::string every = "state: {file: state.csv, interval: 500}";
+  REQUIRE(contains(text, every));
+  text.replace(text.find(every), every.size(), "state: {file: state.csv, interval: 10}");
+  write(dir / "run.yaml", text);
+  const auto run = run_mdsim("run " + (dir / "run.yaml").string());
+  INFO(run.out << run.err);
+  REQUIRE(run.code == 0);
+
+  std::ifstream log(dir / "out" / "state.csv");
+  std::string header, line;
+  std::getline(log, header);
+  REQUIRE(contains(header, "restraint_kj_per_mol,stage"));
+  std::map<std::string, int> lines;
+  std::map<std::string, double> restraint;
+  long last_step = 0;
+  while (std::getline(log, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    REQUIRE(cells.size() >= 3);
+    const std::string stage = cells.back();
+    const long step = std::stol(cells[0]);
+    CHECK(step == last_step + 10);  // one log across the stages, steps continuing
+    last_step = step;
+    ++lines[stage];
+    restraint[stage] = std::max(restraint[stage], std::stod(cells[cells.size() - 2]));
+    const double temperature = std::stod(cells[5]);
+    CHECK(temperature > 50.0);
+    CHECK(temperature < 600.0);
+  }
+  CHECK(lines["nvt"] == 5);
+  CHECK(lines["npt"] == 5);
+  CHECK(lines["production"] == 5);
+  CHECK(restraint["nvt"] > 0.0);
+  CHECK(restraint["npt"] > 0.0);
+  CHECK(restraint["production"] == 0.0);
 }
