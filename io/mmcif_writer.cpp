@@ -12,22 +12,11 @@
 
 #include "common/errors.hpp"
 #include "io/atomic_file.hpp"
+#include "io/structure_records.hpp"
 #include "mdsim_version.hpp"
 
 namespace mdsim {
 namespace {
-
-constexpr double kPi = 3.141592653589793;
-
-// OpenMM's PDBFile._standardResidues without HOH: written as ATOM.
-bool is_polymer_residue(std::string_view name) {
-  static constexpr std::array<std::string_view, 30> kNames = {
-      "ALA", "ASN", "CYS", "GLU", "HIS", "LEU", "MET", "PRO", "THR", "TYR", "ARG", "ASP", "GLN", "GLY", "ILE",
-      "LYS", "PHE", "SER", "TRP", "VAL", "A",   "G",   "C",   "U",   "I",   "DA",  "DG",  "DC",  "DT",  "DI"};
-  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
-}
-
-bool is_standard_residue(std::string_view name) { return name == "HOH" || is_polymer_residue(name); }
 
 // A CIF value: bare when it can be, else quoted with a quote character it does not contain.
 std::string token(const std::string& value) {
@@ -76,17 +65,12 @@ void write_mmcif(const std::string& path, const Topology& topology, const std::v
   out.reserve(static_cast<std::size_t>(n) * 110 + 4096);
   out += "data_mdsim\n# Created with mdsim " MDSIM_VERSION_STRING "\n#\n";
   if (box) {
-    const Vec3d &a = box->a, &b = box->b, &c = box->c;
-    const double la = norm(a), lb = norm(b), lc = norm(c);
-    const double to_degrees = 180 / kPi;
-    const double alpha = std::acos(dot(b, c) / (lb * lc)) * to_degrees;
-    const double beta = std::acos(dot(c, a) / (lc * la)) * to_degrees;
-    const double gamma = std::acos(dot(a, b) / (la * lb)) * to_degrees;
+    const CellParameters cell = cell_parameters(*box);
     fmt::format_to(std::back_inserter(out),
                    "_cell.length_a     {:10.4f}\n_cell.length_b     {:10.4f}\n_cell.length_c     {:10.4f}\n"
                    "_cell.angle_alpha  {:10.4f}\n_cell.angle_beta   {:10.4f}\n_cell.angle_gamma  {:10.4f}\n#\n"
                    "_symmetry.space_group_name_H-M 'P 1'\n#\n",
-                   la * 10, lb * 10, lc * 10, alpha, beta, gamma);
+                   cell.a_angstrom, cell.b_angstrom, cell.c_angstrom, cell.alpha_deg, cell.beta_deg, cell.gamma_deg);
   }
 
   // Chain identifiers. auth_asym_id: the topology's (a blank one: its label). label_asym_id: the topology's at
@@ -116,18 +100,7 @@ void write_mmcif(const std::string& path, const Topology& topology, const std::v
     for (int r : topology.chains[ci].residues) chain_of_residue.at(static_cast<std::size_t>(r)) = static_cast<int>(ci);
 
   // Bonds OpenMM lists in _struct_conn: to or within a non-standard residue, and CYS SG-SG.
-  const auto& bonds = topology.bonds.empty() ? topology.conect : topology.bonds;
-  std::vector<std::pair<int, int>> listed;
-  for (const auto& [i, j] : bonds) {
-    if (i < 0 || j < 0 || i >= n || j >= n)
-      throw std::invalid_argument(fmt::format("write_mmcif: bond ({}, {}) refers to a missing atom", i, j));
-    const TopologyAtom& ai = topology.atoms[static_cast<std::size_t>(i)];
-    const TopologyAtom& aj = topology.atoms[static_cast<std::size_t>(j)];
-    const std::string& ri = topology.residues.at(static_cast<std::size_t>(ai.residue)).name;
-    const std::string& rj = topology.residues.at(static_cast<std::size_t>(aj.residue)).name;
-    const bool disulfide = ai.name == "SG" && aj.name == "SG" && ri == "CYS" && rj == "CYS";
-    if (!is_standard_residue(ri) || !is_standard_residue(rj) || disulfide) listed.emplace_back(i, j);
-  }
+  const std::vector<std::pair<int, int>> listed = listed_bonds(topology, "write_mmcif");
   if (!listed.empty()) {
     out += "loop_\n_struct_conn.id\n_struct_conn.conn_type_id\n_struct_conn.ptnr1_label_asym_id\n"
            "_struct_conn.ptnr1_label_comp_id\n_struct_conn.ptnr1_label_seq_id\n_struct_conn.ptnr1_label_atom_id\n"

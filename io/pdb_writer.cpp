@@ -12,22 +12,11 @@
 
 #include "common/errors.hpp"
 #include "io/atomic_file.hpp"
+#include "io/structure_records.hpp"
 #include "mdsim_version.hpp"
 
 namespace mdsim {
 namespace {
-
-constexpr double kPi = 3.141592653589793;
-
-// Residues written as ATOM (OpenMM's standard residues without water).
-bool is_polymer_residue(std::string_view name) {
-  static constexpr std::array<std::string_view, 30> kNames = {
-      "ALA", "ASN", "CYS", "GLU", "HIS", "LEU", "MET", "PRO", "THR", "TYR", "ARG", "ASP", "GLN", "GLY", "ILE",
-      "LYS", "PHE", "SER", "TRP", "VAL", "A",   "G",   "C",   "U",   "I",   "DA",  "DG",  "DC",  "DT",  "DI"};
-  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
-}
-
-bool is_standard_residue(std::string_view name) { return name == "HOH" || is_polymer_residue(name); }
 
 bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 
@@ -70,13 +59,9 @@ void write_pdb(const std::string& path, const Topology& topology, const std::vec
   out += "REMARK   1 CREATED WITH MDSIM " MDSIM_VERSION_STRING "\n";
 
   if (box) {
-    const Vec3d &a = box->a, &b = box->b, &c = box->c;
-    const double la = norm(a), lb = norm(b), lc = norm(c);
-    const double alpha = std::acos(dot(b, c) / (lb * lc)), beta = std::acos(dot(c, a) / (lc * la)),
-                 gamma = std::acos(dot(a, b) / (la * lb));
-    const double to_degrees = 180 / kPi;
+    const CellParameters cell = cell_parameters(*box);
     fmt::format_to(std::back_inserter(out), "CRYST1{:9.3f}{:9.3f}{:9.3f}{:7.2f}{:7.2f}{:7.2f} P 1           1 \n",
-                   la * 10, lb * 10, lc * 10, alpha * to_degrees, beta * to_degrees, gamma * to_degrees);
+                   cell.a_angstrom, cell.b_angstrom, cell.c_angstrom, cell.alpha_deg, cell.beta_deg, cell.gamma_deg);
   }
 
   // Serial number of every atom in the file (TER records take one too), before wrapping.
@@ -128,19 +113,8 @@ void write_pdb(const std::string& path, const Topology& topology, const std::vec
   }
 
   // CONECT records, grouped by atom in file order, at most four partners per record.
-  const auto& bonds = topology.bonds.empty() ? topology.conect : topology.bonds;
   std::map<long, std::vector<long>> partners;
-  for (const auto& [i, j] : bonds) {
-    if (i < 0 || j < 0 || i >= n || j >= n) {
-      throw std::invalid_argument(fmt::format("write_pdb: bond ({}, {}) refers to a missing atom", i, j));
-    }
-    const TopologyAtom& ai = topology.atoms[static_cast<std::size_t>(i)];
-    const TopologyAtom& aj = topology.atoms[static_cast<std::size_t>(j)];
-    const std::string& ri = topology.residues.at(static_cast<std::size_t>(ai.residue)).name;
-    const std::string& rj = topology.residues.at(static_cast<std::size_t>(aj.residue)).name;
-    const bool hetero = !is_standard_residue(ri) || !is_standard_residue(rj);
-    const bool disulfide = ai.name == "SG" && aj.name == "SG" && ri == "CYS" && rj == "CYS";
-    if (!hetero && !disulfide) continue;
+  for (const auto& [i, j] : listed_bonds(topology, "write_pdb")) {
     const long fi = file_index[static_cast<std::size_t>(i)], fj = file_index[static_cast<std::size_t>(j)];
     if (fi == 0 || fj == 0) continue;  // atoms not listed in any chain were not written
     partners[fi].push_back(fj);
