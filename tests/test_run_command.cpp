@@ -3,6 +3,7 @@
 // box; a resumed run reaches the same final coordinates as an uninterrupted one; bad output folders
 // and a resume without a checkpoint are clear errors with exit code 2.
 #include "support/catch.hpp"
+#include "support/checkpoints.hpp"
 #include "support/text_file.hpp"
 
 #include <unistd.h>
@@ -98,11 +99,8 @@ TEST_CASE("a resumed run continues to the same final coordinates as an uninterru
   INFO(resumed.all());
   REQUIRE(resumed.code == 0);
 
-  const auto a = mdsim::read_vec3_dataset_h5((straight / "out/checkpoint.h5").string(), "positions_nm");
-  const auto b = mdsim::read_vec3_dataset_h5((split / "out/checkpoint.h5").string(), "positions_nm");
-  REQUIRE(a.size() == b.size());
-  std::size_t differing = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) differing += (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z);
+  const auto differing = mdsim_test::differing_vectors(straight / "out/checkpoint.h5", split / "out/checkpoint.h5",
+                                                       "positions_nm");
   CHECK(differing == 0);
   // The resumed trajectory holds the frames of both parts.
   const std::string count = "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); "

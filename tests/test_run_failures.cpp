@@ -6,6 +6,7 @@
 // output.trajectory.flush_interval, checkpoints, restart logic, exit codes) is exercised.
 // External readers: h5py and MDTraj through /usr/bin/python3.
 #include "support/catch.hpp"
+#include "support/checkpoints.hpp"
 #include "support/text_file.hpp"
 
 #include <fcntl.h>
@@ -335,15 +336,6 @@ assert t.n_frames == len(steps), (t.n_frames, len(steps))
 print(len(steps))
 )PY";
 
-std::size_t differing_atoms(const fs::path& a_checkpoint, const fs::path& b_checkpoint) {
-  const auto a = mdsim::read_vec3_dataset_h5(a_checkpoint.string(), "positions_nm");
-  const auto b = mdsim::read_vec3_dataset_h5(b_checkpoint.string(), "positions_nm");
-  REQUIRE(a.size() == b.size());
-  std::size_t differing = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) differing += (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z);
-  return differing;
-}
-
 }  // namespace
 
 TEST_CASE("kill -9 during mdsim run keeps every flushed frame; --resume reaches the uninterrupted result") {
@@ -439,7 +431,7 @@ TEST_CASE("kill -9 during mdsim run keeps every flushed frame; --resume reaches 
     CHECK(p.out().find("ran steps " + std::to_string(seen_checkpoint) + " to " + std::to_string(kSteps)) !=
           std::string::npos);
   }
-  CHECK(differing_atoms(straight / "out" / "checkpoint.h5", checkpoint) == 0);
+  CHECK(mdsim_test::differing_vectors(straight / "out" / "checkpoint.h5", checkpoint, "positions_nm") == 0);
   CHECK(checkpoint_step(checkpoint) == kSteps);
   {
     std::string out, log;

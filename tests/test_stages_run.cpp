@@ -22,7 +22,9 @@
 
 #include "io/hdf5_arrays.hpp"
 #include "io/state_log.hpp"
+#include "support/checkpoints.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -74,13 +76,6 @@ std::vector<std::vector<std::string>> read_csv(const fs::path& path) {
     rows.push_back(fields);
   }
   return rows;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Runs a Python snippet with Debian's python3 (h5py); true when it exits 0.
@@ -155,15 +150,13 @@ TEST_CASE("a three-stage protocol: one state log and trajectory across the stage
   INFO(resumed.all());
   REQUIRE(resumed.code == 0);
   for (const char* dataset : {"positions_nm", "velocities_nm_per_ps"}) {
-    const auto a = mdsim::read_vec3_dataset_h5((straight / "out/checkpoint.h5").string(), dataset);
-    const auto b = mdsim::read_vec3_dataset_h5((split / "out/checkpoint.h5").string(), dataset);
-    REQUIRE(a.size() == b.size());
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) differing += (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z);
     INFO(dataset);
+    const auto differing =
+        mdsim_test::differing_vectors(straight / "out/checkpoint.h5", split / "out/checkpoint.h5", dataset);
     CHECK(differing == 0);
   }
-  CHECK(slurp(split / "out/state.csv") == slurp(straight / "out/state.csv"));  // no speed column without progress
+  CHECK(mdsim_test::read_text((split / "out/state.csv").string()) ==
+        mdsim_test::read_text((straight / "out/state.csv").string()));  // no speed column without progress
   CHECK(python_ok("import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
                   "assert list(f['particles/all/position/step'][:])==[10,20,30,40,50,60]",
                   split / "out/trajectory.h5"));
@@ -188,7 +181,7 @@ TEST_CASE("a three-stage protocol: one state log and trajectory across the stage
   int status = 0;
   ::waitpid(child, &status, 0);
   REQUIRE(WIFEXITED(status));
-  const std::string log = slurp(stopped / "run.log");
+  const std::string log = mdsim_test::read_text((stopped / "run.log").string());
   INFO(log);
   if (WEXITSTATUS(status) == 0) {
     WARN("the run finished before SIGINT arrived; the stop was not exercised");
@@ -203,15 +196,13 @@ TEST_CASE("a three-stage protocol: one state log and trajectory across the stage
   INFO(continued.all());
   REQUIRE(continued.code == 0);
   for (const char* dataset : {"positions_nm", "velocities_nm_per_ps"}) {
-    const auto a = mdsim::read_vec3_dataset_h5((straight / "out/checkpoint.h5").string(), dataset);
-    const auto b = mdsim::read_vec3_dataset_h5((stopped / "out/checkpoint.h5").string(), dataset);
-    REQUIRE(a.size() == b.size());
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) differing += (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z);
     INFO(dataset);
+    const auto differing =
+        mdsim_test::differing_vectors(straight / "out/checkpoint.h5", stopped / "out/checkpoint.h5", dataset);
     CHECK(differing == 0);
   }
-  CHECK(slurp(stopped / "out/state.csv") == slurp(straight / "out/state.csv"));
+  CHECK(mdsim_test::read_text((stopped / "out/state.csv").string()) ==
+        mdsim_test::read_text((straight / "out/state.csv").string()));
   fs::remove_all(straight);
   fs::remove_all(split);
   fs::remove_all(stopped);

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "io/hdf5_arrays.hpp"
+#include "support/checkpoints.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -48,13 +50,6 @@ fs::path write_config(const fs::path& dir, int nvt_steps, bool with_npt) {
   if (with_npt)
     out << "  - name: npt\n    steps: 300\n    barostat: {pressure: 1 bar, interval: 25}\n";
   return p;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -94,15 +89,13 @@ TEST_CASE("CUDA: a staged protocol resumed inside a stage ends where the uninter
   INFO(resumed.all());
   REQUIRE(resumed.code == 0);
   for (const char* dataset : {"positions_nm", "velocities_nm_per_ps"}) {
-    const auto a = mdsim::read_vec3_dataset_h5((straight / "out/checkpoint.h5").string(), dataset);
-    const auto b = mdsim::read_vec3_dataset_h5((split / "out/checkpoint.h5").string(), dataset);
-    REQUIRE(a.size() == b.size());
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) differing += (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z);
     INFO(dataset);
+    const auto differing =
+        mdsim_test::differing_vectors(straight / "out/checkpoint.h5", split / "out/checkpoint.h5", dataset);
     CHECK(differing == 0);
   }
-  CHECK(slurp(split / "out/state.csv") == slurp(straight / "out/state.csv"));
+  CHECK(mdsim_test::read_text((split / "out/state.csv").string()) ==
+        mdsim_test::read_text((straight / "out/state.csv").string()));
   fs::remove_all(straight);
   fs::remove_all(split);
 }
