@@ -27,6 +27,7 @@
 #include "kernels/physics/restraint.hpp"
 #include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
+#include "support/restraint_fixtures.hpp"
 #include "support/reference_systems.hpp"
 #include "test_cpu_support.hpp"
 
@@ -230,41 +231,24 @@ TEST_CASE("the CPU context adds the restraint term to every evaluation and repla
 }
 
 TEST_CASE("minimisation with restraints reaches the analytic minimum across the periodic boundary", "[cpu]") {
-  // Two uncharged atoms, a harmonic bond (r0 = 0.15 nm, kb), each restrained (k) to a reference; the
-  // references lie 0.2 nm apart by minimum image but on opposite faces of a 3 nm box, and the atoms start
-  // at the image of atom 0's reference that sits beside atom 1 (bonds are not imaged, as in OpenMM). By
-  // symmetry the minimum is a bond length r with kb (r − r0) = k (0.2 − r) / 2.
-  const double kb = 2.0e4, k = 5.0e3, r0 = 0.15, L = 3.0;
-  System s;
-  s.mass_amu = {12.0, 12.0};
-  s.charge_e = {0.0, 0.0};
-  s.sigma_nm = {0.3, 0.3};
-  s.epsilon_kj_per_mol = {0.0, 0.0};
-  s.bonds = {{0, 1, r0, kb}};
-  s.exceptions = {{0, 1, 0.0, 0.3, 0.0}};
-  s.nonbonded.method = NonbondedMethod::CutoffPeriodic;
-  s.nonbonded.cutoff_nm = 1.0;
-  s.box = Boxd{Vec3d(L, 0, 0), Vec3d(0, L, 0), Vec3d(0, 0, L)};
-  PositionRestraints r;
-  r.atoms = {0, 1};
-  r.reference_nm = {Vec3d(L - 0.1, 1.0, 1.0), Vec3d(0.1, 1.0, 1.0)};
-  r.k_kj_per_mol_nm2 = k;
+  // support/restraint_fixtures.hpp: the minimum is a bond of r_min centred on x = 0.
+  const mdsim_test::RestrainedPair pair;
+  const double kb = pair.kb, k = pair.k, r0 = pair.r0, r_min = pair.r_min;
   DynamicsSettings settings = langevin(0.001);
   settings.remove_cm_motion = false;
-  auto ctx = make_cpu_context(s, settings);
-  ctx->set_positions({Vec3d(-0.13, 1.02, 0.97), Vec3d(0.05, 0.99, 1.01)});
-  ctx->set_position_restraints(r);
+  auto ctx = make_cpu_context(pair.system, settings);
+  ctx->set_positions(pair.start);
+  ctx->set_position_restraints(pair.restraints);
   const MinimizationResult result = ctx->minimize(1e-6, 0);
   CHECK(result.converged);
   const SimulationState st = ctx->state(StateRequest{true, false, false, true});
-  const double r_min = (kb * r0 + 0.1 * k) / (kb + 0.5 * k);
   const Vec3d bond = st.positions_nm[1] - st.positions_nm[0];
   CHECK(norm(bond) == Catch::Approx(r_min).epsilon(1e-8));
   CHECK(st.positions_nm[0].x == Catch::Approx(-0.5 * r_min).epsilon(1e-8));  // plain coordinates, imaged restraint
   CHECK(st.positions_nm[1].x == Catch::Approx(0.5 * r_min).epsilon(1e-8));
   const double expected = 0.5 * kb * (r_min - r0) * (r_min - r0) + k * (0.1 - 0.5 * r_min) * (0.1 - 0.5 * r_min);
   CHECK(result.final_energy == Catch::Approx(expected).epsilon(1e-8));
-  CHECK(st.potential.restraint == Catch::Approx(k * (0.1 - 0.5 * r_min) * (0.1 - 0.5 * r_min)).epsilon(1e-8));
+  CHECK(st.potential.restraint == Catch::Approx(pair.restraint_energy).epsilon(1e-8));
   CHECK(st.potential.total == Catch::Approx(result.final_energy).epsilon(1e-12));
 }
 

@@ -32,6 +32,7 @@
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
+#include "support/restraint_fixtures.hpp"
 #include "support/reference_systems.hpp"
 #include "test_cpu_support.hpp"
 
@@ -285,31 +286,17 @@ TEST_CASE("CUDA restrained steps with barostat moves follow the CPU context") {
 }
 
 TEST_CASE("CUDA minimisation with restraints: the analytic minimum across the box, and the CPU's on ala2_water") {
-  // As in tests/test_restraints.cpp: two uncharged atoms bonded (r0 = 0.15 nm, kb), each restrained (k) to
-  // a reference on opposite faces of a 3 nm box, 0.2 nm apart by minimum image: kb (r − r0) = k (0.2 − r) / 2.
-  const double kb = 2.0e4, k = 5.0e3, r0 = 0.15, L = 3.0;
-  System s;
-  s.mass_amu = {12.0, 12.0};
-  s.charge_e = {0.0, 0.0};
-  s.sigma_nm = {0.3, 0.3};
-  s.epsilon_kj_per_mol = {0.0, 0.0};
-  s.bonds = {{0, 1, r0, kb}};
-  s.exceptions = {{0, 1, 0.0, 0.3, 0.0}};
-  s.nonbonded.method = NonbondedMethod::CutoffPeriodic;
-  s.nonbonded.cutoff_nm = 1.0;
-  s.box = Boxd{Vec3d(L, 0, 0), Vec3d(0, L, 0), Vec3d(0, 0, L)};
-  PositionRestraints two;
-  two.atoms = {0, 1};
-  two.reference_nm = {Vec3d(L - 0.1, 1.0, 1.0), Vec3d(0.1, 1.0, 1.0)};
-  two.k_kj_per_mol_nm2 = k;
-  const double r_min = (kb * r0 + 0.1 * k) / (kb + 0.5 * k);
+  // As in tests/test_restraints.cpp (support/restraint_fixtures.hpp): the minimum is a bond of r_min centred
+  // on x = 0.
+  const mdsim_test::RestrainedPair pair;
+  const double r_min = pair.r_min;
   for (const bool dbl : {true, false}) {
     INFO(label(dbl));
     DynamicsSettings settings = langevin(3, 0.001, 1e-6);
     settings.remove_cm_motion = false;
-    auto gpu = make_cuda_context(s, settings, precision(dbl));
-    gpu->set_positions({Vec3d(-0.13, 1.02, 0.97), Vec3d(0.05, 0.99, 1.01)});
-    gpu->set_position_restraints(two);
+    auto gpu = make_cuda_context(pair.system, settings, precision(dbl));
+    gpu->set_positions(pair.start);
+    gpu->set_position_restraints(pair.restraints);
     // Mixed precision evaluates the bond in float: forces carry ~1e-4 kJ/mol/nm of rounding.
     const MinimizationResult result = gpu->minimize(dbl ? 1e-5 : 1e-2, 0);
     const SimulationState st = gpu->state(StateRequest{true, false, false, true});
@@ -321,7 +308,7 @@ TEST_CASE("CUDA minimisation with restraints: the analytic minimum across the bo
     CHECK(result.converged);
     CHECK(norm(st.positions_nm[1] - st.positions_nm[0]) == Catch::Approx(r_min).epsilon(bound));
     CHECK(st.positions_nm[0].x == Catch::Approx(-0.5 * r_min).epsilon(bound));
-    CHECK(st.potential.restraint == Catch::Approx(k * (0.1 - 0.5 * r_min) * (0.1 - 0.5 * r_min)).epsilon(100 * bound));
+    CHECK(st.potential.restraint == Catch::Approx(pair.restraint_energy).epsilon(100 * bound));
   }
 
   // ala2_water (HBonds + rigid water), the protein's heavy atoms restrained near the PDB positions.
