@@ -48,6 +48,12 @@ struct CcmaView {
   int* iterations = nullptr;             // [0] positions, [1] velocities: N of the last solve
 };
 
+// Limits of a CCMA block that one warp takes (ccma_warp.cuh): lanes, and register slots for a row of
+// the inverse coupling matrix and for an atom's constraints.
+constexpr int kCcmaWarpLanes = 32;
+constexpr int kCcmaWarpMaxRow = 8;
+constexpr int kCcmaWarpMaxEntries = 8;
+
 // Dynamic shared memory for a block of `atoms` touched atoms and `constraints` constraints.
 inline std::size_t ccma_shared_bytes(int atoms, int constraints) {
   return sizeof(double) * (3 * static_cast<std::size_t>(atoms) + 6 * static_cast<std::size_t>(constraints));

@@ -17,7 +17,6 @@ using cuda::blocks_for;
 
 // CCMA constraints are packed into thread blocks of whole coupled groups, about this many each.
 constexpr int kCcmaBlockConstraints = 64;
-
 // The plan in the device layout, on the host: the CCMA data in the layout of cuda::CcmaView
 // (constraints numbered block by block).
 struct DeviceConstraintPlan {
@@ -30,6 +29,8 @@ struct DeviceConstraintPlan {
   std::vector<int> atom_index, atom_start{0}, atom_entry;  // touched atoms, their constraints
   std::vector<double> atom_inverse_mass;
   int max_block_constraints = 0, max_block_atoms = 0;
+  int max_row = 0, max_entries = 0;  // matrix entries in a row; constraints on one atom
+  bool warp_blocks = false;          // packed for the warp kernels (ccma_warp.cuh)
   std::size_t max_block_shared_bytes = 0;
   int num_ccma() const { return static_cast<int>(ccma_atoms.size()); }
   int num_blocks() const { return static_cast<int>(block_constraint_start.size()) - 1; }
@@ -55,14 +56,57 @@ std::vector<cuda::SettleWater> settle_waters(const ConstraintPlan& host) {
   return waters;
 }
 
-// Whole coupled groups into blocks of about kCcmaBlockConstraints constraints; within a block the
-// constraints keep their CPU order (ascending), so each atom still sums its updates in the CPU's order.
-std::vector<std::vector<int>> ccma_blocks(const ConstraintPlan& host) {
-  std::vector<std::vector<int>> blocks;
+// A coupled group's size as the warp kernels see it.
+struct GroupShape {
+  int constraints = 0, atoms = 0, longest_row = 0, most_entries = 0;
+};
+
+GroupShape group_shape(const ConstraintPlan& host, const std::vector<int>& group) {
+  GroupShape shape;
+  shape.constraints = static_cast<int>(group.size());
+  std::map<int, int> per_atom;
+  for (int c : group) {
+    const ConstraintPlan::Ccma& k = host.ccma_constraints()[static_cast<std::size_t>(c)];
+    ++per_atom[k.a];
+    ++per_atom[k.b];
+    shape.longest_row =
+        std::max(shape.longest_row, static_cast<int>(host.inverse_coupling()[static_cast<std::size_t>(c)].size()));
+  }
+  shape.atoms = static_cast<int>(per_atom.size());
+  for (const auto& [atom, count] : per_atom) shape.most_entries = std::max(shape.most_entries, count);
+  return shape;
+}
+
+// Whether every coupled group fits one warp (HBonds constraints do: a heavy atom and its hydrogens).
+bool groups_fit_warps(const ConstraintPlan& host) {
   for (const auto& g : host.coupled_groups()) {
-    if (blocks.empty() || blocks.back().size() + g.size() > static_cast<std::size_t>(kCcmaBlockConstraints))
+    const GroupShape shape = group_shape(host, g);
+    if (shape.constraints > cuda::kCcmaWarpLanes || shape.atoms > cuda::kCcmaWarpLanes ||
+        shape.longest_row > cuda::kCcmaWarpMaxRow || shape.most_entries > cuda::kCcmaWarpMaxEntries)
+      return false;
+  }
+  return true;
+}
+
+// Whole coupled groups into blocks: for the warp kernels at most 32 constraints and 32 atoms each,
+// otherwise about kCcmaBlockConstraints constraints each. Within a block the constraints keep their
+// CPU order (ascending), so each atom still sums its updates in the CPU's order.
+std::vector<std::vector<int>> ccma_blocks(const ConstraintPlan& host, bool warp_blocks) {
+  std::vector<std::vector<int>> blocks;
+  int block_atoms = 0;
+  for (const auto& g : host.coupled_groups()) {
+    const int atoms = warp_blocks ? group_shape(host, g).atoms : 0;
+    const bool full =
+        blocks.empty() ||
+        (warp_blocks ? blocks.back().size() + g.size() > static_cast<std::size_t>(cuda::kCcmaWarpLanes) ||
+                           block_atoms + atoms > cuda::kCcmaWarpLanes
+                     : blocks.back().size() + g.size() > static_cast<std::size_t>(kCcmaBlockConstraints));
+    if (full) {
       blocks.emplace_back();
+      block_atoms = 0;
+    }
     blocks.back().insert(blocks.back().end(), g.begin(), g.end());
+    block_atoms += atoms;
   }
   for (auto& b : blocks) std::sort(b.begin(), b.end());
   return blocks;
@@ -98,6 +142,7 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
       plan.value.push_back(value);
     }
     plan.row_start.push_back(static_cast<int>(plan.column.size()));
+    plan.max_row = std::max(plan.max_row, plan.row_start.back() - plan.row_start[plan.row_start.size() - 2]);
     entries[k.a].push_back(2 * local_k);
     entries[k.b].push_back(2 * local_k + 1);
   }
@@ -105,6 +150,7 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
     plan.atom_index.push_back(a);
     plan.atom_inverse_mass.push_back(inverse_mass[static_cast<std::size_t>(a)]);
     for (int e : entries.at(a)) plan.atom_entry.push_back(e);
+    plan.max_entries = std::max(plan.max_entries, static_cast<int>(entries.at(a).size()));
     plan.atom_start.push_back(static_cast<int>(plan.atom_entry.size()));
   }
   plan.block_constraint_start.push_back(static_cast<int>(plan.ccma_atoms.size()));
@@ -120,7 +166,8 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
 DeviceConstraintPlan build_constraint_plan(const ConstraintPlan& host) {
   DeviceConstraintPlan plan;
   plan.settle = settle_waters(host);
-  const std::vector<std::vector<int>> blocks = ccma_blocks(host);
+  plan.warp_blocks = groups_fit_warps(host);
+  const std::vector<std::vector<int>> blocks = ccma_blocks(host, plan.warp_blocks);
   std::vector<int> new_index(host.ccma_constraints().size(), -1);
   int next = 0;
   for (const auto& b : blocks)
@@ -146,6 +193,9 @@ CudaConstraints::CudaConstraints(const ConstraintPlan& host, const CudaStreams& 
   ccma_blocks_ = plan.num_blocks();
   ccma_threads_ = std::clamp((std::max(plan.max_block_constraints, plan.max_block_atoms) + 31) / 32 * 32, 64, 1024);
   max_block_atoms_ = plan.max_block_atoms;
+  warp_blocks_ = plan.warp_blocks && num_ccma_ > 0;
+  warp_row_ = plan.max_row;
+  warp_entries_ = plan.max_entries;
   settle_.upload(plan.settle, stream);
   block_constraint_start_.upload(plan.block_constraint_start, stream);
   block_atom_start_.upload(plan.block_atom_start, stream);

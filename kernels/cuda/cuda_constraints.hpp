@@ -55,6 +55,13 @@ class CudaConstraints {
   // needs).
   bool thread_per_block_atom() const { return max_block_atoms_ <= ccma_threads_; }
 
+  // Whether the CCMA blocks are packed for the warp kernels (every coupled group within
+  // kCcmaWarpLanes constraints and atoms; ccma_warp.cuh), and the longest matrix row and most
+  // constraints on an atom, which pick the kernel's register slots.
+  bool warp_blocks() const { return warp_blocks_; }
+  int warp_row() const { return warp_row_; }
+  int warp_entries() const { return warp_entries_; }
+
   // A CCMA kernel's launch over this plan: one thread block per CCMA block.
   struct CcmaLaunch {
     int blocks = 0, threads = 0;
@@ -75,7 +82,8 @@ class CudaConstraints {
   cuda::DeviceBuffer<int> block_constraint_start_, block_atom_start_, block_iterations_;
   cuda::DeviceBuffer<int> row_start_, column_, atom_index_, atom_start_, atom_entry_, iterations_;
   cuda::DeviceBuffer<Vec3d> x_scratch_, r_ref_;
-  bool use_shared_ = false;
+  bool use_shared_ = false, warp_blocks_ = false;
+  int warp_row_ = 0, warp_entries_ = 0;
   std::size_t shared_bytes_ = 0;
 };
 

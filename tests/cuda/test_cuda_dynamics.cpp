@@ -43,6 +43,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/physics/integrator_steps.hpp"
+#include "kernels/plan/constraint_plan.hpp"
 #include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
 #include "support/energy_series.hpp"
@@ -306,14 +307,30 @@ TEST_CASE("CUDA mixed precision stays close to the CPU context") {
   }
 }
 
+// Longest row of a plan's inverse coupling matrix: HBonds groups (a heavy atom and its hydrogens) stay
+// within the warp CCMA kernel's 8 register slots, a whole molecule's bonds do not (the block kernel).
+std::size_t longest_coupling_row(const System& system) {
+  const ConstraintPlan plan(system, system.mass_amu);
+  std::size_t longest = 0;
+  for (const auto& row : plan.inverse_coupling()) longest = std::max(longest, row.size());
+  return longest;
+}
+
 TEST_CASE("the fused LangevinMiddle step follows the stage-by-stage kernels to rounding") {
-  // ala2_water (SETTLE, CCMA and unconstrained atoms) and DHFR (CCMA over many blocks), mixed precision,
-  // centre-of-mass motion removed: the same arithmetic in fewer kernels (the compiler may contract a
-  // multiply-add differently in each, so the last bits may differ); after 30 steps positions and
-  // velocities agree to rounding. A missing or doubled stage would show as 1e-4 nm or more.
+  // ala2_water (SETTLE, CCMA and unconstrained atoms) and DHFR (CCMA over many blocks), HBonds: the
+  // fused step's CCMA runs one warp per block (ccma_warp.cuh); ala2_water with every bond constrained:
+  // one thread block per CCMA block (ccma_block.cuh). Mixed precision, centre-of-mass motion removed: the
+  // same arithmetic in fewer kernels (the compiler may contract a multiply-add differently in each, so
+  // the last bits may differ); after 30 steps positions and velocities agree to rounding. A missing or
+  // doubled stage would show as 1e-4 nm or more.
   const Model dhfr = make_model("dhfr", "");
-  for (const char* name : {"ala2_water", "dhfr"}) {
-    const Model& m = std::string(name) == "dhfr" ? dhfr : water_model();
+  const Model all_bonds =
+      make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: allbonds\n  rigid_water: true\n");
+  CHECK(longest_coupling_row(water_model().system) <= 8);
+  CHECK(longest_coupling_row(all_bonds.system) > 8);
+  for (const char* name : {"ala2_water", "dhfr", "ala2_water allbonds"}) {
+    const std::string which = name;
+    const Model& m = which == "dhfr" ? dhfr : which == "ala2_water" ? water_model() : all_bonds;
     const Start start = start_state(m, 5);
     DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 77, 1e-6);
     s.remove_cm_motion = true;
