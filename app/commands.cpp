@@ -20,6 +20,7 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
+#include "kernels/cuda/step_timeline.hpp"
 #include "kernels/physics/pme_params.hpp"
 #include "model/run_config.hpp"
 
@@ -277,9 +278,41 @@ void print_step_table_header() {
   fmt::print("|---|---|---|---|---|---|---|---|---|\n");
 }
 
+
+// The CUDA step's timeline: a context whose graphs record the timeline's points, warmed up, then
+// `steps` single steps, each waited for; the mean, minimum and maximum time of each point after the
+// step's start.
+void print_step_timeline(const Model& model, const RunConfig& cfg, const CudaOptions& options, int steps) {
+  cuda::enable_step_timeline();
+  auto context = make_cuda_context(model.system, dynamics_settings(cfg), options);
+  (void)time_steps(*context, model, cfg, 500, 1);
+  struct Sum {
+    double total = 0, min = 1e300, max = 0;
+    int count = 0;
+  };
+  std::vector<std::pair<std::string, Sum>> sums;
+  for (int s = 0; s < steps; ++s) {
+    context->step(1);
+    for (const cuda::TimelinePoint& p : cuda::read_step_timeline()) {
+      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == p.label; });
+      if (it == sums.end()) it = sums.insert(sums.end(), {p.label, Sum{}});
+      it->second.total += p.us;
+      it->second.min = std::min(it->second.min, p.us);
+      it->second.max = std::max(it->second.max, p.us);
+      ++it->second.count;
+    }
+  }
+  std::sort(sums.begin(), sums.end(),
+            [](const auto& a, const auto& b) { return a.second.total / a.second.count < b.second.total / b.second.count; });
+  fmt::print("## step timeline ({} single steps, each waited for): µs after the step's start\n", steps);
+  fmt::print("| point (stream: finished) | mean | min | max | steps |\n|---|---|---|---|---|\n");
+  for (const auto& [label, sum] : sums)
+    fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {} |\n", label, sum.total / sum.count, sum.min, sum.max, sum.count);
+}
+
 }  // namespace
 
-int command_bench(const std::string& config_path, int steps) {
+int command_bench(const std::string& config_path, int steps, bool timeline) {
   const RunConfig cfg = load_config(config_path);
   const Model model = build_model(cfg);
   const PlatformChoice platform = pick_platform(cfg, "");
@@ -337,6 +370,7 @@ int command_bench(const std::string& config_path, int steps) {
                l.separate_kernels == 1 ? "" : "s", t.list_builds,
                static_cast<double>(steps) / std::max(1, t.list_builds));
   }
+  if (timeline) print_step_timeline(model, cfg, options, std::max(steps / 10, 100));
   return 0;
 }
 

@@ -35,7 +35,8 @@ int command_check(const std::string& config_path);
 // Times force evaluations (CUDA: the per-part table) and then `steps` full steps with the config's
 // integrator (0: none; the CPU platform times steps/100), printing µs/step, ns/day and, on CUDA, the
 // launches per step.
-int command_bench(const std::string& config_path, int steps);
+// timeline: also the CUDA step's timeline (kernels/cuda/step_timeline.hpp), mean µs of each point.
+int command_bench(const std::string& config_path, int steps, bool timeline = false);
 int command_platforms();
 
 }  // namespace mdsim

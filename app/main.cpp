@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--steps", bench_steps, "Full steps to time after the force evaluations (0: none)")
       ->check(whole_steps)
       ->capture_default_str();
+  bool bench_timeline = false;
+  bench_cmd->add_flag("--timeline", bench_timeline,
+                      "CUDA: also time the points of a step on each stream (each step synchronised; diagnostic)");
 
   app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
 
@@ -151,7 +154,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return mdsim::command_run(run);
     if (*energy_cmd) return mdsim::command_energy(energy);
     if (*check_cmd) return mdsim::command_check(config_path);
-    if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps);
+    if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps, bench_timeline);
     if (*prepare_cmd) return mdsim::command_prepare(prepare);
     return mdsim::command_platforms();
   } catch (const mdsim::InputError& e) {

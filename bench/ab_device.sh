@@ -2,14 +2,15 @@
 # Same-machine A/B of two builds on the device machine: a base tree (a `git archive` tarball of the
 # commit to compare against; only its mdsim is built) and the working tree, each `mdsim bench`ed on
 # the same configs in alternation, ROUNDS times, so machine drift hits both alike.
-#   bench/ab_device.sh BASE.tar.gz [ROUNDS]        (expects build-device/mdsim already built here)
+#   [DEB_DIR=folder] bench/ab_device.sh BASE.tar.gz [ROUNDS]   (expects build-device/mdsim already built here)
 # Prints one line per run: "<which> <system> <µs/step> <ns/day>", and the medians last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 base_tar=$1; rounds=${2:-3}
+source bench/device_env.sh
 rm -rf /tmp/ab_base && mkdir -p /tmp/ab_base && tar -xzf "$base_tar" -C /tmp/ab_base
 cmake -S /tmp/ab_base -B /tmp/ab_base/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DMDSIM_BUILD_TESTS=OFF > /tmp/ab_base_configure.log 2>&1 || { tail -20 /tmp/ab_base_configure.log; exit 1; }
+  -DMDSIM_BUILD_TESTS=OFF "${deb_flags[@]}" > /tmp/ab_base_configure.log 2>&1 || { tail -20 /tmp/ab_base_configure.log; exit 1; }
 ninja -C /tmp/ab_base/build mdsim > /tmp/ab_base_build.log 2>&1 || { grep -E "error" -A3 /tmp/ab_base_build.log | head -30; exit 1; }
 sed "s|pdb: ../tests|pdb: $PWD/tests|" configs/dhfr_benchmark.yaml > /tmp/ab_dhfr.yaml
 sed "s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [2, 2, 2]|" /tmp/ab_dhfr.yaml > /tmp/ab_dhfr2.yaml

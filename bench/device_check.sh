@@ -14,20 +14,9 @@ mkdir -p "$OUT"
   nvcc --version | tail -1
   cmake --version | head -1
 } > "$OUT/machine.txt" 2>&1
-# Header-only Debian packages the GPU machine lacks (gemmi-dev, tao-pegtl-dev, libdlpack-dev): DEB_DIR names a
-# folder of their .debs (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev, carried along), unpacked here.
-dlpack=()
-if [ -n "${DEB_DIR:-}" ]; then
-  rm -rf /tmp/debs && mkdir -p /tmp/debs && for deb in "$DEB_DIR"/*.deb; do dpkg -x "$deb" /tmp/debs; done
-  dlpack=(-DDLPACK_INCLUDE_DIR=/tmp/debs/usr/include -DGEMMI_INCLUDE_DIR=/tmp/debs/usr/include
-          -DPEGTL_INCLUDE_DIR=/tmp/debs/usr/include)
-  # zlib's header (zlib1g-dev) where the machine has only the library.
-  if [ ! -e /usr/include/zlib.h ] && [ -e /tmp/debs/usr/include/zlib.h ]; then
-    dlpack+=(-DZLIB_INCLUDE_DIR=/tmp/debs/usr/include -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
-  fi
-fi
+source bench/device_env.sh  # deb_flags: headers the machine lacks (DEB_DIR)
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
-  "${dlpack[@]}" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  "${deb_flags[@]}" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)
 ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_stages test_energy_command test_cpu_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }

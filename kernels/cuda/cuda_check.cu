@@ -32,4 +32,8 @@ int count_kernel_nodes(cudaGraph_t graph) {
   return kernels;
 }
 
+cudaError_t instantiate_graph(cudaGraphExec_t* exec, cudaGraph_t graph) {
+  return cudaGraphInstantiateWithFlags(exec, graph, cudaGraphInstantiateFlagUseNodePriority);
+}
+
 }  // namespace mdsim::cuda

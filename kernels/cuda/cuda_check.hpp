@@ -33,12 +33,25 @@ std::size_t transfer_count();
 void count_transfer();
 // Kernel nodes in a captured graph (for the benchmark's "kernels per step").
 int count_kernel_nodes(cudaGraph_t graph);
+// Instantiates a captured graph so that its kernel nodes keep the priorities of the streams they were
+// captured from (StreamPriority).
+cudaError_t instantiate_graph(cudaGraphExec_t* exec, cudaGraph_t graph);
+
+// Scheduling priority of a stream's kernels (also of the kernel nodes captured from it, for graphs
+// instantiated with cudaGraphInstantiateFlagUseNodePriority): where two streams' kernels compete for
+// the multiprocessors, a High stream's thread blocks are started first.
+enum class StreamPriority { Normal, High };
 
 // A CUDA stream owned for its lifetime (non-blocking: no implicit order with the legacy default
 // stream). Converts to cudaStream_t for launches; the destructor waits for its work, then destroys it.
 class Stream {
  public:
-  Stream() { MDSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  explicit Stream(StreamPriority priority = StreamPriority::Normal) {
+    int least = 0, greatest = 0;
+    MDSIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    MDSIM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
+                                                  priority == StreamPriority::High ? greatest : least));
+  }
   ~Stream() {
     if (stream_ == nullptr) return;
     cudaStreamSynchronize(stream_);

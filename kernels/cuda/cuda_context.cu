@@ -20,6 +20,7 @@
 #include "kernels/cuda/cuda_integrator.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
+#include "kernels/cuda/step_timeline.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/plan/constraint_plan.hpp"
 #include "kernels/plan/minimizer.hpp"
@@ -131,6 +132,7 @@ class CudaContext final : public Context {
     require_positions("step");
     for (int s = 0; s < steps; ++s) {
       if (barostat_.due(step_)) barostat_move();
+      cuda::timeline_mark(stream_, "step");
       integrator_.launch_side_kernels();
       if (!forces_valid_) evaluator_.compute(false);
       integrator_.launch_step();

@@ -26,6 +26,7 @@
 #include "kernels/cuda/neighbor_list.cuh"
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/cuda/restraint_kernels.cuh"
+#include "kernels/cuda/step_timeline.hpp"
 #include "kernels/physics/nonbonded.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
 
@@ -376,7 +377,7 @@ class Evaluator {
       enqueue_evaluation(with_energy, cuda::ListUpdate{});
       MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
       graph_kernels_[with_energy ? 1 : 0] = cuda::count_kernel_nodes(graph);
-      const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+      const cudaError_t err = cuda::instantiate_graph(&exec, graph);
       cudaGraphDestroy(graph);
       MDSIM_CUDA_CHECK(err);
     }
@@ -386,7 +387,9 @@ class Evaluator {
   void enqueue_evaluation(bool with_energy, const cuda::ListUpdate& update) {
     force_.zero(stream_);
     if (with_energy) energy_.zero(stream_);
+    cuda::timeline_mark(stream_, "main: forces zeroed");
     list_->prepare(pos_.data(), box_, update);
+    cuda::timeline_mark(stream_, "main: positions prepared");
     // Three independent parts run side by side once the positions are ready: reciprocal space (PME
     // stream), exceptions + bonded terms (bonded stream), and the neighbour list + tiles (main stream).
     // Forces meet in the same fixed-point buffer (integer atomics: order does not matter); the main
@@ -395,17 +398,23 @@ class Evaluator {
     if (pme_) {
       MDSIM_CUDA_CHECK(cudaStreamWaitEvent(pme_stream_, positions_ready_, 0));
       launch_pme(with_energy, pme_stream_);
+      cuda::timeline_mark(pme_stream_, "pme: gather");
       MDSIM_CUDA_CHECK(cudaEventRecord(pme_done_, pme_stream_));
     }
     MDSIM_CUDA_CHECK(cudaStreamWaitEvent(bonded_stream_, positions_ready_, 0));
     launch_exceptions(with_energy, bonded_stream_);
+    cuda::timeline_mark(bonded_stream_, "bonded: exceptions");
     launch_bonded(with_energy, bonded_stream_);
     launch_restraints(with_energy, bonded_stream_);
+    cuda::timeline_mark(bonded_stream_, "bonded: bonded terms");
     MDSIM_CUDA_CHECK(cudaEventRecord(bonded_done_, bonded_stream_));
     list_->rebuild(box_);
+    cuda::timeline_mark(stream_, "main: list bounds + build");
     launch_nonbonded(with_energy);
+    cuda::timeline_mark(stream_, "main: nonbonded");
     if (pme_) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, pme_done_, 0));
     MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, bonded_done_, 0));
+    cuda::timeline_mark(stream_, "main: forces joined");
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -562,7 +571,10 @@ class Evaluator {
   Boxd box_{};
   cuda::TilePairParams<real> pair_{};
   std::size_t memory_bytes_ = 0;  // device memory allocated by the constructor
-  cuda::Stream stream_, pme_stream_, bonded_stream_;
+  // PME and the bonded terms before the pair kernel's blocks where they compete: the pair kernel's
+  // persistent grid fills every multiprocessor, and PME's chain of small kernels (cuFFT's included)
+  // would otherwise wait behind it and finish last.
+  cuda::Stream stream_, pme_stream_{cuda::StreamPriority::High}, bonded_stream_{cuda::StreamPriority::High};
   cuda::Event positions_ready_, pme_done_, bonded_done_;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
   int graph_kernels_[2] = {0, 0};                        // kernel nodes in them (0 until captured)

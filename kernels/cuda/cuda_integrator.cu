@@ -8,6 +8,7 @@
 #include "kernels/cuda/device_atoms.cuh"
 #include "kernels/cuda/integrator_kernels.cuh"
 #include "kernels/cuda/langevin_step_kernels.cuh"
+#include "kernels/cuda/step_timeline.hpp"
 #include "kernels/physics/integrator_steps.hpp"
 
 namespace mdsim {
@@ -55,6 +56,8 @@ DynamicsArrays::DynamicsArrays(const System& system, cudaStream_t stream) : n(sy
   com_partial.resize(cuda::kComVelocityMaxBlocks);
   com_done_count.resize(1);
   com_done_count.zero(stream);
+  step_done_count.resize(1);
+  step_done_count.zero(stream);
   scalar.resize(1);
   step.upload(std::vector<long long>{0}, stream);
 }
@@ -84,7 +87,7 @@ void StepGraph::launch(cudaStream_t stream, const void* positions, const void* f
     }
     MDSIM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     kernels_ = cuda::count_kernel_nodes(graph);
-    const cudaError_t err = cudaGraphInstantiate(&exec_, graph, 0);
+    const cudaError_t err = cuda::instantiate_graph(&exec_, graph);
     cudaGraphDestroy(graph);
     MDSIM_CUDA_CHECK(err);
     positions_ = positions;
@@ -139,10 +142,12 @@ void CudaIntegrator::launch_side_kernels() {
     cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kComVelocityThreads, 0, s.aux>>>(
         n_, atoms_.mass.data(), atoms_.v.data(), atoms_.inverse_total_mass, atoms_.com_partial.data(),
         atoms_.com_done_count.data(), atoms_.com_velocity.data());
+  cuda::timeline_mark(s.aux, "aux: COM velocity");
   if (fused_)
-    cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, s.aux>>>(n_, seed_, atoms_.step.data(),
-                                                                                 noise_.data());
+    cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, s.aux>>>(
+        n_, seed_, atoms_.step.data(), atoms_.step_done_count.data(), noise_.data());
   MDSIM_CUDA_CHECK_LAUNCH();
+  cuda::timeline_mark(s.aux, "aux: noise");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.com_done, s.aux));
 }
 
@@ -167,8 +172,8 @@ void CudaIntegrator::enqueue_step() {
   MDSIM_CUDA_CHECK_LAUNCH();
 }
 
-// Waters, free atoms and CCMA blocks on three streams side by side (langevin_step_kernels.cuh); the
-// step counter advances once all have read it.
+// Waters, free atoms and CCMA blocks on three streams side by side (langevin_step_kernels.cuh). They
+// do not read the step counter: langevin_noise_kernel, the one reader, advances it.
 void CudaIntegrator::enqueue_fused_langevin_step() {
   const double dt = config_.timestep_ps;
   const cuda::LangevinStepArgs args{evaluator_.device_forces_fixed(),
@@ -190,19 +195,30 @@ void CudaIntegrator::enqueue_fused_langevin_step() {
   if (c.num_settle() > 0)
     cuda::settle_langevin_step_kernel<<<blocks_for(c.num_settle()), cuda::kAtomThreads, 0, s.aux>>>(
         c.num_settle(), c.settle_waters(), args);
+  cuda::timeline_mark(s.aux, "aux: SETTLE step");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.join, s.aux));
   if (num_free_atoms_ > 0)
     cuda::langevin_free_atoms_step_kernel<<<blocks_for(num_free_atoms_), cuda::kAtomThreads, 0, s.free>>>(
         num_free_atoms_, free_atoms_.data(), args);
+  cuda::timeline_mark(s.free, "free: free-atom step");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.free_join, s.free));
   if (c.num_ccma() > 0) {
     const CudaConstraints::CcmaLaunch l = c.ccma_launch();
-    cuda::ccma_langevin_step_kernel<<<l.blocks, l.threads, l.shared_bytes, s.main>>>(
-        l.view, args, config_.constraint_tolerance, ConstraintPlan::kMaxIterations);
+    const double tolerance = config_.constraint_tolerance;
+    if (c.warp_blocks()) {
+      // One warp per CCMA block, its working set in registers (small groups: HBonds).
+      const auto kernel = c.warp_row() <= 4 && c.warp_entries() <= 4 ? cuda::ccma_warp_langevin_step_kernel<4, 4>
+                                                                     : cuda::ccma_warp_langevin_step_kernel<8, 8>;
+      kernel<<<l.blocks, 32, 0, s.main>>>(l.view, args, tolerance, ConstraintPlan::kMaxIterations);
+    } else {
+      cuda::ccma_langevin_step_kernel<<<l.blocks, l.threads, l.shared_bytes, s.main>>>(
+          l.view, args, tolerance, ConstraintPlan::kMaxIterations);
+    }
   }
+  cuda::timeline_mark(s.main, "main: CCMA step");
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.main, s.join, 0));
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.main, s.free_join, 0));
-  cuda::advance_step_kernel<<<1, 1, 0, s.main>>>(atoms_.step.data());
+  cuda::timeline_mark(s.main, "main: step end");
 }
 
 // Kick, velocity constraints, drift / O step / drift, position constraints, velocity correction.

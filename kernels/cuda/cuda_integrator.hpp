@@ -41,6 +41,7 @@ struct DynamicsArrays {
   cuda::DeviceBuffer<double> scalar;          // the kinetic energy's reduction
   cuda::DeviceBuffer<long long> step;         // the step number random numbers are keyed by; a step
                                               // advances it
+  cuda::DeviceBuffer<unsigned int> step_done_count;  // langevin_noise_kernel's finished blocks (0 between launches)
 };
 
 // Work enqueued on a stream, captured once into a CUDA graph and replayed; captured again when the

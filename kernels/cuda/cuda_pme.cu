@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/step_timeline.hpp"
 #include "kernels/physics/bspline.hpp"
 #include "kernels/physics/nonbonded.hpp"
 #include "kernels/plan/nonbonded_plan.hpp"
@@ -614,13 +615,16 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
         posq, num_atoms_, rc, nx, ny, nz, grid_fixed_.data());
   }
   MDSIM_CUDA_CHECK_LAUNCH();
+  timeline_mark(stream, "pme: spread");
   grid_to_real_kernel<real><<<blocks_for((points + 1) / 2, kGridThreads), kGridThreads, 0, stream>>>(
       grid_fixed_.data(), grid_real_.data(), points);
   MDSIM_CUDA_CHECK_LAUNCH();
   grid_fixed_.zero(stream);  // for the next call's spread
+  timeline_mark(stream, "pme: grid to real, zeroed");
 
   MDSIM_CUFFT_CHECK(cufftSetStream(forward_.get(), stream));
   MDSIM_CUFFT_CHECK(Fft<real>::forward(forward_.get(), grid_real_.data(), cgrid));
+  timeline_mark(stream, "pme: forward FFT");
 
   if (energy_fixed != nullptr) {
     convolve_kernel<real, complex, true><<<blocks_for(half_points, kGridThreads), kGridThreads, 0, stream>>>(
@@ -630,9 +634,11 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
         cgrid, influence_.data(), half_points, nz, nullptr);
   }
   MDSIM_CUDA_CHECK_LAUNCH();
+  timeline_mark(stream, "pme: convolve");
 
   MDSIM_CUFFT_CHECK(cufftSetStream(backward_.get(), stream));
   MDSIM_CUFFT_CHECK(Fft<real>::backward(backward_.get(), cgrid, grid_real_.data()));
+  timeline_mark(stream, "pme: backward FFT");
 
   if (sorted.posq != nullptr && sorted.original != nullptr) {
     gather_kernel<real, real4><<<blocks_for(sorted.count, kGatherThreads), kGatherThreads, 0, stream>>>(

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/ccma_block.cuh"
+#include "kernels/cuda/ccma_warp.cuh"
 #include "kernels/cuda/constraint_layout.hpp"
 #include "kernels/cuda/device_atoms.cuh"
 #include "kernels/physics/integrator_steps.hpp"
@@ -42,12 +43,26 @@ struct LangevinStepArgs {
 // kStreamLangevin, step, atom) as langevin_drift_kernel draws them. Launched on its own, concurrently
 // with the force evaluation, so that the step's kernels only read them: the draws (Philox and a
 // double-precision Box-Muller) were most of the work of settle_langevin_step_kernel, whose one
-// thread per water is a long dependent chain at low occupancy.
-__global__ void langevin_noise_kernel(int n, std::uint64_t seed, const long long* __restrict__ step,
-                                      Vec3d* __restrict__ noise) {
+// thread per water is a long dependent chain at low occupancy. As the step's only reader of the step
+// counter, it advances it: the last block to finish (done_count, 0 before and after) adds one, after
+// every block has used the value (a kernel at the end of the step did this, on the critical path).
+__global__ void langevin_noise_kernel(int n, std::uint64_t seed, long long* __restrict__ step,
+                                      unsigned int* __restrict__ done_count, Vec3d* __restrict__ noise) {
+  __shared__ bool last;
+  const long long s = *step;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  noise[i] = gaussian3(seed, kStreamLangevin, static_cast<std::uint64_t>(*step), static_cast<std::uint32_t>(i));
+  if (i < n)  // thread 0 of every block is (blocks_for)
+    noise[i] = gaussian3(seed, kStreamLangevin, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(i));
+  __syncthreads();  // the block's draws, which used s, are done
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(done_count, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    *step = s + 1;
+    *done_count = 0;
+  }
 }
 
 // langevin_kick_kernel for atom i.
@@ -148,6 +163,32 @@ __global__ void __launch_bounds__(1024)
     const Vec3d x = w.x[s];
     store_position(a.pos, atom, x);
     a.v[atom] = corrected_velocity(a, atom, v, x, x_unconstrained);
+  }
+}
+
+// The same step for a plan packed into warp-sized CCMA blocks (ccma_warp.cuh): one warp (a thread block
+// of 32) per CCMA block, so the blocks spread over every multiprocessor; each lane owns at most one atom
+// and one constraint.
+template <int ROW, int ENTRIES>
+__global__ void __launch_bounds__(32)
+    ccma_warp_langevin_step_kernel(CcmaView c, LangevinStepArgs a, double tolerance, int max_iterations) {
+  const int block = blockIdx.x;
+  const int lane = static_cast<int>(threadIdx.x);
+  CcmaWarp<ROW, ENTRIES> w = ccma_warp_load<ROW, ENTRIES>(c, block, lane);
+  const bool owns_atom = lane < w.na;
+  Vec3d v(0, 0, 0), x0(0, 0, 0), x_unconstrained(0, 0, 0);
+  if (owns_atom) {
+    v = kicked_velocity(a, w.atom);
+    x0 = load_position(a.pos, w.atom);
+  }
+  ccma_warp_reference(w, x0);  // the step-start geometry: velocity constraints and position reference
+  ccma_warp_velocities(w, v, tolerance, max_iterations);
+  Vec3d x(0, 0, 0);
+  if (owns_atom) x = x_unconstrained = drift_o_drift(a, w.atom, x0, v);
+  ccma_warp_positions(w, x, tolerance, max_iterations);
+  if (owns_atom) {
+    store_position(a.pos, w.atom, x);
+    a.v[w.atom] = corrected_velocity(a, w.atom, v, x, x_unconstrained);
   }
 }
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sourced by the device scripts: CMake flags for the header-only Debian packages the GPU machine lacks
+# (gemmi-dev, tao-pegtl-dev, libdlpack-dev, zlib1g-dev's header). DEB_DIR names a folder of their .debs
+# (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev zlib1g-dev, carried along), unpacked here into
+# /tmp/debs. Sets the array deb_flags (empty without DEB_DIR).
+deb_flags=()
+if [ -n "${DEB_DIR:-}" ]; then
+  rm -rf /tmp/debs && mkdir -p /tmp/debs && for deb in "$DEB_DIR"/*.deb; do dpkg -x "$deb" /tmp/debs; done
+  deb_flags=(-DDLPACK_INCLUDE_DIR=/tmp/debs/usr/include -DGEMMI_INCLUDE_DIR=/tmp/debs/usr/include
+             -DPEGTL_INCLUDE_DIR=/tmp/debs/usr/include)
+  # zlib's header where the machine has only the library.
+  if [ ! -e /usr/include/zlib.h ] && [ -e /tmp/debs/usr/include/zlib.h ]; then
+    deb_flags+=(-DZLIB_INCLUDE_DIR=/tmp/debs/usr/include
+                -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
+  fi
+fi
