@@ -125,17 +125,23 @@ class CudaContext final : public Context {
     atoms_.step.upload(std::vector<long long>{static_cast<long long>(step)}, stream_);
   }
 
-  // Per step: the barostat move when due (host synchronisation), the integrator's side kernels beside
-  // the force evaluation (its own graph), then the integrator's step graph. No host synchronisation
-  // and no host<->device copy otherwise.
+  // Per step: the barostat move when due (host synchronisation), then, when the evaluation is steady
+  // (no re-sort or forced rebuild due, no forces from outside), one graph of the integrator's side
+  // kernels, the evaluation and the step; otherwise the side kernels, the evaluation (its own graph or
+  // launches) and the integrator's step graph. No host synchronisation and no host<->device copy
+  // otherwise.
   void step(int steps) override {
     require_positions("step");
     for (int s = 0; s < steps; ++s) {
       if (barostat_.due(step_)) barostat_move();
       cuda::timeline_mark(stream_, "step");
-      integrator_.launch_side_kernels();
-      if (!forces_valid_) evaluator_.compute(false);
-      integrator_.launch_step();
+      if (!forces_valid_ && evaluator_.next_evaluation_is_steady()) {
+        integrator_.launch_step_with_evaluation();
+      } else {
+        integrator_.launch_side_kernels();
+        if (!forces_valid_) evaluator_.compute(false);
+        integrator_.launch_step();
+      }
       ++step_;
       time_ps_ += settings_.integrator.timestep_ps;
       invalidate_forces();
@@ -253,8 +259,8 @@ class CudaContext final : public Context {
   // What one steady-state step launches (after a step has run): see cuda_step_launches.
   CudaStepLaunches launches() const {
     CudaStepLaunches l;
-    l.graphs = 2;
-    l.kernels = evaluator_.graph_kernel_count(false) + integrator_.graph_kernels();
+    l.graphs = integrator_.last_step_merged() ? 1 : 2;
+    l.kernels = (integrator_.last_step_merged() ? 0 : evaluator_.graph_kernel_count(false)) + integrator_.graph_kernels();
     l.separate_kernels = integrator_.side_kernels();
     return l;
   }

@@ -154,6 +154,15 @@ class Evaluator {
   }
   int graph_kernel_count(bool with_energy) const { return graph_kernels_[with_energy ? 1 : 0]; }
 
+  // The steady evaluation in a caller's graph (CudaForceEvaluator::next_evaluation_is_steady).
+  bool next_evaluation_is_steady() const { return !external_ && !list_->update_due_next(); }
+  void enqueue_steady_evaluation() { enqueue_evaluation(false, cuda::ListUpdate{}); }
+  void steady_evaluation_launched() {
+    last_with_energy_ = false;
+    (void)list_->due_update();  // counts the evaluation towards the next sort; none is due
+  }
+  std::uint64_t graph_generation() const { return graph_generation_; }
+
   // Decides (on the host, from counters only) whether this evaluation re-sorts the atoms or forces a
   // list rebuild; the common case — neither — replays a captured CUDA graph of the whole evaluation.
   void compute(bool with_energy) {
@@ -419,6 +428,7 @@ class Evaluator {
   }
 
   void invalidate_graphs() {
+    ++graph_generation_;
     for (cudaGraphExec_t& exec : graph_exec_) {
       if (exec) cudaGraphExecDestroy(exec);
       exec = nullptr;
@@ -571,6 +581,7 @@ class Evaluator {
   Boxd box_{};
   cuda::TilePairParams<real> pair_{};
   std::size_t memory_bytes_ = 0;  // device memory allocated by the constructor
+  std::uint64_t graph_generation_ = 0;  // counts invalidate_graphs()
   // PME and the bonded terms before the pair kernel's blocks where they compete: the pair kernel's
   // persistent grid fills every multiprocessor, and PME's chain of small kernels (cuFFT's included)
   // would otherwise wait behind it and finish last.
@@ -666,6 +677,18 @@ int CudaForceEvaluator::graph_kernel_count(bool with_energy) const {
 }
 void CudaForceEvaluator::compute(bool with_energy) {
   impl_->visit([&](auto& e) { e.compute(with_energy); });
+}
+bool CudaForceEvaluator::next_evaluation_is_steady() const {
+  return impl_->visit([](const auto& e) { return e.next_evaluation_is_steady(); });
+}
+void CudaForceEvaluator::enqueue_steady_evaluation() {
+  impl_->visit([](auto& e) { e.enqueue_steady_evaluation(); });
+}
+void CudaForceEvaluator::steady_evaluation_launched() {
+  impl_->visit([](auto& e) { e.steady_evaluation_launched(); });
+}
+std::uint64_t CudaForceEvaluator::graph_generation() const {
+  return impl_->visit([](const auto& e) { return e.graph_generation(); });
 }
 std::vector<Vec3d> CudaForceEvaluator::forces() const {
   return impl_->visit([](auto& e) { return e.forces(); });

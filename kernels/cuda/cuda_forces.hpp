@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -90,6 +91,17 @@ class CudaForceEvaluator {
 
   // Enqueues one evaluation of forces (and energies when with_energy). No host synchronisation.
   void compute(bool with_energy);
+
+  // Whether the next compute(false) would replay the captured evaluation (no re-sort or forced list
+  // rebuild due, no forces from outside). If so, a caller may capture enqueue_steady_evaluation() inside
+  // its own graph (the dynamics step does, with its integration) and, for each launch of that graph,
+  // call steady_evaluation_launched() instead of compute(false). Such a graph must be captured again
+  // when graph_generation() changes (the evaluator's own captures became invalid: box, restraints, a
+  // grown tile list).
+  bool next_evaluation_is_steady() const;
+  void enqueue_steady_evaluation();
+  void steady_evaluation_launched();
+  std::uint64_t graph_generation() const;
   // Synchronise and download the last evaluation's results.
   std::vector<Vec3d> forces() const;
   EnergyTerms energies() const;  // valid after compute(true)

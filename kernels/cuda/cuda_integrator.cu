@@ -70,8 +70,9 @@ StepGraph::~StepGraph() {
 }
 
 template <typename Enqueue>
-void StepGraph::launch(cudaStream_t stream, const void* positions, const void* forces, Enqueue&& enqueue) {
-  if (exec_ && (positions != positions_ || forces != forces_)) {
+void StepGraph::launch(cudaStream_t stream, const void* positions, const void* forces, std::uint64_t generation,
+                       Enqueue&& enqueue) {
+  if (exec_ && (positions != positions_ || forces != forces_ || generation != generation_)) {
     MDSIM_CUDA_CHECK(cudaGraphExecDestroy(exec_));
     exec_ = nullptr;
   }
@@ -92,6 +93,7 @@ void StepGraph::launch(cudaStream_t stream, const void* positions, const void* f
     MDSIM_CUDA_CHECK(err);
     positions_ = positions;
     forces_ = forces;
+    generation_ = generation;
   }
   MDSIM_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }
@@ -134,6 +136,11 @@ void CudaIntegrator::constrain_velocities(Vec3d* v, double tolerance) {
 }
 
 void CudaIntegrator::launch_side_kernels() {
+  last_step_merged_ = false;
+  enqueue_side_kernels();
+}
+
+void CudaIntegrator::enqueue_side_kernels() {
   if (!has_side_kernels()) return;
   const CudaStreams& s = streams_;
   MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
@@ -155,8 +162,21 @@ void CudaIntegrator::launch_side_kernels() {
 // lifetime; the step number is read from device memory).
 void CudaIntegrator::launch_step() {
   if (has_side_kernels()) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
-  graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
+  graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(), 0,
                 [this] { enqueue_step(); });
+}
+
+void CudaIntegrator::launch_step_with_evaluation() {
+  last_step_merged_ = true;
+  merged_graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
+                       evaluator_.graph_generation(), [this] {
+                         enqueue_side_kernels();
+                         evaluator_.enqueue_steady_evaluation();
+                         if (has_side_kernels())
+                           MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
+                         enqueue_step();
+                       });
+  evaluator_.steady_evaluation_launched();
 }
 
 // The integrator's kernels for one step (forces of the current positions already in the evaluator's

@@ -45,7 +45,8 @@ struct DynamicsArrays {
 };
 
 // Work enqueued on a stream, captured once into a CUDA graph and replayed; captured again when the
-// evaluator's device positions or forces, whose addresses are baked into it, have moved.
+// evaluator's device positions or forces, whose addresses are baked into it, have moved, or when
+// `generation` (the evaluator's graph generation, for a graph holding its evaluation) has changed.
 class StepGraph {
  public:
   StepGraph() = default;
@@ -54,7 +55,8 @@ class StepGraph {
   StepGraph& operator=(const StepGraph&) = delete;
 
   template <typename Enqueue>
-  void launch(cudaStream_t stream, const void* positions, const void* forces, Enqueue&& enqueue);
+  void launch(cudaStream_t stream, const void* positions, const void* forces, std::uint64_t generation,
+              Enqueue&& enqueue);
   int kernels() const { return kernels_; }  // kernel nodes of the graph captured last
 
  private:
@@ -62,6 +64,7 @@ class StepGraph {
   int kernels_ = 0;
   const void* positions_ = nullptr;
   const void* forces_ = nullptr;
+  std::uint64_t generation_ = 0;
 };
 
 class CudaIntegrator {
@@ -82,17 +85,25 @@ class CudaIntegrator {
   // current positions in the evaluator's buffer).
   void launch_side_kernels();
   void launch_step();
+  // The same three parts (side kernels, the evaluator's steady evaluation, the step) as one graph, for
+  // a step whose evaluation is steady (CudaForceEvaluator::next_evaluation_is_steady): one launch, and
+  // no join and fork between two graphs.
+  void launch_step_with_evaluation();
 
   // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it
   // needs the forces of the current positions). Synchronises.
   double kinetic_energy();
 
-  int graph_kernels() const { return graph_.kernels(); }
-  // Kernels launched on their own per step (launch_side_kernels).
-  int side_kernels() const { return (remove_com_ ? 1 : 0) + (fused_ ? 1 : 0); }
+  // What the last step launched: graphs, their kernel nodes (for the two-part step: the step graph's),
+  // kernels launched on their own (launch_side_kernels).
+  bool last_step_merged() const { return last_step_merged_; }
+  int graph_kernels() const { return last_step_merged_ ? merged_graph_.kernels() : graph_.kernels(); }
+  int side_kernels() const { return last_step_merged_ ? 0 : (remove_com_ ? 1 : 0) + (fused_ ? 1 : 0); }
 
  private:
   bool has_side_kernels() const { return remove_com_ || fused_; }
+  void enqueue_side_kernels();
+  void enqueue_step_after_side_kernels();
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
   // The dynamics' constraints: the positions along the constraint vectors of `reference`; velocities
   // at the positions.
@@ -120,6 +131,8 @@ class CudaIntegrator {
   int num_free_atoms_ = 0;           // atoms in no constraint (the fused step's third kernel)
   cuda::DeviceBuffer<int> free_atoms_;
   StepGraph graph_;
+  StepGraph merged_graph_;  // launch_step_with_evaluation's
+  bool last_step_merged_ = false;
 };
 
 }  // namespace mdsim

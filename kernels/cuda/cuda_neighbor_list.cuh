@@ -101,6 +101,11 @@ class NeighborList {
     const bool sort = need_sort_ || (opt_.reorder_interval > 0 && ++evaluations_since_sort_ >= opt_.reorder_interval);
     return {sort, force_rebuild_};
   }
+  // What the next due_update() will return, without counting the evaluation.
+  bool update_due_next() const {
+    return need_sort_ || force_rebuild_ ||
+           (opt_.reorder_interval > 0 && evaluations_since_sort_ + 1 >= opt_.reorder_interval);
+  }
   // `update` has been enqueued.
   void update_enqueued(const ListUpdate& update) {
     if (update.sort) {
