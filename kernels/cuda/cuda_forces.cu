@@ -157,16 +157,19 @@ class Evaluator {
   // The steady evaluation in a caller's graph (CudaForceEvaluator::next_evaluation_is_steady).
   bool next_evaluation_is_steady() const { return !external_ && !list_->update_due_next(); }
   void enqueue_steady_evaluation() { enqueue_evaluation(false, cuda::ListUpdate{}); }
-  void steady_evaluation_launched() {
+  void begin_steady_evaluation() {
     last_with_energy_ = false;
     (void)list_->due_update();  // counts the evaluation towards the next sort; none is due
+    clear_forces();
   }
+  void forces_zeroed_by_consumer() { forces_zero_ = true; }
   std::uint64_t graph_generation() const { return graph_generation_; }
 
   // Decides (on the host, from counters only) whether this evaluation re-sorts the atoms or forces a
   // list rebuild; the common case — neither — replays a captured CUDA graph of the whole evaluation.
   void compute(bool with_energy) {
     last_with_energy_ = with_energy;
+    clear_forces();
     const cuda::ListUpdate update = list_->due_update();
     if (!update.any()) {
       launch_graph(with_energy);
@@ -230,6 +233,7 @@ class Evaluator {
 
   void* device_positions() { return pos_.data(); }
   const unsigned long long* device_forces_fixed() const { return force_.data(); }
+  unsigned long long* device_forces_fixed_consumed() { return force_.data(); }
   int force_stride() const { return npad_; }
   void* device_stream() const { return stream_; }
   const unsigned long long* device_energies_fixed() const { return energy_.data(); }
@@ -393,10 +397,16 @@ class Evaluator {
     MDSIM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
   }
 
+  // Zeroes the force sums for the evaluation about to be enqueued, unless they are zero already
+  // (forces_zeroed_by_consumer); outside the captured graphs, so the graphs hold no clearing.
+  void clear_forces() {
+    if (!forces_zero_) force_.zero(stream_);
+    forces_zero_ = false;  // the evaluation adds into them
+  }
+
   void enqueue_evaluation(bool with_energy, const cuda::ListUpdate& update) {
-    force_.zero(stream_);
     if (with_energy) energy_.zero(stream_);
-    cuda::timeline_mark(stream_, "main: forces zeroed");
+    cuda::timeline_mark(stream_, "main: evaluation start");
     list_->prepare(pos_.data(), box_, update);
     cuda::timeline_mark(stream_, "main: positions prepared");
     // Three independent parts run side by side once the positions are ready: reciprocal space (PME
@@ -471,7 +481,7 @@ class Evaluator {
     cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY><<<persistent_blocks(), 256, 0, stream_>>>(
         v.tile_count, v.capacity, v.tile_row, v.tile_atoms, v.masks, v.sorted_posq, v.sorted_params, v.perm, v.npad,
         force_.data(), energy_.data() + kSlotPairs, v.block_center, v.block_half, cuda::box_as<real>(box_),
-        pair_params());
+        pair_params(), v.rebuild_flag);
   }
 
   template <CoulombMethod C, bool PERIODIC, bool ENERGY>
@@ -582,6 +592,7 @@ class Evaluator {
   cuda::TilePairParams<real> pair_{};
   std::size_t memory_bytes_ = 0;  // device memory allocated by the constructor
   std::uint64_t graph_generation_ = 0;  // counts invalidate_graphs()
+  bool forces_zero_ = false;            // the force sums are known to be zero (clear_forces)
   // PME and the bonded terms before the pair kernel's blocks where they compete: the pair kernel's
   // persistent grid fills every multiprocessor, and PME's chain of small kernels (cuFFT's included)
   // would otherwise wait behind it and finish last.
@@ -684,8 +695,14 @@ bool CudaForceEvaluator::next_evaluation_is_steady() const {
 void CudaForceEvaluator::enqueue_steady_evaluation() {
   impl_->visit([](auto& e) { e.enqueue_steady_evaluation(); });
 }
-void CudaForceEvaluator::steady_evaluation_launched() {
-  impl_->visit([](auto& e) { e.steady_evaluation_launched(); });
+void CudaForceEvaluator::begin_steady_evaluation() {
+  impl_->visit([](auto& e) { e.begin_steady_evaluation(); });
+}
+void CudaForceEvaluator::forces_zeroed_by_consumer() {
+  impl_->visit([](auto& e) { e.forces_zeroed_by_consumer(); });
+}
+unsigned long long* CudaForceEvaluator::device_forces_fixed_consumed() {
+  return impl_->visit([](auto& e) { return e.device_forces_fixed_consumed(); });
 }
 std::uint64_t CudaForceEvaluator::graph_generation() const {
   return impl_->visit([](const auto& e) { return e.graph_generation(); });

@@ -94,14 +94,19 @@ class CudaForceEvaluator {
 
   // Whether the next compute(false) would replay the captured evaluation (no re-sort or forced list
   // rebuild due, no forces from outside). If so, a caller may capture enqueue_steady_evaluation() inside
-  // its own graph (the dynamics step does, with its integration) and, for each launch of that graph,
-  // call steady_evaluation_launched() instead of compute(false). Such a graph must be captured again
-  // when graph_generation() changes (the evaluator's own captures became invalid: box, restraints, a
-  // grown tile list).
+  // its own graph (the dynamics step does, with its integration) and, before each launch of that graph,
+  // call begin_steady_evaluation() instead of compute(false). Such a graph must be captured again when
+  // graph_generation() changes (the evaluator's own captures became invalid: box, restraints, a grown
+  // tile list).
   bool next_evaluation_is_steady() const;
+  void begin_steady_evaluation();
   void enqueue_steady_evaluation();
-  void steady_evaluation_launched();
   std::uint64_t graph_generation() const;
+
+  // The force sums start from zero. An evaluation clears them first unless the work enqueued since the
+  // last one read every atom's force and left it zero (the fused LangevinMiddle step does, through
+  // device_forces_fixed_consumed()) and said so here.
+  void forces_zeroed_by_consumer();
   // Synchronise and download the last evaluation's results.
   std::vector<Vec3d> forces() const;
   EnergyTerms energies() const;  // valid after compute(true)
@@ -119,6 +124,7 @@ class CudaForceEvaluator {
   // Work must be enqueued on device_stream() (a cudaStream_t) to stay ordered with evaluations.
   void* device_positions();
   const unsigned long long* device_forces_fixed() const;
+  unsigned long long* device_forces_fixed_consumed();  // for a consumer that leaves them zero (above)
   int force_stride() const;
   void* device_stream() const;
   const unsigned long long* device_energies_fixed() const;  // bond, angle, torsion, pairs, exceptions, reciprocal, restraint

@@ -164,10 +164,12 @@ void CudaIntegrator::launch_step() {
   if (has_side_kernels()) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
   graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(), 0,
                 [this] { enqueue_step(); });
+  if (fused_) evaluator_.forces_zeroed_by_consumer();
 }
 
 void CudaIntegrator::launch_step_with_evaluation() {
   last_step_merged_ = true;
+  evaluator_.begin_steady_evaluation();
   merged_graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
                        evaluator_.graph_generation(), [this] {
                          enqueue_side_kernels();
@@ -176,7 +178,7 @@ void CudaIntegrator::launch_step_with_evaluation() {
                            MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
                          enqueue_step();
                        });
-  evaluator_.steady_evaluation_launched();
+  if (fused_) evaluator_.forces_zeroed_by_consumer();
 }
 
 // The integrator's kernels for one step (forces of the current positions already in the evaluator's
@@ -196,7 +198,7 @@ void CudaIntegrator::enqueue_step() {
 // do not read the step counter: langevin_noise_kernel, the one reader, advances it.
 void CudaIntegrator::enqueue_fused_langevin_step() {
   const double dt = config_.timestep_ps;
-  const cuda::LangevinStepArgs args{evaluator_.device_forces_fixed(),
+  const cuda::LangevinStepArgs args{evaluator_.device_forces_fixed_consumed(),
                                     evaluator_.force_stride(),
                                     atoms_.inverse_mass.data(),
                                     remove_com_ ? atoms_.com_velocity.data() : nullptr,

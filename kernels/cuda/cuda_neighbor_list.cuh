@@ -66,6 +66,7 @@ struct TileKernelView {
   int npad;  // sorted slots
   const real4_t<real>* block_center;
   const real4_t<real>* block_half;
+  int* rebuild_flag;  // the tile kernel clears it for the next evaluation (the build, before it, was its last reader)
 };
 
 template <typename real>
@@ -124,10 +125,10 @@ class NeighborList {
   // estimate is made only at construction, before any positions, so it sees the initial 1 nm^3.
   void set_extent(double3 extent) { region_extent_ = extent; }
 
-  // Per evaluation, first: the rebuild flag cleared (or set by `update`), the sort when due, then the
-  // positions (double, System order) gathered into sorted posq and checked against the last build.
+  // Per evaluation, first: the rebuild flag set by `update` (it is clear otherwise: the previous
+  // evaluation's tile kernel cleared it), the sort when due, then the positions (double, System order)
+  // gathered into sorted posq and checked against the last build.
   void prepare(const double4_16a* pos, const Boxd& box, const ListUpdate& update) {
-    MDSIM_CUDA_CHECK(cudaMemsetAsync(rebuild_flag(), 0, sizeof(int), stream_));
     if (update.sort) {
       sort(pos, box);  // sets the rebuild flag
     } else if (update.rebuild) {
@@ -177,9 +178,10 @@ class NeighborList {
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
-  TileKernelView<real> tile_view() const {
+  TileKernelView<real> tile_view() {
     return {tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(),
-            sorted_params_.data(), perm_.data(), npad_, block_center_.data(), block_half_.data()};
+            sorted_params_.data(), perm_.data(), npad_, block_center_.data(), block_half_.data(),
+            rebuild_flag()};
   }
   // posq in the System's order (null unless options.original_order_posq), and the sorted atoms, for PME.
   const real4* original_order_posq() const { return posq_.data(); }

@@ -28,7 +28,7 @@
 namespace mdsim::cuda {
 
 struct LangevinStepArgs {
-  const unsigned long long* force;  // fixed point, planes of `stride`
+  unsigned long long* force;  // fixed point, planes of `stride`; each atom's is read once and left zero
   int stride;
   const double* inverse_mass;  // 1/amu
   const Vec3d* com_velocity;   // removed before the kick; null: not removed
@@ -65,13 +65,16 @@ __global__ void langevin_noise_kernel(int n, std::uint64_t seed, long long* __re
   }
 }
 
-// langevin_kick_kernel for atom i.
+// langevin_kick_kernel for atom i. Its force sums are left zero for the next evaluation (every atom
+// is kicked by exactly one of the step's kernels), which then need not clear the buffer.
 __device__ __forceinline__ Vec3d kicked_velocity(const LangevinStepArgs& a, int i) {
   Vec3d vi = a.v[i];
+  const Vec3d f = load_force(a.force, a.stride, i);
+  a.force[i] = a.force[a.stride + i] = a.force[2 * a.stride + i] = 0ull;
   const double w = a.inverse_mass[i];
   if (w == 0.0) return vi;
   if (a.com_velocity) vi -= *a.com_velocity;
-  return velocity_kick(vi, load_force(a.force, a.stride, i), w, a.dt);
+  return velocity_kick(vi, f, w, a.dt);
 }
 
 // langevin_drift_kernel for atom i at (constrained) position x with (constrained) velocity v: returns

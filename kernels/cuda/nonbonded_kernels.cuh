@@ -58,7 +58,8 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
     const real4_t<real>* __restrict__ sorted_posq, const real2_t<real>* __restrict__ sorted_params,
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
     unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
-    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params) {
+    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params,
+    int* __restrict__ rebuild_flag) {
   __shared__ real4_t<real> slot_posq[8][kTileSize];  // 256 threads: 8 warps
   __shared__ real2_t<real> slot_params[8][kTileSize];
   const int lane = threadIdx.x & 31;
@@ -68,6 +69,7 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
   const int count = min(*tile_count, capacity);  // an overflowed list is redone by the host
   const SearchBox<real> image_box(box);  // same images as box.minimum_image for every pair in range
   unsigned long long energy_fixed = 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *rebuild_flag = 0;  // the build has read it
   for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < count; t += warps) {
     const int I = tile_row[t];
     const int i = I * kTileSize + lane;
