@@ -65,16 +65,20 @@ __global__ void langevin_noise_kernel(int n, std::uint64_t seed, long long* __re
   }
 }
 
-// langevin_kick_kernel for atom i. Its force sums are left zero for the next evaluation (every atom
-// is kicked by exactly one of the step's kernels), which then need not clear the buffer.
+// langevin_kick_kernel for atom i.
 __device__ __forceinline__ Vec3d kicked_velocity(const LangevinStepArgs& a, int i) {
   Vec3d vi = a.v[i];
-  const Vec3d f = load_force(a.force, a.stride, i);
-  a.force[i] = a.force[a.stride + i] = a.force[2 * a.stride + i] = 0ull;
   const double w = a.inverse_mass[i];
   if (w == 0.0) return vi;
   if (a.com_velocity) vi -= *a.com_velocity;
-  return velocity_kick(vi, f, w, a.dt);
+  return velocity_kick(vi, load_force(a.force, a.stride, i), w, a.dt);
+}
+
+// Leaves atom i's force sums zero for the next evaluation, which then need not clear the buffer (every
+// atom is stepped by exactly one of the step's kernels). With the kernel's other stores, after its
+// loads: a store between them would hold back the loads that follow it (the pointers may alias).
+__device__ __forceinline__ void clear_force(const LangevinStepArgs& a, int i) {
+  a.force[i] = a.force[a.stride + i] = a.force[2 * a.stride + i] = 0ull;
 }
 
 // langevin_drift_kernel for atom i at (constrained) position x with (constrained) velocity v: returns
@@ -104,6 +108,7 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
   const Vec3d xn = drift_o_drift(a, i, x, vi);
   a.v[i] = vi;
   if (a.inverse_mass[i] != 0.0) store_position(a.pos, i, xn);
+  clear_force(a, i);
 }
 
 // One thread per rigid water. At most 128 registers (4 blocks of kAtomThreads per SM): with the
@@ -125,6 +130,9 @@ __global__ void __launch_bounds__(kAtomThreads, 4) settle_langevin_step_kernel(i
   a.v[w.o] = corrected_velocity(a, w.o, va, pa, ua);
   a.v[w.h1] = corrected_velocity(a, w.h1, vb, pb, ub);
   a.v[w.h2] = corrected_velocity(a, w.h2, vc, pc, uc);
+  clear_force(a, w.o);
+  clear_force(a, w.h1);
+  clear_force(a, w.h2);
 }
 
 // One thread block per CCMA block (launched like ccma_velocities_kernel, one pass); blockDim.x is at
@@ -166,6 +174,7 @@ __global__ void __launch_bounds__(1024)
     const Vec3d x = w.x[s];
     store_position(a.pos, atom, x);
     a.v[atom] = corrected_velocity(a, atom, v, x, x_unconstrained);
+    clear_force(a, atom);
   }
 }
 
@@ -192,6 +201,7 @@ __global__ void __launch_bounds__(32)
   if (owns_atom) {
     store_position(a.pos, w.atom, x);
     a.v[w.atom] = corrected_velocity(a, w.atom, v, x, x_unconstrained);
+    clear_force(a, w.atom);
   }
 }
 
