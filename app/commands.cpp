@@ -20,6 +20,7 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
+#include "kernels/cuda/device_query.hpp"
 #include "kernels/cuda/step_timeline.hpp"
 #include "kernels/physics/pme_params.hpp"
 #include "model/run_config.hpp"
@@ -274,8 +275,8 @@ StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg
 
 void print_step_table_header() {
   fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches per step | "
-             "list builds |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+             "list builds | context device MiB | bytes/atom |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 
@@ -336,7 +337,7 @@ int command_bench(const std::string& config_path, int steps, bool timeline) {
       const int cpu_steps = std::max(1, steps / 100);  // the CPU reference is ~1000x slower per step
       const StepTiming t = time_steps(*context, model, cfg, 1, cpu_steps);
       print_step_table_header();
-      fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - | - |\n", s.num_particles(),
+      fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - | - | - | - |\n", s.num_particles(),
                  to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, cpu_steps,
                  t.us_per_step, t.ns_per_day);
     }
@@ -359,16 +360,22 @@ int command_bench(const std::string& config_path, int steps, bool timeline) {
                t.pme_us, t.bonded_us, mib, static_cast<double>(eval.device_memory_bytes()) / s.num_particles());
   }
   if (steps > 0) {
+    // The context's whole device memory (evaluator, dynamics arrays, constraints, graphs, cuFFT work
+    // area): free memory before it was made less free memory after the timed steps.
+    const std::size_t free_before = cuda_free_memory_bytes();
     auto context = make_cuda_context(s, dynamics_settings(cfg), options);
     const StepTiming t = time_steps(*context, model, cfg, std::min(steps, 500), steps, cuda_list_builds);
+    const std::size_t free_after = cuda_free_memory_bytes();
+    const double context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
     const CudaStepLaunches l = cuda_step_launches(*context);
     print_step_table_header();
     fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graphs ({} kernels) + {} kernel{} | {} ({:.1f} steps "
-               "apart) |\n",
+               "apart) | {:.1f} | {:.0f} |\n",
                s.num_particles(), to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, steps,
                t.us_per_step, t.ns_per_day, l.graphs, l.kernels, l.separate_kernels,
                l.separate_kernels == 1 ? "" : "s", t.list_builds,
-               static_cast<double>(steps) / std::max(1, t.list_builds));
+               static_cast<double>(steps) / std::max(1, t.list_builds), context_bytes / (1024.0 * 1024.0),
+               context_bytes / s.num_particles());
   }
   if (timeline) print_step_timeline(model, cfg, options, std::max(steps / 10, 100));
   return 0;

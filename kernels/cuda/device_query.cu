@@ -41,4 +41,13 @@ CudaProbe probe_cuda() {
   return probe;
 }
 
+std::size_t cuda_free_memory_bytes() {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free;
+}
+
 }  // namespace mdsim

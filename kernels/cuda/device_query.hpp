@@ -25,4 +25,8 @@ struct CudaProbe {
 
 CudaProbe probe_cuda();
 
+// Free memory of the current device (bytes; 0 when it cannot be read), for memory figures measured as
+// differences.
+std::size_t cuda_free_memory_bytes();
+
 }  // namespace mdsim
