@@ -15,10 +15,12 @@ ninja -C /tmp/ab_base/build mdsim > /tmp/ab_base_build.log 2>&1 || { grep -E "er
 sed "s|pdb: ../tests|pdb: $PWD/tests|" configs/dhfr_benchmark.yaml > /tmp/ab_dhfr.yaml
 sed "s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [2, 2, 2]|" /tmp/ab_dhfr.yaml > /tmp/ab_dhfr2.yaml
 sed "s|pdb: ../tests|pdb: $PWD/tests|" configs/dhfr_amber14.yaml > /tmp/ab_a14.yaml
-declare -A steps=([ab_dhfr]=10000 [ab_a14]=10000 [ab_dhfr2]=2000)
+sed "s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [4, 4, 4]|" /tmp/ab_dhfr.yaml > /tmp/ab_dhfr4.yaml
+declare -A steps=([ab_dhfr]=10000 [ab_a14]=10000 [ab_dhfr2]=2000 [ab_dhfr4]=300)
+systems=${AB_SYSTEMS:-ab_dhfr ab_a14 ab_dhfr2}  # ab_dhfr4: the 4x4x4 replica
 : > /tmp/ab_results.txt
 for r in $(seq "$rounds"); do
-  for cfg in ab_dhfr ab_a14 ab_dhfr2; do
+  for cfg in $systems; do
     for which in base new; do
       bin=build-device/mdsim; [ $which = base ] && bin=/tmp/ab_base/build/mdsim
       # The step table's row: | atoms | integrator | timestep | constraints | timed steps | µs/step | ns/day | ...
@@ -29,7 +31,7 @@ for r in $(seq "$rounds"); do
   done
 done
 echo "## medians (µs/step): system base new new/base"
-for cfg in ab_dhfr ab_a14 ab_dhfr2; do
+for cfg in $systems; do
   b=$(awk -v c=$cfg '$1=="base" && $2==c {print $3}' /tmp/ab_results.txt | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   n=$(awk -v c=$cfg '$1=="new" && $2==c {print $3}' /tmp/ab_results.txt | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   echo "$cfg $b $n $(awk -v b=$b -v n=$n 'BEGIN {printf "%.4f", n/b}')"

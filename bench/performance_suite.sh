@@ -37,9 +37,10 @@ done
 csv="$OUT/performance_$tag.csv"
 echo "gpu,system,atoms,timestep_fs,us_per_step,ns_per_day,context_mib,bytes_per_atom,runs" > "$csv"
 for name in "${names[@]}"; do
-  awk -v name="$name" -v gpu="$gpu" '$1 == name {us[++k] = $3; atoms = $2; mib = $4; bpa = $5}
+  med=$(awk -v n="$name" '$1 == n {print $3}' /tmp/suite_runs.txt | sort -g |
+        awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : 0.5 * (a[NR / 2] + a[NR / 2 + 1])}')
+  awk -v name="$name" -v gpu="$gpu" -v med="$med" '$1 == name {atoms = $2; mib = $4; bpa = $5; n++}
     END {
-      n = asort(us); med = (n % 2) ? us[(n + 1) / 2] : 0.5 * (us[n / 2] + us[n / 2 + 1]);
       dt = (name == "amber14") ? 2 : 4;
       printf "%s,%s,%d,%d,%.1f,%.1f,%.1f,%.0f,%d\n", gpu, name, atoms, dt, med, dt * 86.4 / med * 1000, mib, bpa, n
     }' /tmp/suite_runs.txt >> "$csv"
