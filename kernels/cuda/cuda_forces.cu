@@ -75,7 +75,11 @@ class Evaluator {
 
   // Uploads everything position-independent; the first evaluation sorts the atoms and builds the list.
   Evaluator(const System& system, const CudaOptions& options)
-      : sys_(system), plan_(plan_nonbonded(sys_)), opt_(options) {
+      : sys_(system),
+        plan_(plan_nonbonded(sys_)),
+        opt_(options),
+        pme_stream_(side_stream_priority(system, options)),
+        bonded_stream_(side_stream_priority(system, options)) {
     const std::size_t free_before = free_device_memory();
     n_ = system.num_particles();
     if (n_ == 0) throw InputError("CUDA platform: the system has no particles");
@@ -593,10 +597,18 @@ class Evaluator {
   std::size_t memory_bytes_ = 0;  // device memory allocated by the constructor
   std::uint64_t graph_generation_ = 0;  // counts invalidate_graphs()
   bool forces_zero_ = false;            // the force sums are known to be zero (clear_forces)
-  // PME and the bonded terms before the pair kernel's blocks where they compete: the pair kernel's
-  // persistent grid fills every multiprocessor, and PME's chain of small kernels (cuFFT's included)
-  // would otherwise wait behind it and finish last.
-  cuda::Stream stream_, pme_stream_{cuda::StreamPriority::High}, bonded_stream_{cuda::StreamPriority::High};
+  // PME and the bonded terms before the pair kernel's blocks where they compete, in small systems: there
+  // PME's chain of small kernels (cuFFT's included) is latency-bound and would otherwise wait behind the
+  // pair kernel's persistent grid, which fills every multiprocessor, and finish last. Where PME's
+  // per-atom kernels fill a quarter of the GPU's resident threads or more, its kernels keep the GPU busy
+  // themselves and equal priority is faster (A/B on the H100: high priority 2.6% faster at 23,558
+  // atoms, 1.9% slower at 188,464 and 6.2% slower at 1,507,712; docs/PERFORMANCE.md).
+  static cuda::StreamPriority side_stream_priority(const System& system, const CudaOptions& options) {
+    int sms = 1;
+    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
+    return system.num_particles() <= sms * 512 ? cuda::StreamPriority::High : cuda::StreamPriority::Normal;
+  }
+  cuda::Stream stream_, pme_stream_, bonded_stream_;
   cuda::Event positions_ready_, pme_done_, bonded_done_;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // steady-state evaluation without / with energies
   int graph_kernels_[2] = {0, 0};                        // kernel nodes in them (0 until captured)
