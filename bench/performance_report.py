@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The benchmark table and plot of docs/PERFORMANCE.md from bench/performance_suite.sh's CSV files.
 
-    python3 bench/performance_report.py performance_NVIDIA_H100_80GB_HBM3.csv [performance_NVIDIA_H200.csv ...]
+    python3 bench/performance_report.py [--doc DOC.md] [--svg PLOT.svg] performance_H100.csv [performance_H200.csv ...]
 
 Writes docs/performance.svg (ns/day against atoms, log-log: mdsim on each GPU of the files, and OpenMM 8's
 and GROMACS's figures recorded on the H100 in issue 18) and replaces the part of docs/PERFORMANCE.md
 between the markers `<!-- performance-suite:begin -->` and `<!-- performance-suite:end -->` with the
-table. Standard library only (the SVG is written directly).
+table. --doc and --svg name other files (tests/python/test_performance_report.py). Standard library only
+(the SVG is written directly).
 """
+import argparse
 import csv
 import math
 import pathlib
@@ -141,17 +143,20 @@ def svg(rows):
 
 
 def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    rows = read(sys.argv[1:])
-    SVG.write_text(svg(rows))
-    text = DOC.read_text()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("csv", nargs="+", help="bench/performance_suite.sh's CSV files")
+    parser.add_argument("--doc", type=pathlib.Path, default=DOC, help="the Markdown file with the markers")
+    parser.add_argument("--svg", type=pathlib.Path, default=SVG, help="the plot to write")
+    args = parser.parse_args()
+    rows = read(args.csv)
+    text = args.doc.read_text()
     if BEGIN not in text or END not in text:
-        sys.exit(f"{DOC}: the markers {BEGIN} and {END} are missing")
+        sys.exit(f"{args.doc}: the markers {BEGIN} and {END} are missing")
+    args.svg.write_text(svg(rows))
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    block = (f"{BEGIN}\n{table(rows)}\n\n![ns/day against atoms](performance.svg)\n{END}")
-    DOC.write_text(head + block + tail)
+    block = f"{BEGIN}\n{table(rows)}\n\n![ns/day against atoms]({args.svg.name})\n{END}"
+    args.doc.write_text(head + block + tail)
     print(table(rows))
 
 
