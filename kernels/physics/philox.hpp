@@ -21,6 +21,7 @@ enum RandomStream : std::uint32_t {
   kStreamLangevin = 1,          // O-step noise, counter index = atom
   kStreamInitialVelocities = 2, // Maxwell-Boltzmann velocities, counter index = atom, step = 0
   kStreamBarostat = 3,          // Monte Carlo volume move: index 0 = trial volume, 1 = acceptance
+  kStreamReplicaExchange = 4,   // replica exchange acceptance: step = round, index = lower temperature
 };
 
 struct Philox4x32 {

@@ -1,0 +1,154 @@
+// See replica_exchange.hpp.
+#include "kernels/plan/replica_exchange.hpp"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "kernels/physics/integrator_steps.hpp"
+#include "kernels/physics/philox.hpp"
+
+namespace mdsim {
+
+std::vector<double> geometric_temperature_ladder(double min_k, double max_k, int count) {
+  if (count < 2) throw InputError(fmt::format("a temperature ladder needs at least 2 temperatures, got {}", count));
+  if (!(std::isfinite(min_k) && std::isfinite(max_k) && min_k > 0.0 && max_k > min_k))
+    throw InputError(fmt::format("a temperature ladder needs 0 < min < max (K), got min {:g} K and max {:g} K", min_k,
+                                 max_k));
+  std::vector<double> t(static_cast<std::size_t>(count));
+  const double ratio = max_k / min_k;
+  for (int k = 0; k < count; ++k)
+    t[static_cast<std::size_t>(k)] = min_k * std::pow(ratio, static_cast<double>(k) / (count - 1));
+  t.front() = min_k;
+  t.back() = max_k;
+  return t;
+}
+
+ReplicaExchange::ReplicaExchange(std::vector<double> temperatures_k, std::uint64_t seed)
+    : temperatures_(std::move(temperatures_k)), seed_(seed) {
+  const std::size_t n = temperatures_.size();
+  if (n < 2) throw InputError(fmt::format("replica exchange needs at least 2 temperatures, got {}", n));
+  for (std::size_t k = 0; k < n; ++k) {
+    const double t = temperatures_[k];
+    if (!(std::isfinite(t) && t > 0.0))
+      throw InputError(fmt::format("replica exchange temperature {} is {:g} K: expected a positive temperature", k + 1, t));
+    if (k > 0 && !(t > temperatures_[k - 1]))
+      throw InputError(fmt::format("replica exchange temperatures must increase: temperature {} ({:g} K) is not above "
+                                   "temperature {} ({:g} K)",
+                                   k + 1, t, k, temperatures_[k - 1]));
+  }
+  temperature_of_.resize(n);
+  replica_at_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) temperature_of_[r] = replica_at_[r] = static_cast<int>(r);
+  attempts_.assign(n - 1, 0);
+  accepted_.assign(n - 1, 0);
+  round_trips_.assign(n, 0);
+  heading_.assign(n, 0);
+  note_positions();
+}
+
+std::vector<ExchangeAttempt> ReplicaExchange::exchange(const std::vector<double>& energies_kj_per_mol) {
+  const int n = size();
+  if (static_cast<int>(energies_kj_per_mol.size()) != n)
+    throw RuntimeError(fmt::format("replica exchange: {} energies for {} replicas", energies_kj_per_mol.size(), n));
+  for (int r = 0; r < n; ++r)
+    if (!std::isfinite(energies_kj_per_mol[static_cast<std::size_t>(r)]))
+      throw RuntimeError(fmt::format("replica exchange: replica {} has a non-finite potential energy", r));
+  std::vector<ExchangeAttempt> out;
+  for (int k = static_cast<int>(rounds_ % 2); k + 1 < n; k += 2) {
+    ExchangeAttempt a;
+    a.round = rounds_;
+    a.lower = k;
+    a.replica_lower = replica_at(k);
+    a.replica_upper = replica_at(k + 1);
+    a.energy_lower = energies_kj_per_mol[static_cast<std::size_t>(a.replica_lower)];
+    a.energy_upper = energies_kj_per_mol[static_cast<std::size_t>(a.replica_upper)];
+    const double t_lower = temperatures_[static_cast<std::size_t>(k)];
+    const double t_upper = temperatures_[static_cast<std::size_t>(k + 1)];
+    const double delta = (1.0 / (kBoltzmannKjPerMolK * t_lower) - 1.0 / (kBoltzmannKjPerMolK * t_upper)) *
+                         (a.energy_lower - a.energy_upper);
+    a.probability = delta >= 0.0 ? 1.0 : std::exp(delta);
+    const double u = uniform_open01(
+        philox_draw(seed_, kStreamReplicaExchange, static_cast<std::uint64_t>(rounds_), static_cast<std::uint32_t>(k)).v[0]);
+    a.accepted = u < a.probability;
+    ++attempts_[static_cast<std::size_t>(k)];
+    if (a.accepted) {
+      ++accepted_[static_cast<std::size_t>(k)];
+      std::swap(replica_at_[static_cast<std::size_t>(k)], replica_at_[static_cast<std::size_t>(k + 1)]);
+      temperature_of_[static_cast<std::size_t>(a.replica_lower)] = k + 1;
+      temperature_of_[static_cast<std::size_t>(a.replica_upper)] = k;
+      a.velocity_scale_lower = std::sqrt(t_upper / t_lower);
+      a.velocity_scale_upper = std::sqrt(t_lower / t_upper);
+    }
+    out.push_back(a);
+  }
+  ++rounds_;
+  note_positions();
+  return out;
+}
+
+void ReplicaExchange::note_positions() {
+  const int top = size() - 1;
+  for (int r = 0; r < size(); ++r) {
+    const int k = temperature_index_of(r);
+    int& heading = heading_[static_cast<std::size_t>(r)];
+    if (k == 0) {
+      if (heading == 2) ++round_trips_[static_cast<std::size_t>(r)];
+      heading = 1;
+    } else if (k == top && heading == 1) {
+      heading = 2;
+    }
+  }
+}
+
+int ReplicaExchange::total_round_trips() const {
+  int total = 0;
+  for (int t : round_trips_) total += t;
+  return total;
+}
+
+// Layout: size, rounds, then per replica its temperature index, round trips and heading, then per pair
+// its attempts and acceptances. Counts stay exact in a double up to 2^53.
+std::vector<double> ReplicaExchange::state() const {
+  std::vector<double> s{static_cast<double>(size()), static_cast<double>(rounds_)};
+  for (int r = 0; r < size(); ++r) {
+    s.push_back(temperature_of_[static_cast<std::size_t>(r)]);
+    s.push_back(round_trips_[static_cast<std::size_t>(r)]);
+    s.push_back(heading_[static_cast<std::size_t>(r)]);
+  }
+  for (int k = 0; k + 1 < size(); ++k) {
+    s.push_back(static_cast<double>(attempts_[static_cast<std::size_t>(k)]));
+    s.push_back(static_cast<double>(accepted_[static_cast<std::size_t>(k)]));
+  }
+  return s;
+}
+
+void ReplicaExchange::set_state(const std::vector<double>& s) {
+  const std::size_t n = temperatures_.size();
+  if (s.size() != 2 + 3 * n + 2 * (n - 1) || s[0] != static_cast<double>(n))
+    throw InputError(fmt::format("replica exchange state is of another ladder (expected {} replicas)", n));
+  std::vector<int> temperature_of(n), replica_at(n, -1);
+  for (std::size_t r = 0; r < n; ++r) {
+    const double k = s[2 + 3 * r];
+    if (!(k >= 0.0 && k < static_cast<double>(n)) || replica_at[static_cast<std::size_t>(k)] != -1)
+      throw InputError("replica exchange state: the replica <-> temperature map is not a permutation");
+    temperature_of[r] = static_cast<int>(k);
+    replica_at[static_cast<std::size_t>(k)] = static_cast<int>(r);
+  }
+  rounds_ = static_cast<std::int64_t>(s[1]);
+  temperature_of_ = std::move(temperature_of);
+  replica_at_ = std::move(replica_at);
+  for (std::size_t r = 0; r < n; ++r) {
+    round_trips_[r] = static_cast<int>(s[3 + 3 * r]);
+    heading_[r] = static_cast<int>(s[4 + 3 * r]);
+  }
+  for (std::size_t k = 0; k + 1 < n; ++k) {
+    attempts_[k] = static_cast<std::int64_t>(s[2 + 3 * n + 2 * k]);
+    accepted_[k] = static_cast<std::int64_t>(s[3 + 3 * n + 2 * k]);
+  }
+}
+
+}  // namespace mdsim
