@@ -78,24 +78,24 @@ GroupShape group_shape(const ConstraintPlan& host, const std::vector<int>& group
 }
 
 // Whether every coupled group fits one warp (HBonds constraints do: a heavy atom and its hydrogens).
-bool groups_fit_warps(const ConstraintPlan& host) {
-  for (const auto& g : host.coupled_groups()) {
-    const GroupShape shape = group_shape(host, g);
+bool groups_fit_warps(const std::vector<GroupShape>& shapes) {
+  for (const GroupShape& shape : shapes)
     if (shape.constraints > cuda::kCcmaWarpLanes || shape.atoms > cuda::kCcmaWarpLanes ||
         shape.longest_row > cuda::kCcmaWarpMaxRow || shape.most_entries > cuda::kCcmaWarpMaxEntries)
       return false;
-  }
   return true;
 }
 
 // Whole coupled groups into blocks: for the warp kernels at most 32 constraints and 32 atoms each,
 // otherwise about kCcmaBlockConstraints constraints each. Within a block the constraints keep their
-// CPU order (ascending), so each atom still sums its updates in the CPU's order.
-std::vector<std::vector<int>> ccma_blocks(const ConstraintPlan& host, bool warp_blocks) {
+// CPU order (ascending), so each atom still sums its updates in the CPU's order. shapes: one per group.
+std::vector<std::vector<int>> ccma_blocks(const ConstraintPlan& host, const std::vector<GroupShape>& shapes,
+                                          bool warp_blocks) {
   std::vector<std::vector<int>> blocks;
   int block_atoms = 0;
-  for (const auto& g : host.coupled_groups()) {
-    const int atoms = warp_blocks ? group_shape(host, g).atoms : 0;
+  for (std::size_t i = 0; i < host.coupled_groups().size(); ++i) {
+    const std::vector<int>& g = host.coupled_groups()[i];
+    const int atoms = warp_blocks ? shapes[i].atoms : 0;
     const bool full =
         blocks.empty() ||
         (warp_blocks ? blocks.back().size() + g.size() > static_cast<std::size_t>(cuda::kCcmaWarpLanes) ||
@@ -142,7 +142,6 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
       plan.value.push_back(value);
     }
     plan.row_start.push_back(static_cast<int>(plan.column.size()));
-    plan.max_row = std::max(plan.max_row, plan.row_start.back() - plan.row_start[plan.row_start.size() - 2]);
     entries[k.a].push_back(2 * local_k);
     entries[k.b].push_back(2 * local_k + 1);
   }
@@ -150,7 +149,6 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
     plan.atom_index.push_back(a);
     plan.atom_inverse_mass.push_back(inverse_mass[static_cast<std::size_t>(a)]);
     for (int e : entries.at(a)) plan.atom_entry.push_back(e);
-    plan.max_entries = std::max(plan.max_entries, static_cast<int>(entries.at(a).size()));
     plan.atom_start.push_back(static_cast<int>(plan.atom_entry.size()));
   }
   plan.block_constraint_start.push_back(static_cast<int>(plan.ccma_atoms.size()));
@@ -166,8 +164,14 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
 DeviceConstraintPlan build_constraint_plan(const ConstraintPlan& host) {
   DeviceConstraintPlan plan;
   plan.settle = settle_waters(host);
-  plan.warp_blocks = groups_fit_warps(host);
-  const std::vector<std::vector<int>> blocks = ccma_blocks(host, plan.warp_blocks);
+  std::vector<GroupShape> shapes;
+  for (const auto& g : host.coupled_groups()) {
+    shapes.push_back(group_shape(host, g));
+    plan.max_row = std::max(plan.max_row, shapes.back().longest_row);
+    plan.max_entries = std::max(plan.max_entries, shapes.back().most_entries);
+  }
+  plan.warp_blocks = groups_fit_warps(shapes);
+  const std::vector<std::vector<int>> blocks = ccma_blocks(host, shapes, plan.warp_blocks);
   std::vector<int> new_index(host.ccma_constraints().size(), -1);
   int next = 0;
   for (const auto& b : blocks)

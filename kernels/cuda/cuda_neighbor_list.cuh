@@ -99,13 +99,15 @@ class NeighborList {
   void request_sort() { need_sort_ = true; }
   // The update the next evaluation makes (counts it towards the next periodic sort).
   ListUpdate due_update() {
-    const bool sort = need_sort_ || (opt_.reorder_interval > 0 && ++evaluations_since_sort_ >= opt_.reorder_interval);
+    const bool sort = sort_due_next();
+    if (!need_sort_ && opt_.reorder_interval > 0) ++evaluations_since_sort_;
     return {sort, force_rebuild_};
   }
-  // What the next due_update() will return, without counting the evaluation.
-  bool update_due_next() const {
-    return need_sort_ || force_rebuild_ ||
-           (opt_.reorder_interval > 0 && evaluations_since_sort_ + 1 >= opt_.reorder_interval);
+  // Whether the next due_update() will ask for anything, without counting the evaluation.
+  bool update_due_next() const { return sort_due_next() || force_rebuild_; }
+  // Whether the next evaluation sorts: asked for, or the periodic sort's turn.
+  bool sort_due_next() const {
+    return need_sort_ || (opt_.reorder_interval > 0 && evaluations_since_sort_ + 1 >= opt_.reorder_interval);
   }
   // `update` has been enqueued.
   void update_enqueued(const ListUpdate& update) {
