@@ -45,9 +45,46 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
   return v;
 }
 
+// The 32 pair steps of one tile (nonbonded_tile_kernel). Step k: this lane's atom i against the slot
+// (lane + k) mod 32, read from the warp's doubled slot arrays at [lane + k] (no wrap-around
+// arithmetic), while the slot forces fj rotate one lane down; fi and fj accumulate the forces on i and
+// on the slot this lane holds. IMAGE: each pair takes the minimum image (compile-time, so the step has
+// no branch for it); a masked pair is computed but not accumulated (no branch for the mask either).
+template <bool IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY>
+__device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int pos_address, unsigned int par_address,
+                                           const real4_t<real>& pi, const real2_t<real>& si,
+                                           const SearchBox<real>& image_box, const TilePairParams<real>& params,
+                                           Vec3<real>& fi, Vec3<real>& fj, double& tile_energy) {
+  const int lane = threadIdx.x & 31;
+  const int src = (lane + 1) & 31;  // shuffle source
+#pragma unroll 4
+  for (int k = 0; k < kTileSize; ++k) {
+    const real4_t<real> pk = load_shared(pos_address + k * sizeof(real4_t<real>), static_cast<const real4_t<real>*>(nullptr));
+    const real2_t<real> sk = load_shared(par_address + k * sizeof(real2_t<real>), static_cast<const real2_t<real>*>(nullptr));
+    Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
+    if (IMAGE) d = image_box.minimum_image(d);
+    const real r2 = dot(d, d);
+    if (((pending >> k) & 1u) != 0u && r2 < params.cutoff2) {
+      const real inv_r = rsqrt(r2);
+      // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
+      // skipped (a warp would diverge).
+      const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false>(r2 * inv_r, inv_r, pi.w * pk.w, si.x + sk.x,
+                                                                         si.y * sk.y, params.pair);
+      const Vec3<real> f = d * pr.f_over_r;
+      fj += f;
+      fi -= f;
+      if (ENERGY) tile_energy += double(pr.energy);
+    }
+    // Pass the slot force one lane down: lane l now gets what lane l+1 held.
+    fj.x = __shfl_sync(0xffffffffu, fj.x, src);
+    fj.y = __shfl_sync(0xffffffffu, fj.y, src);
+    fj.z = __shfl_sync(0xffffffffu, fj.z, src);
+  }
+}
+
 // One warp per tile. Lane l owns atom i = I*32 + l and slot l. The slot atoms' positions and
 // parameters go to the warp's shared memory; at step k lane l reads slot (l + k) mod 32 there, while
-// the force on that slot rotates round the warp by shuffles, so after 32 steps every (i, slot) pair
+// the force on that slot rotates round the warp by shuffles (tile_steps), so after 32 steps every (i, slot) pair
 // has been seen once and each slot force is back in its own lane. Forces go to the original atom
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
 // own, so the total does not depend on which warp took which tile.
@@ -60,8 +97,9 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
     unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params,
     int* __restrict__ rebuild_flag) {
-  __shared__ real4_t<real> slot_posq[8][kTileSize];  // 256 threads: 8 warps
-  __shared__ real2_t<real> slot_params[8][kTileSize];
+  // Each warp's 32 slot atoms, twice over (slot s at [s] and [s + 32]), so that step k reads [lane + k].
+  __shared__ real4_t<real> slot_posq[8][2 * kTileSize];  // 256 threads: 8 warps
+  __shared__ real2_t<real> slot_params[8][2 * kTileSize];
   const int lane = threadIdx.x & 31;
   real4_t<real>* my_posq = slot_posq[threadIdx.x / 32];
   real2_t<real>* my_params = slot_params[threadIdx.x / 32];
@@ -94,52 +132,27 @@ __global__ void __launch_bounds__(256) nonbonded_tile_kernel(
       }
     }
     // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
-    // step k reads bit 0 after k shifts).
-    unsigned int pending = ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane);
+    // step k reads bit k).
+    const unsigned int pending = ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane);
     __syncwarp();  // the previous tile's reads are done
     my_posq[lane] = pj;
+    my_posq[lane + kTileSize] = pj;
     my_params[lane] = sj;
+    my_params[lane + kTileSize] = sj;
     __syncwarp();
-    // Shared addresses of this lane's first slot and the wrap point, held opaque so that they stay in
-    // registers.
+    // Shared addresses of this lane's first slot, held opaque so that they stay in registers (the
+    // compiler otherwise recomputes the warp's shared-memory base from the thread index at every step).
     unsigned int pos_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + lane));
     unsigned int par_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_params + lane));
-    unsigned int pos_end = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + kTileSize));
-    int src = lane + 1;  // shuffle source (the index wraps modulo the warp)
-    asm volatile("" : "+r"(pos_address), "+r"(par_address), "+r"(pos_end), "+r"(src));
+    asm volatile("" : "+r"(pos_address), "+r"(par_address));
     Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
     double tile_energy = 0.0;
-#pragma unroll 4
-    for (int k = 0; k < kTileSize; ++k) {
-      if (pending & 1u) {
-        const real4_t<real> pk = load_shared(pos_address, static_cast<const real4_t<real>*>(nullptr));
-        const real2_t<real> sk = load_shared(par_address, static_cast<const real2_t<real>*>(nullptr));
-        Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
-        if (per_pair_image) d = image_box.minimum_image(d);
-        const real r2 = dot(d, d);
-        if (r2 < params.cutoff2) {
-          const real inv_r = rsqrt(r2);
-          // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
-          // skipped (a warp would diverge).
-          const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false>(r2 * inv_r, inv_r, pi.w * pk.w, si.x + sk.x,
-                                                                             si.y * sk.y, params.pair);
-          const Vec3<real> f = d * pr.f_over_r;
-          fj += f;
-          fi -= f;
-          if (ENERGY) tile_energy += double(pr.energy);
-        }
-      }
-      pending >>= 1;
-      pos_address += sizeof(real4_t<real>);
-      par_address += sizeof(real2_t<real>);
-      if (pos_address == pos_end) {  // slot 31 -> slot 0
-        pos_address -= kTileSize * sizeof(real4_t<real>);
-        par_address -= kTileSize * sizeof(real2_t<real>);
-      }
-      // Pass the slot force one lane down: lane l now gets what lane l+1 held.
-      fj.x = __shfl_sync(0xffffffffu, fj.x, src);
-      fj.y = __shfl_sync(0xffffffffu, fj.y, src);
-      fj.z = __shfl_sync(0xffffffffu, fj.z, src);
+    if (per_pair_image) {
+      tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
+                                                    tile_energy);
+    } else {
+      tile_steps<false, real, C, SWITCH, ENERGY>(pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
+                                                 tile_energy);
     }
     const int oi = perm[i];
     if (oi >= 0) {
