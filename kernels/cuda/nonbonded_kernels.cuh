@@ -87,9 +87,10 @@ __device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int po
 // the force on that slot rotates round the warp by shuffles (tile_steps), so after 32 steps every (i, slot) pair
 // has been seen once and each slot force is back in its own lane. Forces go to the original atom
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
-// own, so the total does not depend on which warp took which tile.
+// own, so the total does not depend on which warp took which tile. At most 48 registers, so 5 blocks
+// fit per SM (the compiler alone chose 55 for the PME kernel, 4 blocks; A/B in docs/PERFORMANCE.md).
 template <typename real, CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
-__global__ void __launch_bounds__(256) nonbonded_tile_kernel(
+__global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
     const int* __restrict__ tile_atoms, const unsigned int* __restrict__ masks,
     const real4_t<real>* __restrict__ sorted_posq, const real2_t<real>* __restrict__ sorted_params,
