@@ -64,7 +64,7 @@ __device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int po
     Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
     if (IMAGE) d = image_box.minimum_image(d);
     const real r2 = dot(d, d);
-    if (((pending >> k) & 1u) != 0u && r2 < params.cutoff2) {
+    if ((pending & 1u) != 0u && r2 < params.cutoff2) {
       const real inv_r = rsqrt(r2);
       // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
       // skipped (a warp would diverge).
@@ -75,6 +75,7 @@ __device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int po
       fi -= f;
       if (ENERGY) tile_energy += double(pr.energy);
     }
+    pending >>= 1;  // bit 0: the next step's pair (a shift per step is cheaper than testing bit k)
     // Pass the slot force one lane down: lane l now gets what lane l+1 held.
     fj.x = __shfl_sync(0xffffffffu, fj.x, src);
     fj.y = __shfl_sync(0xffffffffu, fj.y, src);
