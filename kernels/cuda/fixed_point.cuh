@@ -21,7 +21,7 @@ __device__ __forceinline__ void atomic_add_fixed(unsigned long long* acc, double
 // The same for a float, without the round trip through double: scaling by 2^32 is exact in float too
 // (below 2^31 in magnitude, the fixed point's range), so the result is the double path's, bit for bit.
 __device__ __forceinline__ void atomic_add_fixed(unsigned long long* acc, float v) {
-  atomicAdd(acc, static_cast<unsigned long long>(__float2ll_rn(v * 4294967296.0f)));
+  atomicAdd(acc, static_cast<unsigned long long>(__float2ll_rn(v * static_cast<float>(kFixedScale))));
 }
 
 __host__ __device__ __forceinline__ double from_fixed(unsigned long long v) {

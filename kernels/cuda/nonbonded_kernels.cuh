@@ -49,7 +49,8 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
 // (lane + k) mod 32, read from the warp's doubled slot arrays at [lane + k] (no wrap-around
 // arithmetic), while the slot forces fj rotate one lane down; fi and fj accumulate the forces on i and
 // on the slot this lane holds. IMAGE: each pair takes the minimum image (compile-time, so the step has
-// no branch for it); a masked pair is computed but not accumulated (no branch for the mask either).
+// no branch for it). A masked pair's distance is formed like any other's and its mask bit tested with
+// the cutoff (one branch per step for both).
 template <bool IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY>
 __device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int pos_address, unsigned int par_address,
                                            const real4_t<real>& pi, const real2_t<real>& si,
@@ -134,7 +135,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       }
     }
     // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
-    // step k reads bit k).
+    // step k reads bit 0 after k shifts).
     const unsigned int pending = ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane);
     __syncwarp();  // the previous tile's reads are done
     my_posq[lane] = pj;
