@@ -1,4 +1,5 @@
 #include "app/commands.hpp"
+#include "app/mpi_comm.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
+#include "engine/replicas.hpp"
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"
@@ -213,33 +215,84 @@ std::atomic<bool> g_stop_requested{false};
 extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
 }  // namespace
 
-int command_run(const RunOptions& options) {
-  RunRequest request;
-  const RunConfig cfg = load_config(options.config, &request.config_text);
-  request.resume = options.resume;
-  request.stop = &g_stop_requested;
-  // SIGINT/SIGTERM ask the run to stop at the next restart point; the default handlers come back
-  // however the run ends.
-  struct StopSignals {
-    StopSignals() {
-      std::signal(SIGINT, on_stop_signal);
-      std::signal(SIGTERM, on_stop_signal);
-    }
-    ~StopSignals() {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-    }
-  };
-  RunSummary s;
-  {
-    const StopSignals signals;
-    s = run_simulation(cfg, request);
+namespace {
+
+// SIGINT/SIGTERM ask the run to stop at the next restart point; the default handlers come back however
+// the run ends.
+struct StopSignals {
+  StopSignals() {
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
   }
+  ~StopSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
+int print_run_summary(const RunSummary& s) {
   fmt::print("{} steps {} to {} ({:.3f} ps) on {} in {:.1f} s: {:.2f} ns/day; seed {}\n",
              s.stopped_early ? "stopped after" : "ran", s.first_step, s.last_step, s.simulated_ps, s.platform, s.wall_s,
              s.ns_per_day, s.seed);
   for (const auto& [what, path] : s.outputs) fmt::print("  {:<16} {}\n", what, path);
   return s.stopped_early ? 1 : 0;
+}
+
+// The ensemble's summary (rank 0): speed per replica and in total, acceptance per pair, round trips.
+void print_ensemble_summary(const EnsembleSummary& s) {
+  fmt::print("{} {} replicas ({} exchange; {}) steps {} to {} ({:.3f} ps each) on {} in {:.1f} s: {:.2f} ns/day per "
+             "replica, {:.2f} in total; seed {}\n",
+             s.stopped_early ? "stopped" : "ran", s.replicas, s.exchange, s.comm, s.first_step, s.last_step,
+             s.simulated_ps_per_replica, s.platform, s.wall_s, s.ns_per_day_per_replica, s.ns_per_day_total,
+             s.ensemble_seed);
+  if (!s.pairs.empty()) {
+    fmt::print("  exchange seed {}; acceptance per pair of temperatures:\n", s.exchange_seed);
+    for (const ReplicaPairStatistics& p : s.pairs)
+      fmt::print("    {:8.2f} K <-> {:8.2f} K  {:6} of {:6} accepted ({:.1f}%)\n", p.temperature_lower_k,
+                 p.temperature_upper_k, p.accepted, p.attempts,
+                 p.attempts > 0 ? 100.0 * static_cast<double>(p.accepted) / static_cast<double>(p.attempts) : 0.0);
+    int total = 0;
+    std::string each;
+    for (const int r : s.round_trips) total += r, each += fmt::format(" {}", r);
+    fmt::print("  round trips (lowest -> highest -> lowest temperature): {} (per replica:{})\n", total, each);
+  }
+  for (const auto& [what, path] : s.outputs) fmt::print("  {:<16} {}\n", what, path);
+}
+
+int run_ensemble_command(const RunConfig& cfg, const RunRequest& request, EnsembleComm& comm) {
+  const EnsembleSummary s = run_ensemble(cfg, request, comm);
+  if (comm.rank() == 0) print_ensemble_summary(s);
+  return s.stopped_early ? 1 : 0;
+}
+
+}  // namespace
+
+int command_run(const RunOptions& options) {
+  RunRequest request;
+  request.resume = options.resume;
+  request.stop = &g_stop_requested;
+  // Under an MPI launcher every rank reads the config; errors are agreed on (engine/replicas: collectively)
+  // so that one rank reports and all exit with the same status.
+  const std::unique_ptr<EnsembleComm> comm = launched_ensemble_comm();
+  RunConfig cfg;
+  if (comm) {
+    collectively(*comm, [&] {
+      cfg = load_config(options.config, &request.config_text);
+      if (!cfg.replicas && comm->size() > 1)
+        throw InputError(fmt::format("{}: mpirun started {} ranks, but the config has no 'replicas' section: a single "
+                                     "simulation runs in one process (mdsim run {}), an ensemble needs 'replicas:'",
+                                     options.config, comm->size(), options.config));
+    });
+  } else {
+    cfg = load_config(options.config, &request.config_text);
+  }
+  const StopSignals signals;
+  if (cfg.replicas) {
+    if (comm) return run_ensemble_command(cfg, request, *comm);
+    SingleProcess alone;
+    return run_ensemble_command(cfg, request, alone);
+  }
+  return print_run_summary(run_simulation(cfg, request));
 }
 
 namespace {

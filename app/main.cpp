@@ -17,6 +17,7 @@
 
 #include "app/commands.hpp"
 #include "common/errors.hpp"
+#include "engine/replicas.hpp"
 #include "mdsim_version.hpp"
 
 int main(int argc, char** argv) {
@@ -157,6 +158,8 @@ int main(int argc, char** argv) {
     if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps, bench_timeline);
     if (*prepare_cmd) return mdsim::command_prepare(prepare);
     return mdsim::command_platforms();
+  } catch (const mdsim::EnsembleStopped& e) {
+    return e.status();  // another MPI rank failed and has reported why
   } catch (const mdsim::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

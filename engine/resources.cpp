@@ -110,7 +110,7 @@ void check_model_memory(const RunConfig& c, std::int64_t atoms_per_copy) {
                                  gib(need), kModelHostBytesPerAtom, gib(double(*available)), advice(key)));
 }
 
-void check_platform_memory(const RunConfig& c, const System& s, const PlatformChoice& platform) {
+void check_platform_memory(const RunConfig& c, const System& s, const PlatformChoice& platform, int replicas_here) {
   const double atoms = s.num_particles();
   const double grid_bytes = pme_grid_points(s) * kPmeBytesPerGridPoint;
   const bool cuda = platform.kind == PlatformKind::Cuda;
@@ -128,7 +128,16 @@ void check_platform_memory(const RunConfig& c, const System& s, const PlatformCh
     available = available_host_memory_bytes();
     if (available) where = fmt::format("{} of host memory is available", gib(double(*available)));
   }
-  if (!available || atom_bytes + grid_bytes <= kUsableShare * double(*available)) return;
+  if (!available || replicas_here * (atom_bytes + grid_bytes) <= kUsableShare * double(*available)) return;
+  if (replicas_here > 1 && atom_bytes + grid_bytes <= kUsableShare * double(*available)) {
+    const int fit = std::max(1, static_cast<int>(kUsableShare * double(*available) / (atom_bytes + grid_bytes)));
+    throw_config_error(c, "replicas",
+                       fmt::format("replicas: {} replicas in one process need about {} on the {} platform ({} each), "
+                                   "but {}; spread them over more devices, at most {} per rank (mpirun -n {} on as many GPUs)",
+                                   replicas_here, gib(replicas_here * (atom_bytes + grid_bytes)), cuda ? "CUDA" : "CPU",
+                                   gib(atom_bytes + grid_bytes), where, fit,
+                                   (c.replicas ? c.replicas->count + fit - 1 : replicas_here + fit - 1) / fit));
+  }
   const std::string key = culprit(c, atom_bytes, grid_bytes);
   throw_config_error(c, key,
                      fmt::format("{}: the {} platform needs about {} for {:.0f} atoms{}, but {}; {}", key,

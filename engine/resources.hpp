@@ -27,8 +27,10 @@ std::optional<std::uint64_t> free_disk_bytes(const std::string& path);
 void check_model_memory(const RunConfig& config, std::int64_t atoms_per_copy);
 
 // The platform's own memory for `system`: host memory on the CPU platform, the device's on CUDA
-// (including the PME grids).
-void check_platform_memory(const RunConfig& config, const System& system, const PlatformChoice& platform);
+// (including the PME grids). `replicas_here` copies share it (a rank of a replica ensemble): when one
+// fits but they do not, the error says to spread the replicas over more ranks.
+void check_platform_memory(const RunConfig& config, const System& system, const PlatformChoice& platform,
+                           int replicas_here = 1);
 
 // The trajectory's frames from `first_step` to the end of the run for `selected_atoms` atoms against
 // the free space where it is written (uncompressed frames: float32 positions, and velocities/forces

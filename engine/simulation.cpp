@@ -386,7 +386,7 @@ void check_output_paths(const RunConfig& cfg) {
   }
 }
 
-RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
+RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume, bool platform_notice) {
   RunSetup setup;
   const auto& out = cfg.output;
   if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
@@ -398,7 +398,7 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume) {
   } catch (const InputError& e) {
     throw_config_error(cfg, "platform.name", e.what());
   }
-  if (!setup.platform.notice.empty()) std::fprintf(stderr, "%s\n", setup.platform.notice.c_str());
+  if (platform_notice && !setup.platform.notice.empty()) std::fprintf(stderr, "%s\n", setup.platform.notice.c_str());
   for (std::size_t i = 0; i < cfg.stages.size(); ++i) {
     StageSetup stage;
     if (const auto& r = cfg.stages[i].restraints) {
@@ -452,6 +452,13 @@ struct Simulation::Impl {
   RunSummary summary;  // platform and seed; the rest filled by run()
   std::unique_ptr<Context> context;
   bool fresh = true;  // nothing has changed the initial state yet (run() then minimises when the config asks)
+  // The run in progress (start_run .. finish_run).
+  bool running = false;
+  std::unique_ptr<Reporters> reporters;
+  RunSummary run_summary;
+  std::int64_t first_step = 0;
+  double simulated_ps = 0.0;
+  std::chrono::steady_clock::time_point started;
   bool external_forces = false;
 
   // Staged runs (cfg.stages not empty).
@@ -555,9 +562,10 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   s.cfg = std::move(config);
   s.request = std::move(request);
   check_output_paths(s.cfg);
-  s.model = build_model(s.cfg);
+  s.model = s.request.model ? *s.request.model : build_model(s.cfg);
   s.config_hash = content_hash_hex(s.request.config_text);
-  s.setup = prepare_run(s.cfg, s.model, s.request.resume);
+  s.setup = prepare_run(s.cfg, s.model, s.request.resume, s.request.platform_notice);
+  if (s.request.restart) s.setup.restart = std::move(s.request.restart);
   s.platform = run_platform(s.cfg, s.setup.platform, s.summary);
   s.checkpoint_file = checkpoint_path(s.cfg);
   if (s.staged()) {
@@ -685,12 +693,10 @@ static bool run_steps(Simulation& sim, Context& context, Reporters& reporters, c
   return true;
 }
 
-RunSummary Simulation::run() {
+void Simulation::start_run() {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
-  const System& system = s.model.system;
-  RunSummary summary = s.summary;
-
+  if (s.running) throw RuntimeError("start_run: the run has started already");
   if (s.external_forces && s.switches_context())
     throw InputError(at_config_key(cfg, "stages",
                                    "the stages change the integrator or barostat, so the run continues on new "
@@ -700,33 +706,58 @@ RunSummary Simulation::run() {
   prepare_output_directory(cfg);
   if (s.fresh && cfg.minimize) {
     const MinimizationResult m = s.context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
-    fmt::print("minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", m.initial_energy,
-               m.final_energy, m.iterations, m.max_force_kj_per_mol_nm, m.converged ? "" : " (not converged)");
-    set_initial_velocities(*s.context, cfg, system.num_particles());  // at the minimised positions
+    fmt::print("{}minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", s.request.label,
+               m.initial_energy, m.final_energy, m.iterations, m.max_force_kj_per_mol_nm,
+               m.converged ? "" : " (not converged)");
+    set_initial_velocities(*s.context, cfg, s.model.system.num_particles());  // at the minimised positions
   }
   s.fresh = false;
 
   StateRequest header_only;
   header_only.positions = false;
-  const std::int64_t first_step = s.context->state(header_only).step;
-  const std::int64_t last_step = cfg.run.steps;
+  s.run_summary = s.summary;
+  s.first_step = s.context->state(header_only).step;
   const std::optional<std::int64_t> append_after =
-      s.setup.restart ? std::optional<std::int64_t>(first_step) : std::nullopt;
-  const auto& out = cfg.output;
-  const std::string& checkpoint_file = s.checkpoint_file;
-  Reporters reporters = open_reporters(cfg, s.model, s.setup.trajectory_atoms, *s.context, s.config_hash, first_step,
-                                       append_after, s.external_forces, summary);
-  auto& [trajectory, state_log, progress] = reporters;
-  if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
+      s.setup.restart ? std::optional<std::int64_t>(s.first_step) : std::nullopt;
+  s.reporters = std::make_unique<Reporters>(open_reporters(cfg, s.model, s.setup.trajectory_atoms, *s.context,
+                                                           s.config_hash, s.first_step, append_after,
+                                                           s.external_forces, s.run_summary));
+  if (!s.checkpoint_file.empty()) s.run_summary.outputs.emplace_back("checkpoint", s.checkpoint_file);
+  s.simulated_ps = 0.0;
+  s.started = std::chrono::steady_clock::now();
+  s.running = true;
+}
 
-  const auto start = std::chrono::steady_clock::now();
-  double simulated_ps = 0.0;
+bool Simulation::run_to(std::int64_t step) {
+  Impl& s = *impl_;
+  const RunConfig& cfg = s.cfg;
+  if (!s.running) throw RuntimeError("run_to: start_run() first");
+  if (s.staged()) throw RuntimeError("run_to: a staged config runs through run()");
+  const auto& out = cfg.output;
+  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps};
+  const bool done = run_steps(*this, *s.context, *s.reporters, cfg, s.request, s.checkpoint_file,
+                              std::min(step, cfg.run.steps), every, s.external_forces, nullptr);
+  s.run_summary.stopped_early = !done;
+  return done;
+}
+
+void Simulation::flush_outputs() {
+  Impl& s = *impl_;
+  if (s.reporters && s.reporters->trajectory) s.reporters->trajectory->flush();
+}
+
+RunSummary Simulation::run() {
+  Impl& s = *impl_;
+  const RunConfig& cfg = s.cfg;
+  const System& system = s.model.system;
+  start_run();
+  RunSummary& summary = s.run_summary;
+  auto& [trajectory, state_log, progress] = *s.reporters;
+  StateRequest header_only;
+  header_only.positions = false;
+  const auto& out = cfg.output;
   if (!s.staged()) {
-    const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps};
-    summary.stopped_early = !run_steps(*this, *s.context, reporters, cfg, s.request, checkpoint_file, last_step, every,
-                                       s.external_forces, nullptr);
-    if (progress) progress->finish(s.context->state(header_only).step);
-    simulated_ps = static_cast<double>(s.context->state(header_only).step - first_step) * cfg.integrator.timestep_ps;
+    run_to(cfg.run.steps);
   } else {
     std::size_t first_dynamics = 0;
     while (first_dynamics < cfg.stages.size() && cfg.stages[first_dynamics].steps == 0) ++first_dynamics;
@@ -759,12 +790,12 @@ RunSummary Simulation::run() {
         progress.emplace(stderr, stage_start, stage_end, st.integrator.timestep_ps,
                          ProgressOptions{std::nullopt, 0.25, 10.0, fmt::format("stage {}: ", st.name)});
       const Intervals every{st.trajectory_interval_steps, st.state_interval_steps, st.checkpoint_interval_steps};
-      summary.stopped_early = !run_steps(*this, *s.context, reporters, cfg, s.request, checkpoint_file, stage_end, every,
-                                         s.external_forces, &st.name);
+      summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, cfg, s.request, s.checkpoint_file, stage_end,
+                                         every, s.external_forces, &st.name);
       const std::int64_t reached = s.context->state(header_only).step;
       if (progress) progress->finish(reached);
       progress.reset();
-      simulated_ps += static_cast<double>(reached - stage_start) * st.integrator.timestep_ps;
+      s.simulated_ps += static_cast<double>(reached - stage_start) * st.integrator.timestep_ps;
       if (summary.stopped_early) break;
     }
     if (s.stage == cfg.stages.size()) {  // done: the state stays in the last stage (its checkpoint says so)
@@ -772,15 +803,32 @@ RunSummary Simulation::run() {
       s.stage_started = true;
     }
   }
-  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return finish_run();
+}
+
+RunSummary Simulation::finish_run() {
+  Impl& s = *impl_;
+  const RunConfig& cfg = s.cfg;
+  if (!s.running) throw RuntimeError("finish_run: start_run() first");
+  s.running = false;
+  RunSummary summary = s.run_summary;
+  auto& [trajectory, state_log, progress] = *s.reporters;
+  StateRequest header_only;
+  header_only.positions = false;
   Context& context = *s.context;
   const std::int64_t step = context.state(header_only).step;
+  if (!s.staged()) {
+    if (progress) progress->finish(step);
+    s.simulated_ps = static_cast<double>(step - s.first_step) * cfg.integrator.timestep_ps;
+  }
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  const auto& out = cfg.output;
 
   // Final outputs: the checkpoint (after the trajectory reached its step), the state log, the final
   // structure (each whole or absent: written under a temporary name), and last the trajectory's
   // complete=1, so that mark means every output of the run was written.
   if (trajectory) trajectory->flush();
-  if (!checkpoint_file.empty()) write_checkpoint(checkpoint_file, checkpoint());
+  if (!s.checkpoint_file.empty()) write_checkpoint(s.checkpoint_file, checkpoint());
   if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {
     StateRequest positions_only;
@@ -790,10 +838,11 @@ RunSummary Simulation::run() {
     summary.outputs.emplace_back("final structure", path);
   }
   if (trajectory) trajectory->close();
+  s.reporters.reset();
 
-  summary.first_step = first_step;
+  summary.first_step = s.first_step;
   summary.last_step = step;
-  summary.simulated_ps = simulated_ps;
+  summary.simulated_ps = s.simulated_ps;
   summary.ns_per_day = summary.wall_s > 0 ? summary.simulated_ps * 1e-3 * 86400.0 / summary.wall_s : 0.0;
   return summary;
 }

@@ -24,6 +24,13 @@ struct RunRequest {
   bool resume = false;                           // continue from the config's checkpoint file
   const std::atomic<bool>* stop = nullptr;       // set by a signal handler; checked between steps
   std::string config_text;                       // the config file's bytes (hashed into outputs)
+  // For a replica of an ensemble (engine/replicas): the model built once for all replicas (copied), the
+  // state to continue from (the ensemble checkpoint's, instead of the config's checkpoint file), and
+  // whether the platform's fallback notice is printed.
+  const Model* model = nullptr;
+  std::optional<Checkpoint> restart;
+  bool platform_notice = true;
+  std::string label;  // printed before the run's own messages ("replica 3: ")
 };
 
 struct RunSummary {
@@ -62,6 +69,14 @@ class Simulation {
   // barostat differs from the previous one's continues on a new context (context() changes; forces from
   // add_external_force are refused then).
   RunSummary run();
+  // run() in parts, for a config without stages (what a replica ensemble drives): start_run() does
+  // run()'s start (output folder, minimisation on a fresh start, reporters); run_to(step) steps to
+  // min(step, run.steps) with every reporter (false when a stop request ended it early); flush_outputs()
+  // waits until the trajectory on disk reaches the current step; finish_run() writes the final outputs.
+  void start_run();
+  bool run_to(std::int64_t step);
+  void flush_outputs();
+  RunSummary finish_run();
   // Whether run() or load_checkpoint() may continue on a new context (the config's stages differ in
   // integrator or barostat): state arrays and forces taken from context() before would not follow it.
   bool may_switch_context() const;
@@ -100,7 +115,7 @@ struct RunSetup {
   std::optional<Checkpoint> restart;   // with --resume or initial_velocities: from_checkpoint
   std::vector<StageSetup> stages;      // one per config stage (staged runs)
 };
-RunSetup prepare_run(const RunConfig& config, const Model& model, bool resume);
+RunSetup prepare_run(const RunConfig& config, const Model& model, bool resume, bool platform_notice = true);
 
 // InputError unless every output the config enables can be written as a regular file: the output
 // folder is a folder (or does not exist yet) and no output path is an existing directory, device,

@@ -11,7 +11,18 @@
 // stage_step (int64: steps done in that stage), stages (one line "name: signature" per stage, see
 // stage_signature) and, when that stage restrains to its start positions, stage_reference_atoms (int64)
 // and /stage_reference_nm (stage_reference_atoms×3 float64). A single run writes none of them.
-// Written to "<path>.partial", fsync'ed, then renamed over `path` (atomic: a crash leaves the
+// A replica ensemble (config `replicas:`) writes one file for all its replicas, so that they resume from
+// the same step together:
+//   /                 attrs format="mdsim-replica-checkpoint", format_version=1, mdsim_version, step (int64),
+//                           num_replicas (int64), exchange ("temperature" | "none"), ensemble_seed (uint64),
+//                           exchange_seed (uint64)
+//   /temperatures_k           the ladder, float64 (temperature exchange; empty otherwise)
+//   /exchange_state           float64 vector: the replica <-> temperature map, round and counts
+//                             (ReplicaExchange::state; empty without exchange)
+//   /replica_<k>              group per replica k = 0, 1, ... (4 digits): a checkpoint's attributes and
+//                             datasets as above
+// Both kinds are
+// written to "<path>.partial", fsync'ed, then renamed over `path` (atomic: a crash leaves the
 // previous checkpoint or the new one, never half a file).
 #pragma once
 
@@ -74,6 +85,23 @@ struct Checkpoint {
 // InputError when the folder does not exist / is not writable, RuntimeError when writing fails or
 // the state holds NaN/inf (the previous file at `path` is then left as it was).
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+
+struct EnsembleCheckpoint {
+  std::int64_t step = 0;
+  std::string exchange;                  // to_string(ReplicaExchangeKind)
+  std::vector<double> temperatures_k;    // the ladder (temperature exchange)
+  std::uint64_t ensemble_seed = 0;       // the seed the replicas' seeds derive from
+  std::uint64_t exchange_seed = 0;       // the exchange decisions' seed
+  std::vector<double> exchange_state;    // ReplicaExchange::state()
+  std::vector<Checkpoint> replicas;      // all at `step`
+};
+
+// Writes an ensemble's checkpoint atomically (as write_checkpoint; every replica at the same step).
+void write_ensemble_checkpoint(const std::string& path, const EnsembleCheckpoint& checkpoint);
+
+// Reads and validates an ensemble's checkpoint (each replica as read_checkpoint does, and all at the
+// file's step). InputError for a single run's checkpoint, naming the difference.
+EnsembleCheckpoint read_ensemble_checkpoint(const std::string& path, const SystemFingerprint& expected);
 
 // Reads and validates a checkpoint: format, shapes, finite values, and that it belongs to the
 // system `expected` (else InputError "path: checkpoint is for a different system: the checkpoint

@@ -560,6 +560,124 @@ void parse_stages(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg,
   cfg.run.steps = total_steps;
 }
 
+// The `replicas:` section (docs/replicas.md), after the integrator, run and output sections it is
+// checked against.
+void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg) {
+  const YAML::Node n = root["replicas"];
+  if (!n.IsMap())
+    r.fail(n, "'replicas' must be a mapping, e.g. {exchange: temperature, temperatures: {min: 300 K, max: 400 K, "
+              "count: 4}, exchange_interval: 2 ps} or {exchange: none, count: 8}");
+  r.check_keys(n, {"exchange", "temperatures", "count", "exchange_interval", "seed", "log"}, "replicas");
+  ReplicaConfig rc;
+  if (const auto v = n["exchange"])
+    rc.exchange = r.choice<ReplicaExchangeKind>(v, "exchange", {{"temperature", ReplicaExchangeKind::Temperature},
+                                                                {"none", ReplicaExchangeKind::None}});
+  else
+    r.fail(n, "'replicas' needs 'exchange': temperature (a temperature ladder with exchanges) or none (independent "
+              "copies)");
+  constexpr long long kMaxReplicas = 4096;
+  if (rc.exchange == ReplicaExchangeKind::None) {
+    for (const char* key : {"temperatures", "exchange_interval", "log"})
+      if (n[key])
+        r.fail(n[key], fmt::format("'replicas.{}' belongs to temperature exchange; 'exchange: none' runs independent "
+                                   "copies at integrator.temperature",
+                                   key));
+    if (!n["count"]) r.fail(n, "'replicas' with 'exchange: none' needs 'count', the number of independent copies");
+    rc.count = static_cast<int>(r.integer(n["count"], "count", 2, kMaxReplicas));
+  } else {
+    const YAML::Node t = n["temperatures"];
+    if (!t)
+      r.fail(n, "'replicas' with 'exchange: temperature' needs 'temperatures': a list [300 K, 320 K, ...] or a "
+                "geometric ladder {min: 300 K, max: 400 K, count: 8}");
+    if (t.IsSequence()) {
+      if (n["count"])
+        r.fail(n["count"], "'replicas.count' is the length of the 'temperatures' list: remove it (or give "
+                           "temperatures as {min, max, count})");
+      for (std::size_t k = 0; k < t.size(); ++k) {
+        const double value = temperature(r, t[k], "temperatures");
+        if (!rc.temperatures_k.empty() && !(value > rc.temperatures_k.back()))
+          r.fail(t[k], fmt::format("'temperatures' must increase: {} K is not above the temperature before it ({} K)",
+                                   quoted_number(value), quoted_number(rc.temperatures_k.back())));
+        rc.temperatures_k.push_back(value);
+      }
+      if (rc.temperatures_k.size() < 2)
+        r.fail(t, "'temperatures' needs at least 2 temperatures for an exchange");
+      if (rc.temperatures_k.size() > static_cast<std::size_t>(kMaxReplicas))
+        r.fail(t, fmt::format("'temperatures' lists {} temperatures, more than the {} replicas mdsim runs",
+                              rc.temperatures_k.size(), kMaxReplicas));
+    } else if (t.IsMap()) {
+      r.check_keys(t, {"min", "max", "count"}, "replicas.temperatures");
+      for (const char* key : {"min", "max", "count"})
+        if (!t[key]) r.fail(t, fmt::format("'replicas.temperatures' needs min, max and count; '{}' is missing", key));
+      const double lo = temperature(r, t["min"], "min"), hi = temperature(r, t["max"], "max");
+      if (!(hi > lo)) r.fail(t["max"], fmt::format("'max' ({} K) must be above 'min' ({} K)", quoted_number(hi), quoted_number(lo)));
+      if (n["count"])
+        r.fail(n["count"], "give the ladder's length as 'replicas.temperatures.count', not 'replicas.count'");
+      rc.temperatures_k = geometric_temperature_ladder(lo, hi, static_cast<int>(r.integer(t["count"], "count", 2, kMaxReplicas)));
+    } else {
+      r.fail(t, "'temperatures' must be a list [300 K, 320 K, ...] or a ladder {min: 300 K, max: 400 K, count: 8}");
+    }
+    rc.count = static_cast<int>(rc.temperatures_k.size());
+    const YAML::Node every = n["exchange_interval"];
+    if (!every) r.fail(n, "'replicas' with 'exchange: temperature' needs 'exchange_interval' (a time, e.g. 2 ps)");
+    const double interval_ps = r.positive(every, Dimension::Time, "exchange_interval");
+    const double steps = interval_ps / cfg.integrator.timestep_ps;
+    if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps) || std::round(steps) < 1)
+      r.fail(every, fmt::format("'exchange_interval' ({} ps) is not a whole number of time steps ({} ps): e.g. {} ps",
+                                quoted_number(interval_ps), quoted_number(cfg.integrator.timestep_ps),
+                                quoted_number(std::max(1.0, std::round(steps)) * cfg.integrator.timestep_ps)));
+    if (!(steps <= static_cast<double>(std::numeric_limits<int>::max())))
+      r.fail(every, fmt::format("'exchange_interval' ({} ps) is more steps than a run can count between exchanges",
+                                quoted_number(interval_ps)));
+    rc.exchange_interval_steps = std::llround(steps);
+    if (const auto v = n["log"]) {
+      rc.log = r.str(v, "log");
+      if (rc.log.empty()) r.fail(v, "'log' is empty: name the exchange log's file (default exchange.csv)");
+      for (const OutputFile& f : output_files(cfg.output))
+        if (fs::path(f.file).lexically_normal() == fs::path(rc.log).lexically_normal())
+          r.fail(v, fmt::format("'replicas.log' and '{}' both name the file '{}': give them different names", f.key, rc.log));
+    }
+    if (cfg.integrator.type != IntegratorType::LangevinMiddle)
+      r.fail(n["exchange"], fmt::format("temperature exchange needs a heat bath: integrator.type is {}; use "
+                                        "langevin_middle (or exchange: none)",
+                                        to_string(cfg.integrator.type)));
+    // Each replica's bath follows its ladder temperature.
+    if (root["integrator"] && root["integrator"].IsMap() && root["integrator"]["temperature"])
+      r.fail(root["integrator"]["temperature"],
+             "'integrator.temperature' does not apply with temperature exchange: the replicas' temperatures come from "
+             "replicas.temperatures; remove it");
+    if (root["barostat"] && root["barostat"].IsMap() && root["barostat"]["temperature"])
+      r.fail(root["barostat"]["temperature"],
+             "'barostat.temperature' does not apply with temperature exchange: each replica's barostat runs at its "
+             "replica's temperature; remove it");
+    const int checkpoint_every = cfg.output.checkpoint.interval_steps;
+    if (!cfg.output.checkpoint.file.empty() && checkpoint_every > 0 && checkpoint_every % rc.exchange_interval_steps != 0) {
+      const std::int64_t suggestion = std::max<std::int64_t>(1, checkpoint_every / rc.exchange_interval_steps) * rc.exchange_interval_steps;
+      const YAML::Node out = root["output"];
+      const YAML::Node at = out && out.IsMap() && out["checkpoint"] && out["checkpoint"].IsMap() &&
+                                    out["checkpoint"]["interval"]
+                                ? out["checkpoint"]["interval"]
+                                : every;
+      r.fail(at, fmt::format("the ensemble's checkpoints are written after an exchange round: output.checkpoint.interval "
+                             "({} steps) must be a multiple of replicas.exchange_interval ({} steps), e.g. {}",
+                             checkpoint_every, rc.exchange_interval_steps, suggestion));
+    }
+  }
+  if (const auto v = n["seed"]) {
+    if (rc.exchange == ReplicaExchangeKind::None)
+      r.fail(v, "'replicas.seed' seeds the exchange decisions; independent copies take their seeds from integrator.seed");
+    rc.seed = r.unsigned_integer(v, "seed");
+  }
+  if (root["stages"])
+    r.fail(n, "'replicas' and 'stages' cannot be combined: equilibrate with a staged run first, then start the "
+              "replicas from its final structure (system.structure)");
+  if (cfg.run.initial_velocities == InitialVelocities::FromCheckpoint)
+    r.fail(root["run"]["initial_velocities"],
+           "'run.initial_velocities: from_checkpoint' cannot start replicas: use temperature or zero (continue an "
+           "ensemble with --resume)");
+  cfg.replicas = std::move(rc);
+}
+
 // Two outputs on one file would overwrite each other: refuse them, at the key written later (a default
 // name has no location: then the other key is blamed).
 void check_distinct_outputs(const ConfigReader& r, const YAML::Node& output, const OutputConfig& o) {
@@ -640,7 +758,8 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
     if (root.IsDefined() && !root.IsNull()) r.fail(root, message);  // a scalar or a list: where it starts
     throw InputError(located(source, 0, 0, message));                // empty, or comments only
   }
-  r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output", "stages"}, "");
+  r.check_keys(root, {"system", "platform", "minimize", "integrator", "barostat", "run", "output", "stages", "replicas"},
+               "");
 
   RunConfig cfg;
   cfg.source = source;
@@ -669,6 +788,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   cfg.output.directory = r.path(cfg.output.directory);
   check_distinct_outputs(r, root["output"], cfg.output);
   if (root["stages"]) parse_stages(r, root, cfg, check_files);
+  if (root["replicas"]) parse_replicas(r, root, cfg);
   return cfg;
 }
 

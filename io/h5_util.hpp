@@ -16,6 +16,7 @@ struct H5Id {
   H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), closer(c) {}
   H5Id(const H5Id&) = delete;
   H5Id& operator=(const H5Id&) = delete;
+  H5Id(H5Id&& o) noexcept : id(o.id), closer(o.closer) { o.id = -1; }
   ~H5Id() {
     if (id >= 0 && closer) closer(id);
   }

@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 
+#include "io/csv_log.hpp"
+
 namespace mdsim {
 
 struct StateSample {
@@ -56,21 +58,15 @@ class StateLog {
   // restraint_kj_per_mol and stage (staged runs).
   StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step = {},
            bool external_column = false, bool stage_columns = false);
-  ~StateLog();
-  StateLog(const StateLog&) = delete;
-  StateLog& operator=(const StateLog&) = delete;
-
   // Writes and flushes one line. Throws RuntimeError naming the file when the write fails (disk full).
   void write(const StateSample& sample);
   void close();  // throws RuntimeError when the final close fails
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return log_.path(); }
 
  private:
-  std::string path_;
-  std::string header_;
+  CsvLog log_;
   double total_mass_amu_;
-  std::FILE* file_ = nullptr;
 };
 
 }  // namespace mdsim

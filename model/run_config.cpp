@@ -1,5 +1,9 @@
 #include "model/run_config.hpp"
 
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include "common/errors.hpp"
 
 namespace mdsim {
@@ -37,6 +41,28 @@ const char* to_string(InitialVelocities v) {
     case InitialVelocities::Temperature: return "temperature";
     case InitialVelocities::Zero: return "zero";
     case InitialVelocities::FromCheckpoint: return "from_checkpoint";
+  }
+  return "?";
+}
+
+std::vector<double> geometric_temperature_ladder(double min_k, double max_k, int count) {
+  if (count < 2) throw InputError(fmt::format("a temperature ladder needs at least 2 temperatures, got {}", count));
+  if (!(std::isfinite(min_k) && std::isfinite(max_k) && min_k > 0.0 && max_k > min_k))
+    throw InputError(fmt::format("a temperature ladder needs 0 < min < max (K), got min {:g} K and max {:g} K", min_k,
+                                 max_k));
+  std::vector<double> t(static_cast<std::size_t>(count));
+  const double ratio = max_k / min_k;
+  for (int k = 0; k < count; ++k)
+    t[static_cast<std::size_t>(k)] = min_k * std::pow(ratio, static_cast<double>(k) / (count - 1));
+  t.front() = min_k;
+  t.back() = max_k;
+  return t;
+}
+
+const char* to_string(ReplicaExchangeKind k) {
+  switch (k) {
+    case ReplicaExchangeKind::Temperature: return "temperature";
+    case ReplicaExchangeKind::None: return "none";
   }
   return "?";
 }
@@ -132,16 +158,29 @@ std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfi
       {"integrator.timestep", number(c.integrator.timestep_ps, " ps")},
       {"integrator.constraint_tolerance", quoted_number(c.integrator.constraint_tolerance)},
   };
+  // Temperature replica exchange: the ladder stands for the bath temperatures (each replica's changes).
+  const bool ladder = c.replicas && c.replicas->exchange == ReplicaExchangeKind::Temperature;
   if (c.integrator.type == IntegratorType::LangevinMiddle) {
-    out.emplace_back("integrator.temperature", number(c.integrator.temperature_k, " K"));
+    if (!ladder) out.emplace_back("integrator.temperature", number(c.integrator.temperature_k, " K"));
     out.emplace_back("integrator.friction", number(c.integrator.friction_per_ps, " 1/ps"));
   }
   if (c.barostat) {
     out.emplace_back("barostat.pressure", number(c.barostat->pressure_bar, " bar"));
-    out.emplace_back("barostat.temperature", number(c.barostat->temperature_k, " K"));
+    if (!ladder) out.emplace_back("barostat.temperature", number(c.barostat->temperature_k, " K"));
     out.emplace_back("barostat.interval", std::to_string(c.barostat->interval_steps));
   } else {
     out.emplace_back("barostat", "none");
+  }
+  if (c.replicas) {
+    const ReplicaConfig& r = *c.replicas;
+    out.emplace_back("replicas.exchange", to_string(r.exchange));
+    out.emplace_back("replicas.count", std::to_string(r.count));
+    if (ladder) {
+      std::string temperatures;
+      for (const double t : r.temperatures_k) temperatures += (temperatures.empty() ? "" : ", ") + number(t, " K");
+      out.emplace_back("replicas.temperatures", temperatures);
+      out.emplace_back("replicas.exchange_interval", std::to_string(r.exchange_interval_steps) + " steps");
+    }
   }
   return out;
 }

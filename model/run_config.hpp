@@ -124,6 +124,21 @@ struct StageConfig {
   int trajectory_interval_steps = 0, state_interval_steps = 0, checkpoint_interval_steps = 0;  // top-level unless overridden
 };
 
+// `count` temperatures (K) from min_k to max_k in geometric progression: T_k = min (max / min)^(k / (count - 1)),
+// the ends exact. InputError unless 2 <= count and 0 < min_k < max_k (finite).
+std::vector<double> geometric_temperature_ladder(double min_k, double max_k, int count);
+
+// Replica exchange or an ensemble of independent copies (the `replicas:` section; docs/replicas.md).
+enum class ReplicaExchangeKind { Temperature, None };
+struct ReplicaConfig {
+  ReplicaExchangeKind exchange = ReplicaExchangeKind::Temperature;
+  int count = 0;                              // replicas; = temperatures_k.size() for temperature exchange
+  std::vector<double> temperatures_k;         // temperature exchange: the ladder, increasing (K)
+  std::int64_t exchange_interval_steps = 0;   // temperature exchange: steps between exchange rounds
+  std::uint64_t seed = 0;                     // exchange decisions; 0 = derived from the run's seed
+  std::string log = "exchange.csv";           // temperature exchange: the exchange log in output.directory
+};
+
 struct SourceLocation {
   int line = 0, column = 0;  // 1-based; 0 = unknown
 };
@@ -139,6 +154,7 @@ struct RunConfig {
   RunSection run;
   OutputConfig output;
   std::vector<StageConfig> stages;  // empty: one run of run.steps (after `minimize`, when given)
+  std::optional<ReplicaConfig> replicas;  // several replicas of the system (engine/replicas.hpp)
 };
 
 // The config as one stage runs it: integrator and barostat replaced by the stage's (for
@@ -175,5 +191,6 @@ const char* to_string(IntegratorType t);
 const char* to_string(Precision p);
 const char* to_string(InitialVelocities v);
 const char* to_string(RestraintReference r);
+const char* to_string(ReplicaExchangeKind k);
 
 }  // namespace mdsim

@@ -311,7 +311,7 @@ TEST_CASE("checkpoint attributes and datasets of the wrong shape give an InputEr
     H5Sclose(space);
   });
   CHECK(message() == path + ": checkpoint dataset /barostat_state has the wrong shape (expected a vector of at most "
-                            "1024 values)");
+                            "65536 values)");
 
   c.barostat_state = {1.0, 2.0, 1.0, 5.0, 3.0};  // the real one still reads
   write_checkpoint(path, c);

@@ -186,7 +186,7 @@ TEST_CASE("state log: errors name the file and the reason") {
   ::close(fds[0]);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
-  CHECK(message.rfind("state_limit.csv: cannot write the state line of step ", 0) == 0);
+  CHECK(message.rfind("state_limit.csv: cannot write the state log line of step ", 0) == 0);
   CHECK(message.find("File too large") != std::string::npos);
 }
 

@@ -180,6 +180,10 @@ class CpuContext final : public Context {
 
   std::vector<double> barostat_state() const override { return barostat_state_of(barostat_); }
   void set_barostat_state(const std::vector<double>& state) override { restore_barostat_state(barostat_, state); }
+  void set_temperature(double temperature_k) override {
+    settings_ = with_bath_temperature(settings_, temperature_k);
+    if (barostat_) barostat_->set_temperature(temperature_k);
+  }
 
  private:
   void check_size(const std::vector<Vec3d>& v, const char* what) const { check_particle_count(v.size(), x_.size(), what); }

@@ -32,6 +32,9 @@ class CudaBarostat {
 
   std::vector<double> state() const { return barostat_state_of(barostat_); }
   void set_state(const std::vector<double>& state) { restore_barostat_state(barostat_, state); }
+  void set_temperature(double temperature_k) {
+    if (barostat_) barostat_->set_temperature(temperature_k);
+  }
 
  private:
   std::optional<MonteCarloBarostat> barostat_;  // proposals, acceptance, adaptation, state

@@ -269,6 +269,11 @@ class CudaContext final : public Context {
 
   std::vector<double> barostat_state() const override { return barostat_.state(); }
   void set_barostat_state(const std::vector<double>& state) override { barostat_.set_state(state); }
+  void set_temperature(double temperature_k) override {
+    settings_ = with_bath_temperature(settings_, temperature_k);
+    integrator_.set_temperature(temperature_k);
+    barostat_.set_temperature(temperature_k);
+  }
 
  private:
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }

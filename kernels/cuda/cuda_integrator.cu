@@ -69,6 +69,18 @@ StepGraph::~StepGraph() {
   if (exec_) cudaGraphExecDestroy(exec_);
 }
 
+void StepGraph::reset() {
+  if (exec_) MDSIM_CUDA_CHECK(cudaGraphExecDestroy(exec_));
+  exec_ = nullptr;
+}
+
+// The Langevin coefficients are kernel arguments baked into the step graphs: both are captured again.
+void CudaIntegrator::set_temperature(double temperature_k) {
+  config_.temperature_k = temperature_k;
+  graph_.reset();
+  merged_graph_.reset();
+}
+
 template <typename Enqueue>
 void StepGraph::launch(cudaStream_t stream, const void* positions, const void* forces, std::uint64_t generation,
                        Enqueue&& enqueue) {

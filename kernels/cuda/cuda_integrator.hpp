@@ -58,6 +58,7 @@ class StepGraph {
   void launch(cudaStream_t stream, const void* positions, const void* forces, std::uint64_t generation,
               Enqueue&& enqueue);
   int kernels() const { return kernels_; }  // kernel nodes of the graph captured last
+  void reset();  // captured again at the next launch (a parameter baked into it changed)
 
  private:
   cudaGraphExec_t exec_ = nullptr;
@@ -89,6 +90,8 @@ class CudaIntegrator {
   // a step whose evaluation is steady (CudaForceEvaluator::next_evaluation_is_steady): one launch, and
   // no join and fork between two graphs.
   void launch_step_with_evaluation();
+  // The thermostat's temperature from the next step on (checked by the context).
+  void set_temperature(double temperature_k);
 
   // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it
   // needs the forces of the current positions). Synchronises.

@@ -71,6 +71,10 @@ class MonteCarloBarostat {
   std::vector<double> state() const;
   void set_state(const std::vector<double>& state);  // throws InputError on a malformed vector
 
+  // The bath temperature of later moves (temperature replica exchange); checked by the caller
+  // (with_bath_temperature).
+  void set_temperature(double temperature_k) { config_.temperature_k = temperature_k; }
+
   double volume_scale_nm3() const { return volume_scale_; }
   std::int64_t total_attempted() const { return total_attempted_; }
   std::int64_t total_accepted() const { return total_accepted_; }

@@ -33,6 +33,19 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
       throw RuntimeError("system: particle " + std::to_string(i) + " has invalid mass " + quoted_number(system.mass_amu[i]));
 }
 
+DynamicsSettings with_bath_temperature(const DynamicsSettings& settings, double temperature_k) {
+  if (settings.integrator.type != IntegratorType::LangevinMiddle)
+    throw InputError(std::string("set_temperature: the ") + to_string(settings.integrator.type) +
+                     " integrator has no heat bath; a temperature needs integrator.type langevin_middle");
+  if (!(temperature_k > 0.0) || !std::isfinite(temperature_k))
+    throw InputError("set_temperature: the temperature must be positive and finite, got " + quoted_number(temperature_k) +
+                     " K");
+  DynamicsSettings s = settings;
+  s.integrator.temperature_k = temperature_k;
+  if (s.barostat) s.barostat->temperature_k = temperature_k;
+  return s;
+}
+
 void check_particle_count(std::size_t given, std::size_t particles, const char* what) {
   if (given != particles)
     throw InputError(std::string(what) + ": " + std::to_string(given) + " given, but the system has " +

@@ -192,6 +192,11 @@ class Context {
   // The reference points stay where they are given when a barostat scales the box, as in OpenMM.
   virtual void set_position_restraints(const PositionRestraints& restraints) = 0;
 
+  // The heat bath's temperature from the next step on: the Langevin thermostat's and the barostat's
+  // (temperature replica exchange moves replicas between temperatures). InputError unless positive and
+  // finite; the integrator must be LangevinMiddle (Verlet has no bath).
+  virtual void set_temperature(double temperature_k) = 0;
+
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
   virtual void set_barostat_state(const std::vector<double>&) = 0;
@@ -202,6 +207,11 @@ class Context {
 // barostat without a periodic box or with a non-positive interval or temperature); RuntimeError for
 // a non-finite or negative particle mass.
 void check_dynamics_settings(const System& system, const DynamicsSettings& settings);
+
+// `settings` with the heat bath at temperature_k (the thermostat's and the barostat's), as every
+// platform's set_temperature applies it: InputError for a temperature that is not positive and finite or
+// an integrator without a bath (Verlet).
+DynamicsSettings with_bath_temperature(const DynamicsSettings& settings, double temperature_k);
 
 // InputError for restraints a context must refuse, naming the entry: an atom outside 0 .. particles-1
 // or listed twice, a count of reference positions other than the count of atoms, a negative or

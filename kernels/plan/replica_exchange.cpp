@@ -13,20 +13,6 @@
 
 namespace mdsim {
 
-std::vector<double> geometric_temperature_ladder(double min_k, double max_k, int count) {
-  if (count < 2) throw InputError(fmt::format("a temperature ladder needs at least 2 temperatures, got {}", count));
-  if (!(std::isfinite(min_k) && std::isfinite(max_k) && min_k > 0.0 && max_k > min_k))
-    throw InputError(fmt::format("a temperature ladder needs 0 < min < max (K), got min {:g} K and max {:g} K", min_k,
-                                 max_k));
-  std::vector<double> t(static_cast<std::size_t>(count));
-  const double ratio = max_k / min_k;
-  for (int k = 0; k < count; ++k)
-    t[static_cast<std::size_t>(k)] = min_k * std::pow(ratio, static_cast<double>(k) / (count - 1));
-  t.front() = min_k;
-  t.back() = max_k;
-  return t;
-}
-
 ReplicaExchange::ReplicaExchange(std::vector<double> temperatures_k, std::uint64_t seed)
     : temperatures_(std::move(temperatures_k)), seed_(seed) {
   const std::size_t n = temperatures_.size();

@@ -13,11 +13,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace mdsim {
+#include "model/run_config.hpp"  // geometric_temperature_ladder
 
-// `count` temperatures (K) from min_k to max_k in geometric progression: T_k = min (max / min)^(k / (count - 1)),
-// the ends exact. InputError unless 2 <= count and 0 < min_k < max_k (finite).
-std::vector<double> geometric_temperature_ladder(double min_k, double max_k, int count);
+namespace mdsim {
 
 struct ExchangeAttempt {
   std::int64_t round = 0;

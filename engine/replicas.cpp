@@ -1,0 +1,408 @@
+#include "engine/replicas.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "engine/model.hpp"
+#include "engine/platform.hpp"
+#include "engine/resources.hpp"
+#include "io/checkpoint_h5.hpp"
+#include "io/exchange_log.hpp"
+#include "io/progress.hpp"
+#include "kernels/plan/barostat.hpp"  // kKjPerMolNm3PerBar
+#include "kernels/plan/context.hpp"
+#include "kernels/plan/replica_exchange.hpp"
+
+namespace fs = std::filesystem;
+
+namespace mdsim {
+
+namespace detail {
+
+void agree_on_failure(EnsembleComm& comm, int status, std::exception_ptr error) {
+  const int worst = comm.all_max(status);
+  if (worst == 0) return;
+  // The lowest failing rank reports; the others stop quietly with the worst status.
+  const int lowest = -comm.all_max(status != 0 ? -comm.rank() : INT_MIN);
+  if (status != 0 && comm.rank() == lowest) std::rethrow_exception(error);
+  throw EnsembleStopped(worst);
+}
+
+}  // namespace detail
+
+std::string replica_directory_name(int replica, int count) {
+  int width = 2;
+  for (int m = count - 1; m >= 100; m /= 10) ++width;
+  return fmt::format("replica_{:0{}d}", replica, width);
+}
+
+std::uint64_t replica_seed(std::uint64_t ensemble_seed, int replica) {
+  std::uint64_t z = ensemble_seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(replica) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return z != 0 ? z : 1;
+}
+
+namespace {
+
+// The exchange decisions' seed when replicas.seed is not given: its own stream of the ensemble's seed.
+std::uint64_t derived_exchange_seed(std::uint64_t ensemble_seed) { return replica_seed(ensemble_seed ^ 0x5851F42D4C957F2Dull, -1); }
+
+bool temperature_exchange(const RunConfig& cfg) { return cfg.replicas->exchange == ReplicaExchangeKind::Temperature; }
+
+// The replicas of `rank`: a contiguous block, the first (count mod ranks) ranks holding one more.
+std::pair<int, int> replica_block(int count, int ranks, int rank) {
+  const int base = count / ranks, extra = count % ranks;
+  const int first = rank * base + std::min(rank, extra);
+  return {first, first + base + (rank < extra ? 1 : 0)};
+}
+
+// The device this rank runs on: platform.device when the config sets it, otherwise its local rank
+// modulo the visible CUDA devices (CUDA_VISIBLE_DEVICES applies).
+int rank_device(const RunConfig& cfg, const EnsembleComm& comm) {
+  if (cfg.locations.count("platform.device") > 0 || cfg.platform.name == "cpu") return cfg.platform.device;
+  const CudaProbe probe = probe_cuda();
+  if (probe.devices.empty()) return cfg.platform.device;
+  return comm.local_rank() % static_cast<int>(probe.devices.size());
+}
+
+// Replica k's config: its folder, seed, bath temperature and device; no checkpoint file of its own (the
+// ensemble's holds it; the checkpoint interval stays, so its steps remain restart points) and no progress
+// line (the ensemble prints one).
+RunConfig replica_config(const RunConfig& base, int k, double temperature_k, std::uint64_t seed, int device) {
+  RunConfig c = base;
+  c.replicas.reset();
+  c.output.directory = (fs::path(base.output.directory) / replica_directory_name(k, base.replicas->count)).string();
+  c.output.checkpoint.file.clear();
+  c.output.progress = false;
+  c.integrator.seed = seed;
+  if (temperature_exchange(base)) {
+    c.integrator.temperature_k = temperature_k;
+    if (c.barostat) c.barostat->temperature_k = temperature_k;
+  }
+  c.platform.device = device;
+  return c;
+}
+
+// A resumed ensemble continues the one its checkpoint holds: the same replicas and physics (the ladder,
+// exchange interval and every physics setting of the base config).
+void check_same_ensemble(const RunConfig& cfg, const EnsembleCheckpoint& e, const std::string& path) {
+  const ReplicaConfig& rc = *cfg.replicas;
+  if (static_cast<int>(e.replicas.size()) != rc.count || e.exchange != to_string(rc.exchange))
+    throw_config_error(cfg, "replicas",
+                       fmt::format("--resume: {} holds an ensemble of {} replicas with exchange '{}', the config asks "
+                                   "for {} with exchange '{}': resume with the config that wrote it",
+                                   path, e.replicas.size(), e.exchange, rc.count, to_string(rc.exchange)));
+  std::string differences;
+  for (const auto& [key, value] : physics_settings(cfg))
+    for (const auto& [old_key, old_value] : e.replicas.front().physics)
+      if (old_key == key && old_value != value)
+        differences += fmt::format("{}{}: checkpoint {}, config {}", differences.empty() ? "" : "; ", key, old_value, value);
+  if (!differences.empty())
+    throw InputError(fmt::format("{}: --resume continues the ensemble the checkpoint belongs to, but the config changes "
+                                 "its physics ({}); change only run length, outputs and intervals",
+                                 path, differences));
+}
+
+// What a replica's checkpoint holds beyond what every replica shares, as numbers for a gather to rank 0:
+// replica index, step, time, seed (two 32-bit halves), box flag + 9, barostat state size + values, positions,
+// velocities.
+void pack_state(int replica, const Checkpoint& c, std::vector<double>& out) {
+  out.push_back(replica);
+  out.push_back(static_cast<double>(c.step));
+  out.push_back(c.time_ps);
+  out.push_back(static_cast<double>(c.seed >> 32));
+  out.push_back(static_cast<double>(c.seed & 0xffffffffull));
+  out.push_back(c.box ? 1.0 : 0.0);
+  const Boxd b = c.box.value_or(Boxd{});
+  for (const Vec3d& v : {b.a, b.b, b.c}) out.insert(out.end(), {v.x, v.y, v.z});
+  out.push_back(static_cast<double>(c.barostat_state.size()));
+  out.insert(out.end(), c.barostat_state.begin(), c.barostat_state.end());
+  for (const auto* list : {&c.positions_nm, &c.velocities_nm_per_ps})
+    for (const Vec3d& v : *list) out.insert(out.end(), {v.x, v.y, v.z});
+}
+
+// The ensemble's checkpoint from the gathered states (rank 0).
+EnsembleCheckpoint unpack_states(const std::vector<double>& in, int count, int atoms, const Checkpoint& shared) {
+  EnsembleCheckpoint e;
+  e.replicas.resize(static_cast<std::size_t>(count));
+  std::size_t i = 0;
+  for (int r = 0; r < count; ++r) {
+    const int k = static_cast<int>(in.at(i++));
+    Checkpoint c = shared;
+    c.step = static_cast<std::int64_t>(in.at(i++));
+    c.time_ps = in.at(i++);
+    c.seed = (static_cast<std::uint64_t>(in.at(i)) << 32) | static_cast<std::uint64_t>(in.at(i + 1));
+    i += 2;
+    const bool has_box = in.at(i++) != 0.0;
+    Boxd b;
+    for (Vec3d* v : {&b.a, &b.b, &b.c}) *v = Vec3d(in.at(i), in.at(i + 1), in.at(i + 2)), i += 3;
+    if (has_box) c.box = b;
+    c.barostat_state.assign(in.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                            in.begin() + static_cast<std::ptrdiff_t>(i + 1 + static_cast<std::size_t>(in.at(i))));
+    i += 1 + c.barostat_state.size();
+    c.rng_counter = static_cast<std::uint64_t>(c.step);
+    for (auto* list : {&c.positions_nm, &c.velocities_nm_per_ps}) {
+      list->resize(static_cast<std::size_t>(atoms));
+      for (Vec3d& v : *list) v = Vec3d(in.at(i), in.at(i + 1), in.at(i + 2)), i += 3;
+    }
+    e.replicas.at(static_cast<std::size_t>(k)) = std::move(c);
+  }
+  e.step = e.replicas.front().step;
+  return e;
+}
+
+// Velocities times `scale` (a replica moved to another temperature: sqrt(T_new / T_old)).
+void scale_velocities(Context& context, double scale) {
+  StateRequest request;
+  request.positions = false;
+  request.velocities = true;
+  std::vector<Vec3d> v = context.state(request).velocities_nm_per_ps;
+  for (Vec3d& x : v) x = x * scale;
+  context.set_velocities(v);
+}
+
+}  // namespace
+
+EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, EnsembleComm& comm) {
+  const ReplicaConfig& rc = *cfg.replicas;
+  const int count = rc.count;
+  const bool exchange = temperature_exchange(cfg);
+  const std::string checkpoint_file =
+      cfg.output.checkpoint.file.empty() ? std::string() : (fs::path(cfg.output.directory) / cfg.output.checkpoint.file).string();
+  const std::pair<int, int> block = replica_block(count, std::max(1, comm.size()), comm.rank());
+  const int first = block.first, last = block.second;
+
+  // The model once per rank, this rank's platform and memory, and on --resume the ensemble's checkpoint.
+  Model model;
+  std::optional<EnsembleCheckpoint> restart;
+  collectively(comm, [&] {
+    if (comm.size() > count)
+      throw_config_error(cfg, "replicas",
+                         fmt::format("replicas: {} MPI ranks for {} replicas would leave ranks without work: start at "
+                                     "most {} (mpirun -n {})",
+                                     comm.size(), count, count, count));
+    check_output_paths(cfg);
+    model = build_model(cfg);
+    if (request.resume) {
+      if (checkpoint_file.empty())
+        throw_config_error(cfg, "output.checkpoint", "--resume reads the ensemble's checkpoint, but output.checkpoint is off (null)");
+      if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
+      restart = read_ensemble_checkpoint(checkpoint_file, system_fingerprint(model.system));
+      check_same_ensemble(cfg, *restart, checkpoint_file);
+    }
+    PlatformChoice platform;
+    try {
+      platform = choose_platform(cfg.platform.name, rank_device(cfg, comm));
+    } catch (const InputError& e) {
+      throw_config_error(cfg, "platform.name", e.what());
+    }
+    check_platform_memory(cfg, model.system, platform, last - first);
+  });
+
+  const std::uint64_t ensemble_seed =
+      restart ? restart->ensemble_seed : comm.broadcast(choose_seed(cfg.integrator.seed));
+  const std::uint64_t exchange_seed =
+      restart ? restart->exchange_seed : (rc.seed != 0 ? rc.seed : derived_exchange_seed(ensemble_seed));
+  std::optional<ReplicaExchange> rex;
+  if (exchange) {
+    rex.emplace(rc.temperatures_k, exchange_seed);
+    if (restart) rex->set_state(restart->exchange_state);
+  }
+  const auto bath_temperature = [&](int k) { return rex ? rex->temperature_of(k) : cfg.integrator.temperature_k; };
+
+  // This rank's replicas.
+  const int device = rank_device(cfg, comm);
+  std::vector<std::unique_ptr<Simulation>> sims;
+  collectively(comm, [&] {
+    for (int k = first; k < last; ++k) {
+      RunRequest r;
+      r.config_text = request.config_text;
+      r.model = &model;
+      if (restart) r.restart = restart->replicas[static_cast<std::size_t>(k)];
+      r.platform_notice = comm.rank() == 0 && k == first;
+      r.label = fmt::format("replica {}: ", k);
+      sims.push_back(std::make_unique<Simulation>(
+          replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device), std::move(r)));
+    }
+  });
+  model = Model{};  // each replica holds its copy
+
+  // Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0.
+  std::optional<ExchangeLog> log;
+  const std::string log_path = (fs::path(cfg.output.directory) / rc.log).string();
+  std::int64_t step = restart ? restart->step : 0;
+  collectively(comm, [&] {
+    std::error_code ec;
+    fs::create_directories(cfg.output.directory, ec);
+    for (auto& sim : sims) sim->start_run();
+    if (exchange && comm.rank() == 0)
+      log.emplace(log_path, count, restart ? std::optional<std::int64_t>(step) : std::nullopt);
+  });
+
+  EnsembleSummary summary;
+  summary.replicas = count;
+  summary.ranks = comm.size();
+  summary.comm = comm.name();
+  summary.exchange = to_string(rc.exchange);
+  summary.first_step = step;
+  summary.platform = sims.front()->platform_description();
+  summary.ensemble_seed = ensemble_seed;
+  summary.exchange_seed = exchange ? exchange_seed : 0;
+
+  // Writes the ensemble's checkpoint at the current step: every replica's state gathered to rank 0.
+  const Checkpoint shared = [&] {
+    Checkpoint c = sims.front()->checkpoint();
+    c.physics = physics_settings(cfg);
+    return c;
+  }();
+  const auto write_ensemble = [&] {
+    if (checkpoint_file.empty()) return;
+    std::vector<double> mine;
+    collectively(comm, [&] {
+      for (std::size_t i = 0; i < sims.size(); ++i) {
+        sims[i]->flush_outputs();  // the trajectories on disk reach the checkpoint's step
+        pack_state(first + static_cast<int>(i), sims[i]->checkpoint(), mine);
+      }
+    });
+    const std::vector<double> all = comm.gather(mine);
+    collectively(comm, [&] {
+      if (comm.rank() != 0) return;
+      EnsembleCheckpoint e = unpack_states(all, count, static_cast<int>(shared.positions_nm.size()), shared);
+      e.exchange = to_string(rc.exchange);
+      e.temperatures_k = exchange ? rc.temperatures_k : std::vector<double>{};
+      e.ensemble_seed = ensemble_seed;
+      e.exchange_seed = exchange ? exchange_seed : 0;
+      if (rex) e.exchange_state = rex->state();
+      write_ensemble_checkpoint(checkpoint_file, e);
+    });
+  };
+
+  // One exchange round at `step`: energies gathered, the same decisions on every rank, this rank's
+  // replicas moved, the attempts logged on rank 0.
+  const double pv_per_nm3 = cfg.barostat ? cfg.barostat->pressure_bar * kKjPerMolNm3PerBar : 0.0;
+  const auto exchange_round = [&] {
+    std::vector<double> mine;  // per replica: potential (kJ/mol), volume (nm^3; 0 without a box)
+    collectively(comm, [&] {
+      StateRequest energy;
+      energy.positions = false;
+      energy.energy = true;
+      for (auto& sim : sims) {
+        const SimulationState s = sim->context().state(energy);
+        mine.push_back(s.potential.total);
+        mine.push_back(s.has_box ? s.box.volume() : 0.0);
+      }
+    });
+    const std::vector<double> all = comm.all_gather(mine);
+    collectively(comm, [&] {
+      std::vector<double> reduced(static_cast<std::size_t>(count));  // U + pV, kJ/mol
+      for (int k = 0; k < count; ++k) reduced[k] = all[2 * k] + pv_per_nm3 * all[2 * k + 1];
+      const std::vector<ExchangeAttempt> attempts = rex->exchange(reduced);
+      for (const ExchangeAttempt& a : attempts) {
+        if (!a.accepted) continue;
+        for (const auto& [replica, scale] : {std::pair{a.replica_lower, a.velocity_scale_lower},
+                                             std::pair{a.replica_upper, a.velocity_scale_upper}}) {
+          if (replica < first || replica >= last) continue;
+          Simulation& sim = *sims[static_cast<std::size_t>(replica - first)];
+          sim.context().set_temperature(rex->temperature_of(replica));
+          scale_velocities(sim.context(), scale);
+        }
+      }
+      if (!log) return;
+      std::vector<int> replica_at(static_cast<std::size_t>(count));
+      for (int t = 0; t < count; ++t) replica_at[t] = rex->replica_at(t);
+      for (const ExchangeAttempt& a : attempts) {
+        ExchangeLogRow row;
+        row.step = step;
+        row.time_ps = static_cast<double>(step) * cfg.integrator.timestep_ps;
+        row.round = a.round;
+        row.pair = a.lower;
+        row.temperature_lower_k = rc.temperatures_k[static_cast<std::size_t>(a.lower)];
+        row.temperature_upper_k = rc.temperatures_k[static_cast<std::size_t>(a.lower + 1)];
+        row.replica_lower = a.replica_lower;
+        row.replica_upper = a.replica_upper;
+        row.potential_lower_kj_per_mol = all[2 * a.replica_lower];
+        row.potential_upper_kj_per_mol = all[2 * a.replica_upper];
+        if (shared.box) {
+          row.volume_lower_nm3 = all[2 * a.replica_lower + 1];
+          row.volume_upper_nm3 = all[2 * a.replica_upper + 1];
+        }
+        row.probability = a.probability;
+        row.accepted = a.accepted;
+        row.replica_at = replica_at;
+        log->write(row);
+      }
+    });
+  };
+
+  // The steps: every replica to the next exchange, checkpoint or restart point, then the agreed stop
+  // request, the exchange round and the checkpoint when due.
+  std::optional<ProgressReporter> progress;
+  if (cfg.output.progress && comm.rank() == 0)
+    progress.emplace(stderr, step, cfg.run.steps, cfg.integrator.timestep_ps,
+                     ProgressOptions{std::nullopt, 0.25, 10.0, fmt::format("{} replicas: ", count)});
+  const auto next_multiple = [](std::int64_t s, std::int64_t every) {
+    return every > 0 ? (s / every + 1) * every : std::numeric_limits<std::int64_t>::max();
+  };
+  const std::int64_t every_exchange = exchange ? rc.exchange_interval_steps : 0;
+  const std::int64_t every_checkpoint = checkpoint_file.empty() ? 0 : cfg.output.checkpoint.interval_steps;
+  const auto start = std::chrono::steady_clock::now();
+  while (step < cfg.run.steps) {
+    std::int64_t target = std::min<std::int64_t>(cfg.run.steps, next_multiple(step, kRestartIntervalSteps));
+    target = std::min(target, next_multiple(step, every_exchange));
+    target = std::min(target, next_multiple(step, every_checkpoint));
+    collectively(comm, [&] {
+      for (auto& sim : sims) sim->run_to(target);
+    });
+    step = target;
+    const bool stop = comm.all_max(request.stop && request.stop->load() ? 1 : 0) != 0;
+    if (every_exchange > 0 && step % every_exchange == 0) exchange_round();
+    if (every_checkpoint > 0 && step % every_checkpoint == 0 && step < cfg.run.steps) write_ensemble();
+    if (progress) progress->update(step);
+    if (stop) {
+      summary.stopped_early = true;
+      break;
+    }
+  }
+  if (progress) progress->finish(step);
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_ensemble();
+
+  // Final outputs of every replica (the final structures when the run was not stopped, then the
+  // trajectories' complete mark) and the exchange log closed.
+  std::vector<RunSummary> finished;
+  collectively(comm, [&] {
+    for (auto& sim : sims) finished.push_back(sim->finish_run());
+    if (log) log->close();
+  });
+
+  summary.last_step = step;
+  summary.simulated_ps_per_replica = static_cast<double>(step - summary.first_step) * cfg.integrator.timestep_ps;
+  summary.ns_per_day_per_replica =
+      summary.wall_s > 0 ? summary.simulated_ps_per_replica * 1e-3 * 86400.0 / summary.wall_s : 0.0;
+  summary.ns_per_day_total = summary.ns_per_day_per_replica * count;
+  if (rex) {
+    for (int k = 0; k + 1 < count; ++k)
+      summary.pairs.push_back({rc.temperatures_k[static_cast<std::size_t>(k)],
+                               rc.temperatures_k[static_cast<std::size_t>(k + 1)], rex->attempts(k),
+                               rex->acceptances(k)});
+    for (int k = 0; k < count; ++k) summary.round_trips.push_back(rex->round_trips(k));
+  }
+  for (int k = 0; k < count; ++k)
+    summary.outputs.emplace_back(fmt::format("replica {}", k),
+                                 (fs::path(cfg.output.directory) / replica_directory_name(k, count)).string());
+  if (log) summary.outputs.emplace_back("exchange log", log_path);
+  if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
+  return summary;
+}
+
+}  // namespace mdsim

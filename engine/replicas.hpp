@@ -1,0 +1,127 @@
+// Replica ensembles (config `replicas:`; docs/replicas.md): temperature replica exchange, or
+// independent copies, run by one process in turn or spread over MPI ranks. Each replica is a
+// Simulation with its own context, seed and outputs (output.directory/replica_<k>/); a temperature
+// ladder's exchanges (kernels/plan/replica_exchange: the same decisions on every rank from the same
+// energies) move temperatures between replicas, so each replica's trajectory is continuous in
+// configuration. One checkpoint file holds the whole ensemble.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "engine/simulation.hpp"
+#include "model/run_config.hpp"
+
+namespace mdsim {
+
+// The processes an ensemble runs on. Every rank calls the collective operations in the same order.
+class EnsembleComm {
+ public:
+  virtual ~EnsembleComm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual int local_rank() const = 0;  // rank among the ranks on this host (picks the GPU)
+  virtual std::string name() const = 0;  // "MPI, 4 ranks" / "one process"
+  // Every rank's `mine` concatenated in rank order, on every rank.
+  virtual std::vector<double> all_gather(const std::vector<double>& mine) = 0;
+  // Every rank's `mine` concatenated in rank order on rank 0; empty on the others.
+  virtual std::vector<double> gather(const std::vector<double>& mine) = 0;
+  virtual int all_max(int value) = 0;
+  virtual std::uint64_t broadcast(std::uint64_t value) = 0;  // rank 0's value on every rank
+};
+
+// One process alone: every replica runs here, in turn.
+class SingleProcess final : public EnsembleComm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  std::string name() const override { return "one process"; }
+  std::vector<double> all_gather(const std::vector<double>& mine) override { return mine; }
+  std::vector<double> gather(const std::vector<double>& mine) override { return mine; }
+  int all_max(int value) override { return value; }
+  std::uint64_t broadcast(std::uint64_t value) override { return value; }
+};
+
+// Thrown on the ranks whose own work succeeded when another rank failed: the process exits with
+// `status` (the failing rank's: 2 for bad input, 1 otherwise) after closing its files; the failing
+// rank (the lowest one, when several failed) has printed the error.
+class EnsembleStopped : public std::exception {
+ public:
+  explicit EnsembleStopped(int status) : status_(status) {}
+  int status() const { return status_; }
+  const char* what() const noexcept override { return "stopped because another rank failed"; }
+
+ private:
+  int status_;
+};
+
+// Runs `work` on every rank and agrees on the outcome: when it threw anywhere, the lowest failing rank
+// rethrows its exception, every other rank throws EnsembleStopped with the worst status (2 for an
+// InputError, 1 otherwise). Every rank must call it at the same point.
+template <typename Work>
+void collectively(EnsembleComm& comm, Work&& work);
+
+struct ReplicaPairStatistics {
+  double temperature_lower_k = 0, temperature_upper_k = 0;
+  std::int64_t attempts = 0, accepted = 0;
+};
+
+struct EnsembleSummary {
+  int replicas = 0, ranks = 0;
+  std::string comm;                     // EnsembleComm::name()
+  std::string exchange;                 // "temperature" | "none"
+  std::int64_t first_step = 0, last_step = 0;
+  double simulated_ps_per_replica = 0, wall_s = 0;
+  double ns_per_day_per_replica = 0, ns_per_day_total = 0;
+  bool stopped_early = false;
+  std::string platform;
+  std::uint64_t ensemble_seed = 0, exchange_seed = 0;
+  std::vector<ReplicaPairStatistics> pairs;  // temperature exchange: per neighbouring pair
+  std::vector<int> round_trips;              // per replica
+  std::vector<std::pair<std::string, std::string>> outputs;  // what, path (rank 0's view of the ensemble's)
+};
+
+// Runs the ensemble of a config with `replicas:` over `comm`: this rank's replicas (a contiguous block of
+// replica indices) on its device (local rank modulo the visible GPUs, unless platform.device is set). InputError,
+// located, for more ranks than replicas or replicas that do not fit one rank's memory; `request.resume`
+// continues from the ensemble's checkpoint.
+EnsembleSummary run_ensemble(const RunConfig& config, const RunRequest& request, EnsembleComm& comm);
+
+// The replica's folder below output.directory: replica_<k>, k zero-padded to the width of count - 1 (at least 2).
+std::string replica_directory_name(int replica, int count);
+
+// The seed of replica k, mixed from the ensemble's seed (SplitMix64; nonzero).
+std::uint64_t replica_seed(std::uint64_t ensemble_seed, int replica);
+
+// ---- implementation of collectively ----
+
+namespace detail {
+// The agreed outcome of one collective step: 0 ok, or the status of the worst failure (see collectively).
+void agree_on_failure(EnsembleComm& comm, int status, std::exception_ptr error);
+}  // namespace detail
+
+template <typename Work>
+void collectively(EnsembleComm& comm, Work&& work) {
+  int status = 0;
+  std::exception_ptr error;
+  try {
+    work();
+  } catch (const InputError&) {
+    status = 2;
+    error = std::current_exception();
+  } catch (const EnsembleStopped& e) {
+    status = e.status();
+    error = std::current_exception();
+  } catch (...) {
+    status = 1;
+    error = std::current_exception();
+  }
+  detail::agree_on_failure(comm, status, error);
+}
+
+}  // namespace mdsim
