@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "engine/demux.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
@@ -266,6 +267,15 @@ int run_ensemble_command(const RunConfig& cfg, const RunRequest& request, Ensemb
 }
 
 }  // namespace
+
+int command_demux(const std::string& config_path, const std::string& output_dir) {
+  const RunConfig cfg = load_config(config_path);
+  const DemuxSummary s = demux_ensemble(cfg, output_dir);
+  fmt::print("demultiplexed {} replicas: {} frames and {} state lines per temperature\n", cfg.replicas->count, s.frames,
+             s.state_lines);
+  for (const auto& [what, path] : s.outputs) fmt::print("  {:<22} {}\n", what, path);
+  return 0;
+}
 
 int command_run(const RunOptions& options) {
   RunRequest request;

@@ -28,6 +28,8 @@ struct PrepareCommandOptions {
   std::vector<std::pair<std::string, std::string>> settings;
 };
 
+// `mdsim demux CONFIG [-o DIR]`: engine/demux.hpp.
+int command_demux(const std::string& config_path, const std::string& output_dir);
 int command_run(const RunOptions& options);
 int command_prepare(const PrepareCommandOptions& options);
 int command_energy(const EnergyOptions& options);

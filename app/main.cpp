@@ -67,6 +67,13 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("platforms", "List the platforms (CPU, CUDA devices) available on this machine");
 
+  std::string demux_config, demux_output;
+  auto* demux_cmd = app.add_subcommand(
+      "demux", "Sort a temperature replica-exchange run's trajectories and state logs by temperature");
+  demux_cmd->add_option("CONFIG", demux_config, "The ensemble's YAML config (with replicas: exchange: temperature)")
+      ->required();
+  demux_cmd->add_option("-o,--output", demux_output, "Folder for the per-temperature files (default OUTPUT_DIR/demux)");
+
   // `mdsim prepare`: every option is also a key of a YAML file's `prepare:` section (io/prepare_config.hpp);
   // values are kept as text and parsed by the same code as the file's.
   mdsim::PrepareCommandOptions prepare;
@@ -157,6 +164,7 @@ int main(int argc, char** argv) {
     if (*check_cmd) return mdsim::command_check(config_path);
     if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps, bench_timeline);
     if (*prepare_cmd) return mdsim::command_prepare(prepare);
+    if (*demux_cmd) return mdsim::command_demux(demux_config, demux_output);
     return mdsim::command_platforms();
   } catch (const mdsim::EnsembleStopped& e) {
     return e.status();  // another MPI rank failed and has reported why

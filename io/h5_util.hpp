@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 
+#include <optional>
 #include <string>
 
 namespace mdsim {
@@ -26,5 +27,8 @@ struct H5Id {
 // A scalar variable-length UTF-8 string attribute `name` on `obj`, replacing one of that name.
 // Throws RuntimeError when HDF5 refuses.
 void set_vlen_string_attr(hid_t obj, const char* name, const std::string& value);
+
+// A string attribute (variable or fixed length; one element) of `obj`, nullopt when absent or of another kind.
+std::optional<std::string> read_string_attr(hid_t obj, const char* name);
 
 }  // namespace mdsim

@@ -7,7 +7,7 @@ set -euo pipefail
 
 build_packages=(g++ cmake ninja-build pkg-config libeigen3-dev libhdf5-dev libyaml-cpp-dev libcli11-dev
                 libfmt-dev libexpat1-dev zlib1g-dev gemmi-dev tao-pegtl-dev python3-dev pybind11-dev libdlpack-dev
-                python3-numpy)
+                python3-numpy libopenmpi-dev openmpi-bin)
 fuzz_packages=(clang libclang-rt-dev)
 test_packages=(catch2 hdf5-tools python3-h5py python3-mdtraj python3-mdanalysis python3-matplotlib python3-simtk
                python3-pdbfixer)
