@@ -46,6 +46,17 @@ void print_config_summary(const RunConfig& c) {
   fmt::print("  constraints:    {}, rigid water {}\n", to_string(s.constraints), s.rigid_water ? "yes" : "no");
   fmt::print("  integrator:     {}, {} K, {} fs, friction {} /ps\n", to_string(c.integrator.type),
              c.integrator.temperature_k, c.integrator.timestep_ps * 1000.0, c.integrator.friction_per_ps);
+  if (const auto& r = c.replicas) {
+    if (r->exchange == ReplicaExchangeKind::Temperature) {
+      std::string ladder;
+      for (const double t : r->temperatures_k) ladder += fmt::format("{}{:.2f}", ladder.empty() ? "" : ", ", t);
+      fmt::print("  replicas:       {} at {} K (the integrator's temperature does not apply); exchange every {} steps "
+                 "({} ps)\n",
+                 r->count, ladder, r->exchange_interval_steps, r->exchange_interval_steps * c.integrator.timestep_ps);
+    } else {
+      fmt::print("  replicas:       {} independent copies (exchange: none)\n", r->count);
+    }
+  }
   if (c.stages.empty()) {
     fmt::print("  run:            {} steps ({} ps)\n", c.run.steps, c.run.steps * c.integrator.timestep_ps);
   } else {

@@ -1,0 +1,116 @@
+// Replica ensembles on the CUDA platform: set_temperature moves the GPU context's heat bath (its step
+// graphs are captured again), and a 4-replica ladder on alanine dipeptide in water (mixed precision) runs,
+// exchanges, and resumes from its checkpoint bit for bit as the uninterrupted run. Exits 77 (CTest:
+// skipped) without a GPU.
+#include "support/catch.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/evaluator.hpp"
+#include "engine/model.hpp"
+#include "engine/platform.hpp"
+#include "engine/replicas.hpp"
+#include "io/checkpoint_h5.hpp"
+#include "io/config.hpp"
+#include "kernels/cuda/cuda_context.hpp"
+#include "kernels/plan/context.hpp"
+#include "support/text_file.hpp"
+
+namespace fs = std::filesystem;
+using namespace mdsim;
+
+namespace {
+
+const std::string kWater = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("mdsim_cuda_replicas_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::size_t differing(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  std::size_t n = a.size() == b.size() ? 0 : a.size() + b.size();
+  for (std::size_t i = 0; n == 0 && i < a.size(); ++i) n += a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z;
+  return n;
+}
+
+RunConfig config(const fs::path& dir, const std::string& out, int steps) {
+  std::ostringstream c;
+  c << "system: {structure: " << kWater << ", cutoff: 1.0 nm, constraints: hbonds}\n"
+    << "platform: {name: cuda, precision: mixed}\n"
+    << "integrator: {friction: 1/ps, timestep: 2 fs, seed: 11}\n"
+    << "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 312 K, count: 4}, exchange_interval: 0.1 ps}\n"
+    << "run: {steps: " << steps << "}\n"
+    << "output: {directory: " << out << ", trajectory: {interval: 100}, state: {interval: 50}, "
+    << "checkpoint: {interval: 200}, progress: false}\n";
+  return parse_config(c.str(), (dir / "rex.yaml").string(), dir.string());
+}
+
+}  // namespace
+
+TEST_CASE("CUDA: set_temperature moves the heat bath") {
+  const fs::path dir = scratch("bath");
+  RunConfig c = config(dir, "out", 100);
+  c.replicas.reset();
+  c.integrator.temperature_k = 300.0;
+  c.integrator.friction_per_ps = 10.0;
+  const Model model = build_model(c);
+  auto context = make_cuda_context(model.system, dynamics_settings(c), cuda_options(c.platform, 0));
+  context->set_positions(model.positions_nm);
+  context->apply_constraints(1e-6);
+  context->set_velocities_to_temperature(300.0, 0);
+  const auto mean_temperature = [&] {
+    StateRequest energy;
+    energy.positions = false;
+    energy.energy = true;
+    double sum = 0;
+    for (int i = 0; i < 50; ++i) {
+      context->step(20);
+      sum += context->state(energy).temperature_k;
+    }
+    return sum / 50;
+  };
+  context->step(200);
+  const double before = mean_temperature();
+  context->set_temperature(450.0);
+  context->step(1000);
+  const double after = mean_temperature();
+  // ~4,600 degrees of freedom: the mean temperature is within a few K of the bath.
+  CHECK(before == Approx(300.0).margin(8.0));
+  CHECK(after == Approx(450.0).margin(12.0));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("CUDA: a replica ladder runs, exchanges and resumes bit for bit") {
+  const fs::path dir = scratch("ladder");
+  SingleProcess alone;
+  RunRequest request;
+  const EnsembleSummary full = run_ensemble(config(dir, "full", 600), request, alone);
+  CHECK(full.platform == "cuda (mixed precision)");
+  std::int64_t accepted = 0;
+  for (const ReplicaPairStatistics& p : full.pairs) accepted += p.accepted;
+  CHECK(accepted > 0);
+  run_ensemble(config(dir, "resumed", 400), request, alone);
+  RunRequest resume;
+  resume.resume = true;
+  run_ensemble(config(dir, "resumed", 600), resume, alone);
+  CHECK(mdsim_test::read_text((dir / "resumed" / "exchange.csv").string()) ==
+        mdsim_test::read_text((dir / "full" / "exchange.csv").string()));
+  const SystemFingerprint fingerprint = system_fingerprint(build_model(config(dir, "full", 600)).system);
+  const EnsembleCheckpoint a = read_ensemble_checkpoint((dir / "full" / "checkpoint.h5").string(), fingerprint);
+  const EnsembleCheckpoint b = read_ensemble_checkpoint((dir / "resumed" / "checkpoint.h5").string(), fingerprint);
+  REQUIRE(a.replicas.size() == b.replicas.size());
+  for (std::size_t k = 0; k < a.replicas.size(); ++k) {
+    CHECK(differing(a.replicas[k].positions_nm, b.replicas[k].positions_nm) == 0);
+    CHECK(differing(a.replicas[k].velocities_nm_per_ps, b.replicas[k].velocities_nm_per_ps) == 0);
+  }
+  CHECK(a.exchange_state == b.exchange_state);
+  fs::remove_all(dir);
+}
