@@ -265,7 +265,7 @@ TEST_CASE("force-field values out of range are located in the XML file", "[force
 TEST_CASE("the command line: an unknown command and a folder given as the structure", "[cli]") {
   const mdsim::test::CommandResult unknown = mdsim::test::run_mdsim("rnu config.yaml");
   CHECK(unknown.code == 2);
-  CHECK(contains(unknown.err, "unknown command 'rnu'; the commands are run, energy, check, bench, platforms and prepare"));
+  CHECK(contains(unknown.err, "unknown command 'rnu'; the commands are run, energy, check, bench, platforms, demux and prepare"));
   const fs::path dir = scratch("pdbdir");
   std::ofstream(dir / "run.yaml") << "system: {pdb: .}\n";
   const mdsim::test::CommandResult folder = mdsim::test::run_mdsim("check " + (dir / "run.yaml").string());

@@ -72,6 +72,24 @@ std::vector<std::string> lines_of(const fs::path& p) {
   return out;
 }
 
+// Whether `text` contains every one of `parts`.
+bool has(const std::string& text, std::initializer_list<const char*> parts) {
+  for (const char* p : parts)
+    if (text.find(p) == std::string::npos) return false;
+  return true;
+}
+
+// The message of what `f` throws ("(no exception)" when it throws nothing).
+template <typename F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
 }  // namespace
 
 TEST_CASE("replicas: the config section and its errors") {
@@ -82,7 +100,7 @@ TEST_CASE("replicas: the config section and its errors") {
   CHECK(c.replicas->exchange_interval_steps == 50);
   CHECK(c.replicas->temperatures_k.front() == 300.0);
   CHECK(c.replicas->temperatures_k.back() == 400.0);
-  CHECK(c.replicas->temperatures_k[1] == Approx(300.0 * std::pow(400.0 / 300.0, 1.0 / 3.0)).epsilon(1e-14));
+  CHECK(c.replicas->temperatures_k[1] == Catch::Approx(300.0 * std::pow(400.0 / 300.0, 1.0 / 3.0)).epsilon(1e-14));
   const RunConfig list = parse(ladder_config("out", 100, "replicas: {exchange: temperature, temperatures: [300 K, 305 kelvin, "
                                                         "310 K], exchange_interval: 200 fs}\n"),
                                dir);
@@ -103,39 +121,29 @@ TEST_CASE("replicas: the config section and its errors") {
   const auto with = [&](const std::string& replicas, const std::string& extra = {}) {
     return error_of(ladder_config("out", 100, replicas) + extra);
   };
-  CHECK_THAT(with("replicas: {exchange: temperature, temperatures: [300 K, 350 K, 340 K], exchange_interval: 1 ps}\n"),
-             Catch::Matchers::Contains("rex.yaml:4:") &&
-                 Catch::Matchers::Contains("'temperatures' must increase: 340 K is not above the temperature before it (350 K)"));
-  CHECK_THAT(with("replicas: {exchange: temperature, temperatures: [300 K, 350 K], exchange_interval: 3 fs}\n"),
-             Catch::Matchers::Contains("'exchange_interval' (0.003 ps) is not a whole number of time steps (0.002 ps): e.g. 0.004 ps"));
-  CHECK_THAT(with("replicas: {exchange: temperature, temperatures: [300 K], exchange_interval: 1 ps}\n"),
-             Catch::Matchers::Contains("at least 2 temperatures"));
-  CHECK_THAT(with("replicas: {exchange: temperature, temperatures: {min: 300 K, max: 290 K, count: 4}, exchange_interval: 1 ps}\n"),
-             Catch::Matchers::Contains("'max' (290 K) must be above 'min' (300 K)"));
-  CHECK_THAT(with("replicas: {exchange: temperature, temperatures: [300 K, 310 K]}\n"),
-             Catch::Matchers::Contains("needs 'exchange_interval'"));
-  CHECK_THAT(with("replicas: {exchange: none, count: 1}\n"), Catch::Matchers::Contains("'count' must be at least 2"));
-  CHECK_THAT(with("replicas: {exchange: none, count: 4, temperatures: [300 K, 310 K]}\n"),
-             Catch::Matchers::Contains("'replicas.temperatures' belongs to temperature exchange"));
-  CHECK_THAT(with("replicas: {exchange: swap, count: 4}\n"), Catch::Matchers::Contains("'exchange'"));
-  CHECK_THAT(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
+  CHECK(has(with("replicas: {exchange: temperature, temperatures: [300 K, 350 K, 340 K], exchange_interval: 1 ps}\n"), {"rex.yaml:4:", "'temperatures' must increase: 340 K is not above the temperature before it (350 K)"}));
+  CHECK(has(with("replicas: {exchange: temperature, temperatures: [300 K, 350 K], exchange_interval: 3 fs}\n"), {"'exchange_interval' (0.003 ps) is not a whole number of time steps (0.002 ps): e.g. 0.004 ps"}));
+  CHECK(has(with("replicas: {exchange: temperature, temperatures: [300 K], exchange_interval: 1 ps}\n"), {"at least 2 temperatures"}));
+  CHECK(has(with("replicas: {exchange: temperature, temperatures: {min: 300 K, max: 290 K, count: 4}, exchange_interval: 1 ps}\n"), {"'max' (290 K) must be above 'min' (300 K)"}));
+  CHECK(has(with("replicas: {exchange: temperature, temperatures: [300 K, 310 K]}\n"), {"needs 'exchange_interval'"}));
+  CHECK(has(with("replicas: {exchange: none, count: 1}\n"), {"'count' must be at least 2"}));
+  CHECK(has(with("replicas: {exchange: none, count: 4, temperatures: [300 K, 310 K]}\n"), {"'replicas.temperatures' belongs to temperature exchange"}));
+  CHECK(has(with("replicas: {exchange: swap, count: 4}\n"), {"'exchange'"}));
+  CHECK(has(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
                       "integrator: {type: verlet, timestep: 2 fs}\n"
-                      "replicas: {exchange: temperature, temperatures: [300 K, 310 K], exchange_interval: 1 ps}\n"),
-             Catch::Matchers::Contains("rex.yaml:3:") && Catch::Matchers::Contains("temperature exchange needs a heat bath"));
-  CHECK_THAT(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
+                      "replicas: {exchange: temperature, temperatures: [300 K, 310 K], exchange_interval: 1 ps}\n"), {"rex.yaml:3:", "temperature exchange needs a heat bath"}));
+  CHECK(has(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
                       "integrator: {temperature: 310 K}\n"
-                      "replicas: {exchange: temperature, temperatures: [300 K, 310 K], exchange_interval: 1 ps}\n"),
-             Catch::Matchers::Contains("rex.yaml:2:") && Catch::Matchers::Contains("'integrator.temperature' does not apply"));
-  CHECK_THAT(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
+                      "replicas: {exchange: temperature, temperatures: [300 K, 310 K], exchange_interval: 1 ps}\n"), {"rex.yaml:2:", "'integrator.temperature' does not apply"}));
+  CHECK(has(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
                       "replicas: {exchange: temperature, temperatures: [300 K, 310 K], exchange_interval: 1 ps}\n"
                       "output: {checkpoint: {interval: 750}}\n"),
-             Catch::Matchers::Contains("rex.yaml:3:") &&
-                 Catch::Matchers::Contains("output.checkpoint.interval (750 steps) must be a multiple of "
-                                           "replicas.exchange_interval (500 steps), e.g. 500"));
-  CHECK_THAT(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
-                      "replicas: {exchange: none, count: 2}\n"
-                      "stages: [{name: nvt, steps: 10}]\n"),
-             Catch::Matchers::Contains("'replicas' and 'stages' cannot be combined"));
+            {"rex.yaml:3:", "output.checkpoint.interval (750 steps) must be a multiple of replicas.exchange_interval "
+                            "(500 steps), e.g. 500"}));
+  CHECK(has(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
+                     "replicas: {exchange: none, count: 2}\n"
+                     "stages: [{name: nvt, steps: 10}]\n"),
+            {"'replicas' and 'stages' cannot be combined"}));
   fs::remove_all(dir);
 }
 
@@ -166,12 +174,12 @@ TEST_CASE("replicas: Context::set_temperature moves the heat bath") {
   context->step(1000);  // 2 ps: twenty times the thermostat's 0.1 ps relaxation time
   const double at_600 = mean_temperature(200);
   // 51 degrees of freedom: the mean of 200 samples 40 fs apart is within ~10% of the bath.
-  CHECK(at_300 == Approx(300.0).epsilon(0.12));
-  CHECK(at_600 == Approx(600.0).epsilon(0.12));
+  CHECK(at_300 == Catch::Approx(300.0).epsilon(0.12));
+  CHECK(at_600 == Catch::Approx(600.0).epsilon(0.12));
   CHECK_THROWS_AS(context->set_temperature(-1.0), InputError);
   c.integrator.type = IntegratorType::Verlet;
   auto verlet = make_cpu_context(model.system, dynamics_settings(c));
-  CHECK_THROWS_WITH(verlet->set_temperature(310.0), Catch::Matchers::Contains("has no heat bath"));
+  CHECK(has(message_of([&] { verlet->set_temperature(310.0); }), {"has no heat bath"}));
   fs::remove_all(dir);
 }
 
@@ -184,8 +192,8 @@ TEST_CASE("replicas: a temperature ladder in one process, its log, resume and de
   const EnsembleSummary s = run_ensemble(full, request, alone);
   CHECK(s.replicas == 4);
   CHECK(s.last_step == 1000);
-  CHECK(s.simulated_ps_per_replica == Approx(2.0));
-  CHECK(s.ns_per_day_total == Approx(4 * s.ns_per_day_per_replica));
+  CHECK(s.simulated_ps_per_replica == Catch::Approx(2.0));
+  CHECK(s.ns_per_day_total == Catch::Approx(4 * s.ns_per_day_per_replica));
   REQUIRE(s.pairs.size() == 3);
 
   // The log: 20 rounds, pairs (0, 2) in even rounds and (1) in odd ones; every map a permutation, each
@@ -266,14 +274,12 @@ TEST_CASE("replicas: a temperature ladder in one process, its log, resume and de
   const RunConfig other = parse(ladder_config("resumed", 1200, "replicas: {exchange: temperature, temperatures: {min: 300 K, "
                                                                "max: 450 K, count: 4}, exchange_interval: 0.1 ps}\n"),
                                 dir);
-  CHECK_THROWS_WITH(run_ensemble(other, resume, alone),
-                    Catch::Matchers::Contains("changes its physics") && Catch::Matchers::Contains("replicas.temperatures"));
+  CHECK(has(message_of([&] { run_ensemble(other, resume, alone); }), {"changes its physics", "replicas.temperatures"}));
   const RunConfig fewer = parse(ladder_config("resumed", 1200, "replicas: {exchange: temperature, temperatures: {min: 300 K, "
                                                                "max: 400 K, count: 3}, exchange_interval: 0.1 ps}\n"),
                                 dir);
-  CHECK_THROWS_WITH(run_ensemble(fewer, resume, alone), Catch::Matchers::Contains("holds an ensemble of 4 replicas"));
-  CHECK_THROWS_WITH(read_checkpoint((dir / "full" / "checkpoint.h5").string(), system_fingerprint(model.system)),
-                    Catch::Matchers::Contains("the checkpoint of a replica ensemble"));
+  CHECK(has(message_of([&] { run_ensemble(fewer, resume, alone); }), {"holds an ensemble of 4 replicas"}));
+  CHECK(has(message_of([&] { read_checkpoint((dir / "full" / "checkpoint.h5").string(), system_fingerprint(model.system)); }), {"the checkpoint of a replica ensemble"}));
 
   // demux: each temperature's state log holds, at every step, the line of the replica the map puts there.
   const DemuxSummary d = demux_ensemble(full);
@@ -319,9 +325,7 @@ TEST_CASE("replicas: independent copies and the ranks' checks") {
     int all_max(int value) override { return value; }
     std::uint64_t broadcast(std::uint64_t value) override { return value; }
   } four;
-  CHECK_THROWS_WITH(run_ensemble(c, request, four),
-                    Catch::Matchers::Contains("rex.yaml:4:") &&
-                        Catch::Matchers::Contains("4 MPI ranks for 3 replicas would leave ranks without work"));
-  CHECK_THROWS_WITH(demux_ensemble(c), Catch::Matchers::Contains("demux sorts a temperature ladder's outputs"));
+  CHECK(has(message_of([&] { run_ensemble(c, request, four); }), {"rex.yaml:4:", "4 MPI ranks for 3 replicas would leave ranks without work"}));
+  CHECK(has(message_of([&] { demux_ensemble(c); }), {"demux sorts a temperature ladder's outputs"}));
   fs::remove_all(dir);
 }

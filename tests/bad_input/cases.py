@@ -479,6 +479,31 @@ case("stages_resume_without_stages", "checkpoint", r"<DIR>/out/checkpoint.h5: --
 case("stages_resume_single_run_checkpoint", "checkpoint", r"<CFG>:18:1: --resume: <DIR>/out/checkpoint.h5 was written "
      r"by a run without stages", base="vac_done", sub=NO_RUN, append="stages:\n  - {steps: 20}\n", args=RESUME)
 
+# ================================================================== config: replica ensembles (issue 19)
+
+NO_T = [(r"^  temperature: 300 K\n", "")]
+LADDER = "replicas: {exchange: temperature, temperatures: [300 K, 320 K], exchange_interval: 10 fs}\n"
+case("replicas_temperatures_not_increasing", "config", r"<CFG>:19:57: 'temperatures' must increase: 290 K is not above "
+     r"the temperature before it \(300 K\)", sub=NO_T,
+     append="replicas: {exchange: temperature, temperatures: [300 K, 290 K], exchange_interval: 10 fs}\n")
+case("replicas_interval_not_whole_steps", "config", r"<CFG>:19:84: 'exchange_interval' \(0.003 ps\) is not a whole "
+     r"number of time steps \(0.002 ps\): e.g. 0.004 ps", sub=NO_T, append=LADDER.replace("10 fs", "3 fs"))
+case("replicas_integrator_temperature", "config", r"<CFG>:8:16: 'integrator.temperature' does not apply with "
+     r"temperature exchange", append=LADDER)
+case("replicas_checkpoint_interval", "config", r"<CFG>:16:26: the ensemble's checkpoints are written after an exchange "
+     r"round: output.checkpoint.interval \(5 steps\) must be a multiple of replicas.exchange_interval \(10 steps\)",
+     sub=NO_T, append=LADDER.replace("10 fs", "20 fs"))
+case("replicas_one_copy", "config", r"<CFG>:20:35: 'count' must be at least 2, got 1",
+     append="replicas: {exchange: none, count: 1}\n")
+case("replicas_verlet", "config", r"<CFG>:19:22: temperature exchange needs a heat bath: integrator.type is verlet",
+     sub=NO_T + [(r"type: langevin_middle", "type: verlet")], append=LADDER)
+case("replicas_with_stages", "config", r"<CFG>:20:11: 'replicas' and 'stages' cannot be combined", sub=NO_RUN,
+     append="stages:\n  - {steps: 20}\nreplicas: {exchange: none, count: 2}\n")
+case("replicas_resume_single_run_checkpoint", "checkpoint", r"<DIR>/out/checkpoint.h5: the checkpoint of a single run, "
+     r"not of a replica ensemble", base="vac_done", append="replicas: {exchange: none, count: 2}\n", args=RESUME)
+case("demux_without_ladder", "config", r"<CFG>:20:12: demux sorts a temperature ladder's outputs by temperature",
+     append="replicas: {exchange: none, count: 2}\n", args=["demux", "<CFG>"])
+
 # ================================================================== config: units
 
 case("unit_timestep_unknown", "config", r"<CFG>:10:13: 'timestep': unknown time unit 'parsec'",
@@ -897,9 +922,9 @@ case("energy_forces_dev_null", "output", r"--forces /dev/null: the path exists a
 
 # ================================================================== command line
 
-case("cli_no_arguments", "cli", r"^error: give a command: run, energy, check, bench, platforms and prepare \(mdsim --help\)$",
+case("cli_no_arguments", "cli", r"^error: give a command: run, energy, check, bench, platforms, demux and prepare \(mdsim --help\)$",
      base="empty", args=[])
-case("cli_unknown_command", "cli", r"unknown command 'rnu'; the commands are run, energy, check, bench, platforms and prepare",
+case("cli_unknown_command", "cli", r"unknown command 'rnu'; the commands are run, energy, check, bench, platforms, demux and prepare",
      args=["rnu", "<CFG>"])
 case("cli_unknown_option", "cli", r"^error: The following argument was not expected: --frobnicate \(mdsim run --help\)",
      args=["run", "--frobnicate", "<CFG>"])

@@ -83,8 +83,8 @@ TEST_CASE("CUDA: set_temperature moves the heat bath") {
   context->step(1000);
   const double after = mean_temperature();
   // ~4,600 degrees of freedom: the mean temperature is within a few K of the bath.
-  CHECK(before == Approx(300.0).margin(8.0));
-  CHECK(after == Approx(450.0).margin(12.0));
+  CHECK(before == Catch::Approx(300.0).margin(8.0));
+  CHECK(after == Catch::Approx(450.0).margin(12.0));
   fs::remove_all(dir);
 }
 
