@@ -379,9 +379,8 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
 
   // Final outputs of every replica (the final structures when the run was not stopped, then the
   // trajectories' complete mark) and the exchange log closed.
-  std::vector<RunSummary> finished;
   collectively(comm, [&] {
-    for (auto& sim : sims) finished.push_back(sim->finish_run());
+    for (auto& sim : sims) sim->finish_run(summary.stopped_early);
     if (log) log->close();
   });
 

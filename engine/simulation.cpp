@@ -806,12 +806,13 @@ RunSummary Simulation::run() {
   return finish_run();
 }
 
-RunSummary Simulation::finish_run() {
+RunSummary Simulation::finish_run(bool stopped_early) {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
   if (!s.running) throw RuntimeError("finish_run: start_run() first");
   s.running = false;
   RunSummary summary = s.run_summary;
+  summary.stopped_early = summary.stopped_early || stopped_early;
   auto& [trajectory, state_log, progress] = *s.reporters;
   StateRequest header_only;
   header_only.positions = false;

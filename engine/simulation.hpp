@@ -72,11 +72,12 @@ class Simulation {
   // run() in parts, for a config without stages (what a replica ensemble drives): start_run() does
   // run()'s start (output folder, minimisation on a fresh start, reporters); run_to(step) steps to
   // min(step, run.steps) with every reporter (false when a stop request ended it early); flush_outputs()
-  // waits until the trajectory on disk reaches the current step; finish_run() writes the final outputs.
+  // waits until the trajectory on disk reaches the current step; finish_run() writes the final outputs (with
+  // `stopped_early`, as a run ended by a stop request: no final structure).
   void start_run();
   bool run_to(std::int64_t step);
   void flush_outputs();
-  RunSummary finish_run();
+  RunSummary finish_run(bool stopped_early = false);
   // Whether run() or load_checkpoint() may continue on a new context (the config's stages differ in
   // integrator or barostat): state arrays and forces taken from context() before would not follow it.
   bool may_switch_context() const;

@@ -17,6 +17,8 @@
 #include "common/errors.hpp"
 #include "engine/demux.hpp"
 #include "engine/model.hpp"
+#include "engine/platform.hpp"
+#include "engine/resources.hpp"
 #include "engine/replicas.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/config.hpp"
@@ -326,6 +328,11 @@ TEST_CASE("replicas: independent copies and the ranks' checks") {
     std::uint64_t broadcast(std::uint64_t value) override { return value; }
   } four;
   CHECK(has(message_of([&] { run_ensemble(c, request, four); }), {"rex.yaml:4:", "4 MPI ranks for 3 replicas would leave ranks without work"}));
+  // Replicas that do not fit one rank's memory together: the error asks for more ranks.
+  const Model model = build_model(c);
+  PlatformChoice cpu;
+  CHECK(has(message_of([&] { check_platform_memory(c, model.system, cpu, 2000000000); }),
+            {"rex.yaml:4:", "replicas: 2000000000 replicas in one process need about", "spread them over more devices"}));
   CHECK(has(message_of([&] { demux_ensemble(c); }), {"demux sorts a temperature ladder's outputs"}));
   fs::remove_all(dir);
 }

@@ -10,15 +10,19 @@ A 4-replica temperature ladder on alanine dipeptide in vacuum (300-400 K):
     path: exit status 2 from every rank and one error line;
   - one rank failing mid-run (a full disk, injected into rank 0 only): every rank stops with status 1, every
     trajectory and the ensemble checkpoint stay readable, and --resume completes the run as if nothing happened;
+  - SIGTERM to mpirun: every rank stops at the same step with a checkpoint, and --resume continues as an
+    uninterrupted run;
   - mdsim demux: per-temperature trajectories that MDTraj and MDAnalysis read.
 Exit 0 when all pass, 1 on a failure, 77 (skipped) when mpirun is missing.
 """
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 MDSIM, MPIEXEC, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
@@ -149,6 +153,27 @@ def main():
         code, out, err = run([MDSIM, "run", "--resume", fail], 2)
         check(code == 0 and same_outputs("alone", "fail"), f"--resume after the failure: the uninterrupted run's logs "
                                                            f"(rc {code}) {err.strip()[-300:]}")
+
+        # A stop request: SIGTERM to mpirun reaches both ranks, which stop together with a checkpoint; --resume in one
+        # process then continues as an uninterrupted run of the same length.
+        long_run = write_config(folder, "stopped", 2000000)
+        p = subprocess.Popen([MPIEXEC, "-n", "2", "--oversubscribe", MDSIM, "run", long_run], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=ENV)
+        state = os.path.join("stopped", "replica_00", "state.csv")
+        deadline = time.time() + 120
+        while time.time() < deadline and (not os.path.exists(state) or len(text(state).splitlines()) < 40):
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+        match = re.search(r"^stopped 4 replicas .* steps 0 to (\d+)", out, re.M)
+        check(p.returncode == 1 and match is not None and not os.path.exists(os.path.join("stopped", "replica_00", "final.pdb")),
+              f"SIGTERM to mpirun: status {p.returncode}, {match.group(0) if match else out.strip()[-300:]} {err.strip()[-200:]}")
+        if match:
+            end = int(match.group(1)) + 1000
+            code, out, err = run([MDSIM, "run", "--resume", write_config(folder, "stopped", end)])
+            run([MDSIM, "run", write_config(folder, "straight", end)])
+            check(code == 0 and same_outputs("stopped", "straight"),
+                  f"--resume after the stop (to step {end}): the uninterrupted run's logs (rc {code}) {err.strip()[-200:]}")
 
         # demux of the MPI run.
         code, out, err = run([MDSIM, "demux", os.path.join(folder, "mpi2.yaml")])
