@@ -252,9 +252,10 @@ int print_run_summary(const RunSummary& s) {
 
 // The ensemble's summary (rank 0): speed per replica and in total, acceptance per pair, round trips.
 void print_ensemble_summary(const EnsembleSummary& s) {
-  fmt::print("{} {} replicas ({} exchange; {}) steps {} to {} ({:.3f} ps each) on {} in {:.1f} s: {:.2f} ns/day per "
+  fmt::print("{} {} replicas ({}; {}) steps {} to {} ({:.3f} ps each) on {} in {:.1f} s: {:.2f} ns/day per "
              "replica, {:.2f} in total; seed {}\n",
-             s.stopped_early ? "stopped" : "ran", s.replicas, s.exchange, s.comm, s.first_step, s.last_step,
+             s.stopped_early ? "stopped" : "ran", s.replicas,
+             s.exchange == "none" ? std::string("independent copies") : s.exchange + " exchange", s.comm, s.first_step, s.last_step,
              s.simulated_ps_per_replica, s.platform, s.wall_s, s.ns_per_day_per_replica, s.ns_per_day_total,
              s.ensemble_seed);
   if (!s.pairs.empty()) {
@@ -288,13 +289,12 @@ int command_demux(const std::string& config_path, const std::string& output_dir)
   return 0;
 }
 
-int command_run(const RunOptions& options) {
+int command_run(const RunOptions& options, EnsembleComm* comm) {
   RunRequest request;
   request.resume = options.resume;
   request.stop = &g_stop_requested;
   // Under an MPI launcher every rank reads the config; errors are agreed on (engine/replicas: collectively)
   // so that one rank reports and all exit with the same status.
-  const std::unique_ptr<EnsembleComm> comm = launched_ensemble_comm();
   RunConfig cfg;
   if (comm) {
     collectively(*comm, [&] {

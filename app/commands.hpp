@@ -8,6 +8,8 @@
 
 namespace mdsim {
 
+class EnsembleComm;
+
 struct EnergyOptions {
   std::string config;
   bool json = false;
@@ -30,7 +32,8 @@ struct PrepareCommandOptions {
 
 // `mdsim demux CONFIG [-o DIR]`: engine/demux.hpp.
 int command_demux(const std::string& config_path, const std::string& output_dir);
-int command_run(const RunOptions& options);
+// `comm`: the MPI world when an MPI launcher started the process (launched_ensemble_comm), else null.
+int command_run(const RunOptions& options, EnsembleComm* comm);
 int command_prepare(const PrepareCommandOptions& options);
 int command_energy(const EnergyOptions& options);
 int command_check(const std::string& config_path);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
+#include "app/mpi_comm.hpp"
 #include "common/errors.hpp"
 #include "engine/replicas.hpp"
 #include "mdsim_version.hpp"
@@ -158,8 +160,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // The MPI world, when an MPI launcher started this process: it outlives the error reporting below (its
+  // destructor waits for every rank, then finalises MPI), so a rank that reports an error has printed it before
+  // any rank exits and the launcher ends the job.
+  std::unique_ptr<mdsim::EnsembleComm> comm;
   try {
-    if (*run_cmd) return mdsim::command_run(run);
+    if (*run_cmd) {
+      comm = mdsim::launched_ensemble_comm();
+      return mdsim::command_run(run, comm.get());
+    }
     if (*energy_cmd) return mdsim::command_energy(energy);
     if (*check_cmd) return mdsim::command_check(config_path);
     if (*bench_cmd) return mdsim::command_bench(config_path, bench_steps, bench_timeline);

@@ -51,7 +51,11 @@ class MpiComm final : public EnsembleComm {
     check(MPI_Comm_rank(host, &local_rank_), "MPI_Comm_rank");
     MPI_Comm_free(&host);
   }
-  ~MpiComm() override { MPI_Finalize(); }
+  // Every rank waits here for the others (the one reporting an error has printed it), then MPI ends.
+  ~MpiComm() override {
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
 

@@ -8,7 +8,7 @@
 
 namespace mdsim {
 
-// The MPI world as an EnsembleComm (MPI_Init here, MPI_Finalize when destroyed), or null when no MPI
+// The MPI world as an EnsembleComm (MPI_Init here; when destroyed, a barrier, then MPI_Finalize), or null when no MPI
 // launcher started this process. InputError when a launcher started several processes but this build
 // has no MPI (each would run the whole config and write the same files).
 std::unique_ptr<EnsembleComm> launched_ensemble_comm();

@@ -40,7 +40,7 @@ platform: cpu
 integrator: {{friction: 1/ps, timestep: 2 fs, seed: 5}}
 replicas: {{exchange: temperature, temperatures: {{min: 300 K, max: 400 K, count: 4}}, exchange_interval: 0.1 ps}}
 run: {{steps: {steps}}}
-output: {{directory: {out}, trajectory: {{interval: 100, flush_interval: 0.01 s}}, state: {{interval: 50}},
+output: {{directory: {out}, trajectory: {{interval: 100}}, state: {{interval: 50}},
          checkpoint: {{interval: 200}}, progress: false}}
 """
 
