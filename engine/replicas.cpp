@@ -185,6 +185,7 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   // The model once per rank, this rank's platform and memory, and on --resume the ensemble's checkpoint.
   Model model;
   std::optional<EnsembleCheckpoint> restart;
+  int device = 0;
   collectively(comm, [&] {
     if (comm.size() > count)
       throw_config_error(cfg, "replicas",
@@ -201,8 +202,9 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
       check_same_ensemble(cfg, *restart, checkpoint_file);
     }
     PlatformChoice platform;
+    device = rank_device(cfg, comm);
     try {
-      platform = choose_platform(cfg.platform.name, rank_device(cfg, comm));
+      platform = choose_platform(cfg.platform.name, device);
     } catch (const InputError& e) {
       throw_config_error(cfg, "platform.name", e.what());
     }
@@ -214,16 +216,15 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   const std::uint64_t exchange_seed =
       restart ? restart->exchange_seed : (rc.seed != 0 ? rc.seed : derived_exchange_seed(ensemble_seed));
   std::optional<ReplicaExchange> rex;
-  if (exchange) {
-    rex.emplace(rc.temperatures_k, exchange_seed);
-    if (restart) rex->set_state(restart->exchange_state);
-  }
   const auto bath_temperature = [&](int k) { return rex ? rex->temperature_of(k) : cfg.integrator.temperature_k; };
 
-  // This rank's replicas.
-  const int device = rank_device(cfg, comm);
+  // The exchange's state and this rank's replicas.
   std::vector<std::unique_ptr<Simulation>> sims;
   collectively(comm, [&] {
+    if (exchange) {
+      rex.emplace(rc.temperatures_k, exchange_seed);
+      if (restart) rex->set_state(restart->exchange_state);
+    }
     for (int k = first; k < last; ++k) {
       RunRequest r;
       r.config_text = request.config_text;
@@ -237,16 +238,20 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   });
   model = Model{};  // each replica holds its copy
 
-  // Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0.
+  // Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0;
+  // what every replica's checkpoint shares.
   std::optional<ExchangeLog> log;
   const std::string log_path = (fs::path(cfg.output.directory) / rc.log).string();
   std::int64_t step = restart ? restart->step : 0;
+  Checkpoint shared;
   collectively(comm, [&] {
     std::error_code ec;
     fs::create_directories(cfg.output.directory, ec);
     for (auto& sim : sims) sim->start_run();
     if (exchange && comm.rank() == 0)
       log.emplace(log_path, count, restart ? std::optional<std::int64_t>(step) : std::nullopt);
+    shared = sims.front()->checkpoint();
+    shared.physics = physics_settings(cfg);
   });
 
   EnsembleSummary summary;
@@ -260,11 +265,6 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   summary.exchange_seed = exchange ? exchange_seed : 0;
 
   // Writes the ensemble's checkpoint at the current step: every replica's state gathered to rank 0.
-  const Checkpoint shared = [&] {
-    Checkpoint c = sims.front()->checkpoint();
-    c.physics = physics_settings(cfg);
-    return c;
-  }();
   const auto write_ensemble = [&] {
     if (checkpoint_file.empty()) return;
     std::vector<double> mine;
