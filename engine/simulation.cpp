@@ -561,6 +561,11 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   Impl& s = *impl_;
   s.cfg = std::move(config);
   s.request = std::move(request);
+  if (s.cfg.replicas)
+    throw_config_error(s.cfg, "replicas",
+                       "the config describes an ensemble of replicas ('replicas:'), which `mdsim run` runs "
+                       "(mpirun -n N mdsim run over MPI ranks); a Simulation is one simulation: remove 'replicas' "
+                       "for it");
   check_output_paths(s.cfg);
   s.model = s.request.model ? *s.request.model : build_model(s.cfg);
   s.config_hash = content_hash_hex(s.request.config_text);

@@ -46,7 +46,8 @@ struct RunSummary {
 // package drives step by step. The constructor does everything run checks before writing (output paths,
 // model, prepare_run), creates the platform's context and sets the initial state: the checkpoint's with
 // `request.resume`, otherwise the structure's positions, constrained, with velocities as
-// run.initial_velocities says. It writes nothing; run() writes the config's outputs.
+// run.initial_velocities says. It writes nothing; run() writes the config's outputs. A config with
+// `replicas:` is refused (engine/replicas runs it, one Simulation per replica).
 class Simulation {
  public:
   Simulation(RunConfig config, RunRequest request);

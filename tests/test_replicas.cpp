@@ -328,6 +328,8 @@ TEST_CASE("replicas: independent copies and the ranks' checks") {
     std::uint64_t broadcast(std::uint64_t value) override { return value; }
   } four;
   CHECK(has(message_of([&] { run_ensemble(c, request, four); }), {"rex.yaml:4:", "4 MPI ranks for 3 replicas would leave ranks without work"}));
+  // A Simulation (what the Python package drives) is one simulation: an ensemble's config is refused.
+  CHECK(has(message_of([&] { Simulation(c, RunRequest{}); }), {"rex.yaml:4:", "describes an ensemble of replicas"}));
   // Replicas that do not fit one rank's memory together: the error asks for more ranks.
   const Model model = build_model(c);
   PlatformChoice cpu;
