@@ -69,8 +69,9 @@ __device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int po
       const real inv_r = rsqrt(r2);
       // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
       // skipped (a warp would diverge).
-      const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false>(r2 * inv_r, inv_r, pi.w * pk.w, si.x + sk.x,
-                                                                         si.y * sk.y, params.pair);
+      // pi.w holds K q_i (Coulomb's constant folded in once per tile), so pi.w * pk.w is K q_i q_j.
+      const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false, true>(r2 * inv_r, inv_r, pi.w * pk.w,
+                                                                               si.x + sk.x, si.y * sk.y, params.pair);
       const Vec3<real> f = d * pr.f_over_r;
       fj += f;
       fi -= f;
@@ -134,6 +135,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
         pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
       }
     }
+    pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the 32 steps
     // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
     // step k reads bit 0 after k shifts).
     const unsigned int pending = ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane);

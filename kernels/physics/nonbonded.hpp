@@ -75,10 +75,18 @@ MDSIM_HD PairResult<T> apply_switch(const PairResult<T>& e, const SwitchValue<T>
   return out;
 }
 
+// Coulomb's constant times the charge product (kJ/mol nm): K qq, or qq itself when the caller has folded K
+// into one of the charges already (K_FOLDED: the CUDA tile kernel scales its i-atom's charge once per tile,
+// which saves the multiply in every pair).
+template <typename T, bool K_FOLDED = false>
+MDSIM_HD T coulomb_kqq(T charge_product_e2) {
+  return K_FOLDED ? charge_product_e2 : T(kOneFourPiEps0) * charge_product_e2;
+}
+
 // Plain Coulomb K qq / r (NoCutoff pairs and exceptions).
-template <typename T>
+template <typename T, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> coulomb_plain(T charge_product_e2, T inv_r) {
-  const T e = T(kOneFourPiEps0) * charge_product_e2 * inv_r;
+  const T e = coulomb_kqq<T, K_FOLDED>(charge_product_e2) * inv_r;
   return {e, e * inv_r * inv_r};
 }
 
@@ -99,10 +107,10 @@ MDSIM_HD ReactionField<T> reaction_field_constants(T cutoff_nm, T dielectric) {
 }
 
 // Reaction-field Coulomb K qq (1/r + k_rf r^2 - c_rf), for r below the cutoff.
-template <typename T>
+template <typename T, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> coulomb_reaction_field(T charge_product_e2, T r, T inv_r,
                                               const ReactionField<T>& rf) {
-  const T kqq = T(kOneFourPiEps0) * charge_product_e2;
+  const T kqq = coulomb_kqq<T, K_FOLDED>(charge_product_e2);
   PairResult<T> out;
   out.energy = kqq * (inv_r + rf.k_rf * r * r - rf.c_rf);
   out.f_over_r = kqq * (inv_r * inv_r * inv_r - T(2) * rf.k_rf);
@@ -110,10 +118,10 @@ MDSIM_HD PairResult<T> coulomb_reaction_field(T charge_product_e2, T r, T inv_r,
 }
 
 // Ewald real-space Coulomb K qq erfc(alpha r)/r.
-template <typename T>
+template <typename T, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> coulomb_ewald_direct(T charge_product_e2, T r, T inv_r, T alpha_per_nm) {
   const T ar = alpha_per_nm * r;
-  const T kqq_over_r = T(kOneFourPiEps0) * charge_product_e2 * inv_r;
+  const T kqq_over_r = coulomb_kqq<T, K_FOLDED>(charge_product_e2) * inv_r;
   T erfc_ar, gauss;
   pmath::erfc_and_gauss_(ar, erfc_ar, gauss);
   PairResult<T> out;
@@ -197,8 +205,8 @@ struct PairConstants {
 // the LJ part multiplied by the switching function when SWITCH.
 // SKIP_ZERO leaves out a term whose charge product or epsilon is zero (it adds exactly zero then):
 // worth it where a branch is cheap (the CPU loop: water hydrogens carry no LJ), not in a warp,
-// where it would diverge.
-template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO>
+// where it would diverge. K_FOLDED: qq includes Coulomb's constant already (coulomb_kqq).
+template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> nonbonded_pair(T r, T inv_r, T qq, T sigma_nm, T epsilon_kj_per_mol,
                                       const PairConstants<T>& k) {
   PairResult<T> out{T(0), T(0)};
@@ -207,9 +215,9 @@ MDSIM_HD PairResult<T> nonbonded_pair(T r, T inv_r, T qq, T sigma_nm, T epsilon_
     if (SWITCH) out = apply_switch(out, switching_function(r, k.switch_distance_nm, k.cutoff_nm), r);
   }
   if (!SKIP_ZERO || qq != T(0)) {
-    if (C == CoulombMethod::Plain) out += coulomb_plain(qq, inv_r);
-    else if (C == CoulombMethod::ReactionField) out += coulomb_reaction_field(qq, r, inv_r, k.rf);
-    else out += coulomb_ewald_direct(qq, r, inv_r, k.alpha_per_nm);
+    if (C == CoulombMethod::Plain) out += coulomb_plain<T, K_FOLDED>(qq, inv_r);
+    else if (C == CoulombMethod::ReactionField) out += coulomb_reaction_field<T, K_FOLDED>(qq, r, inv_r, k.rf);
+    else out += coulomb_ewald_direct<T, K_FOLDED>(qq, r, inv_r, k.alpha_per_nm);
   }
   return out;
 }
