@@ -310,6 +310,8 @@ Checkpoint read_checkpoint_object(hid_t obj, const std::string& path, const Syst
   c.mdsim_version = require(read_string_attr(obj, "mdsim_version"), "mdsim_version");
   c.step = require(read_scalar_attr<std::int64_t>(obj, "step", H5T_NATIVE_INT64), "step");
   c.time_ps = require(read_scalar_attr<double>(obj, "time_ps", H5T_NATIVE_DOUBLE), "time_ps");
+  if (!std::isfinite(c.time_ps))
+    throw InputError(fmt::format("{}: damaged checkpoint: root attribute time_ps is not a finite number", path));
   c.seed = require(read_scalar_attr<std::uint64_t>(obj, "seed", H5T_NATIVE_UINT64), "seed");
   c.rng_counter = require(read_scalar_attr<std::uint64_t>(obj, "rng_counter", H5T_NATIVE_UINT64), "rng_counter");
   c.config_hash = require(read_string_attr(obj, "config_hash"), "config_hash");
