@@ -142,6 +142,22 @@ bool read_matrix(hid_t file, const std::string& path, const char* name, hsize_t 
   return true;
 }
 
+// InputError unless `obj`'s format_version is one this build reads (both kinds of checkpoint).
+void check_format_version(hid_t obj, const std::string& path) {
+  const auto version = read_scalar_attr<int>(obj, "format_version", H5T_NATIVE_INT);
+  if (!version || *version < 1 || *version > kFormatVersion)
+    throw InputError(fmt::format("{}: checkpoint format version {} is not supported by mdsim {} (expected {})", path,
+                                 version ? fmt::format("{}", *version) : std::string("(missing)"), MDSIM_VERSION_STRING,
+                                 kFormatVersion));
+}
+
+// A root attribute's value, or InputError naming it as missing.
+template <typename T>
+T required_attr(const std::optional<T>& value, const std::string& path, const char* name) {
+  if (!value) throw InputError(fmt::format("{}: damaged checkpoint: root attribute {} is missing or invalid", path, name));
+  return *value;
+}
+
 // A checkpoint's attributes and datasets on `obj` (the file's root, or a replica's group).
 void write_checkpoint_object(hid_t obj, const Checkpoint& c) {
   const std::size_t n = c.positions_nm.size();
@@ -297,15 +313,8 @@ Checkpoint read_checkpoint_object(hid_t obj, const std::string& path, const Syst
                                  path));
   if (!format || *format != kFormat)
     throw InputError(fmt::format("{}: not an mdsim checkpoint (root attribute format is not \"{}\")", path, kFormat));
-  const auto version = read_scalar_attr<int>(obj, "format_version", H5T_NATIVE_INT);
-  if (!version || *version < 1 || *version > kFormatVersion)
-    throw InputError(fmt::format("{}: checkpoint format version {} is not supported by mdsim {} (expected {})", path,
-                                 version ? fmt::format("{}", *version) : std::string("(missing)"), MDSIM_VERSION_STRING,
-                                 kFormatVersion));
-  const auto require = [&](auto value, const char* name) {
-    if (!value) throw InputError(fmt::format("{}: damaged checkpoint: root attribute {} is missing or invalid", path, name));
-    return *value;
-  };
+  check_format_version(obj, path);
+  const auto require = [&](auto value, const char* name) { return required_attr(value, path, name); };
   Checkpoint c;
   c.mdsim_version = require(read_string_attr(obj, "mdsim_version"), "mdsim_version");
   c.step = require(read_scalar_attr<std::int64_t>(obj, "step", H5T_NATIVE_INT64), "step");
@@ -440,15 +449,8 @@ EnsembleCheckpoint read_ensemble_checkpoint(const std::string& path, const Syste
   if (!format || *format != kEnsembleFormat)
     throw InputError(fmt::format("{}: not an mdsim ensemble checkpoint (root attribute format is not \"{}\")", path,
                                  kEnsembleFormat));
-  const auto version = read_scalar_attr<int>(file.id, "format_version", H5T_NATIVE_INT);
-  if (!version || *version < 1 || *version > kFormatVersion)
-    throw InputError(fmt::format("{}: checkpoint format version {} is not supported by mdsim {} (expected {})", path,
-                                 version ? fmt::format("{}", *version) : std::string("(missing)"), MDSIM_VERSION_STRING,
-                                 kFormatVersion));
-  const auto require = [&](auto value, const char* name) {
-    if (!value) throw InputError(fmt::format("{}: damaged checkpoint: root attribute {} is missing or invalid", path, name));
-    return *value;
-  };
+  check_format_version(file.id, path);
+  const auto require = [&](auto value, const char* name) { return required_attr(value, path, name); };
   EnsembleCheckpoint e;
   e.step = require(read_scalar_attr<std::int64_t>(file.id, "step", H5T_NATIVE_INT64), "step");
   const std::int64_t n = require(read_scalar_attr<std::int64_t>(file.id, "num_replicas", H5T_NATIVE_INT64), "num_replicas");
