@@ -16,6 +16,7 @@
 #include "kernels/plan/barostat.hpp"
 #include "kernels/plan/context.hpp"
 #include "support/catch.hpp"
+#include "support/thrown.hpp"
 
 using namespace mdsim;
 
@@ -42,16 +43,6 @@ DynamicsSettings langevin(std::uint64_t seed, double dt = 0.002) {
 }
 
 StateRequest everything() { return StateRequest{true, true, true, true}; }
-
-template <typename F>
-std::string error_message(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
 
 }  // namespace
 
@@ -261,7 +252,7 @@ TEST_CASE("context input errors") {
   bad = langevin(1);
   bad.barostat = BarostatConfig{};
   REQUIRE_THROWS_AS(make_cpu_context(m.system, bad), InputError);
-  CHECK(error_message([&] { make_cpu_context(m.system, bad); }).find("periodic box") != std::string::npos);
+  CHECK(mdsim_test::message_of([&] { make_cpu_context(m.system, bad); }).find("periodic box") != std::string::npos);
 
   auto ctx = make_cpu_context(m.system, langevin(1));
   REQUIRE_THROWS_AS(ctx->step(1), RuntimeError);  // no positions yet

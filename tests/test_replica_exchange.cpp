@@ -11,7 +11,6 @@
 //  - state() / set_state() continue exactly, and a state of another ladder or a broken map is refused.
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,19 +18,12 @@
 #include "kernels/physics/integrator_steps.hpp"
 #include "kernels/plan/replica_exchange.hpp"
 #include "support/catch.hpp"
+#include "support/thrown.hpp"
 
 using namespace mdsim;
+using mdsim_test::message_of;
 
 namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 double beta(double t) { return 1.0 / (kBoltzmannKjPerMolK * t); }
 

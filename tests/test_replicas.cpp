@@ -26,9 +26,11 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/plan/context.hpp"
 #include "support/text_file.hpp"
+#include "support/thrown.hpp"
 
 namespace fs = std::filesystem;
 using namespace mdsim;
+using mdsim_test::message_of;
 
 namespace {
 
@@ -79,17 +81,6 @@ bool has(const std::string& text, std::initializer_list<const char*> parts) {
   for (const char* p : parts)
     if (text.find(p) == std::string::npos) return false;
   return true;
-}
-
-// The message of what `f` throws ("(no exception)" when it throws nothing).
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
 }
 
 }  // namespace
