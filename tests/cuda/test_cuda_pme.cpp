@@ -376,28 +376,46 @@ void sorted_spread_case(const Boxd& box, int nx, int ny, int nz, double alpha, s
   for (int i = n_spread; i < n; ++i) all.q[static_cast<std::size_t>(i)] -= total / n_cluster;
   const auto posq_host = pack<float>(all);
   std::vector<float4> sorted_host;
+  std::vector<int> original_host;  // slot -> atom (-1: padding, unused)
   int since_padding = 0;
   for (int k : morton_order(all.pos, box)) {
     sorted_host.push_back(posq_host[static_cast<std::size_t>(k)]);
+    original_host.push_back(k);
     if (++since_padding == 29) {
-      for (int p = 0; p < 3; ++p) sorted_host.push_back(make_float4(sorted_host.back().x, sorted_host.back().y,
-                                                                     sorted_host.back().z, 0.0f));
+      for (int p = 0; p < 3; ++p) {
+        sorted_host.push_back(make_float4(sorted_host.back().x, sorted_host.back().y, sorted_host.back().z, 0.0f));
+        original_host.push_back(-1);
+      }
       since_padding = 0;
     }
   }
-  while (sorted_host.size() % 32 != 0 || sorted_host.size() < static_cast<std::size_t>(n) + 64)
+  while (sorted_host.size() % 32 != 0 || sorted_host.size() < static_cast<std::size_t>(n) + 64) {
     sorted_host.push_back(make_float4(0, 0, 0, 0));
+    original_host.push_back(-1);
+  }
   Stream stream;
   DeviceBuffer<float4> posq, sorted;
+  DeviceBuffer<int> original;
   posq.upload(posq_host, stream.s);
   sorted.upload(sorted_host, stream.s);
+  original.upload(original_host, stream.s);
   CudaPme<float> pme(nx, ny, nz, alpha, n);
   const CudaPme<float>::SortedAtoms view{sorted.data(), static_cast<int>(sorted_host.size())};
   const GpuResult g1 = run_gpu(pme, posq, box, n, true, stream.s, view);
   const GpuResult g2 = run_gpu(pme, posq, box, n, true, stream.s, view);
   CHECK(g1.raw == g2.raw);
   CHECK(g1.energy_raw == g2.energy_raw);
-  check_against_cpu<float>("sorted copy, tiled spread", g1, run_cpu(all, box, nx, ny, nz, alpha));
+  const CpuResult cpu = run_cpu(all, box, nx, ny, nz, alpha);
+  check_against_cpu<float>("sorted copy, tiled spread", g1, cpu);
+  // With `original` the gather reads the sorted copy too, in spatial order: each atom's sum is the
+  // same, term for term, so the forces are g1's bit for bit.
+  const CudaPme<float>::SortedAtoms with_original{sorted.data(), static_cast<int>(sorted_host.size()), original.data()};
+  const GpuResult g3 = run_gpu(pme, posq, box, n, true, stream.s, with_original);
+  const GpuResult g4 = run_gpu(pme, posq, box, n, true, stream.s, with_original);
+  CHECK(g3.raw == g4.raw);
+  CHECK(g3.raw == g1.raw);
+  CHECK(g3.energy_raw == g1.energy_raw);
+  check_against_cpu<float>("sorted copy, tiled spread, sorted gather", g3, cpu);
 }
 
 }  // namespace
