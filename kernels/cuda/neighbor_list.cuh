@@ -3,9 +3,10 @@
 // Atoms are sorted spatially (Morton order of their cell, or columns for periodic systems) and cut
 // into blocks of 32. A tile pairs the 32 atoms of block I with 32 "slot" atoms, either
 //   - an exclusion tile: all atoms of one block J >= I such that some atom of I and some atom of J form
-//     an excluded (exception) pair, and always J = I (the diagonal tile, pairs j > i). Which block
+//     an excluded (exception) pair, and always J = I (the diagonal tile: each pair once, in its last 16
+//     steps; its row is stored as ~I). Which block
 //     pairs these are depends only on which atoms share a block, so they and their 32 exclusion masks
-//     (bit k of mask l: pair (I*32+l, slot k) is skipped: padding, the diagonal's lower triangle,
+//     (bit k of mask l: pair (I*32+l, slot k) is skipped: padding, the diagonal's other half,
 //     excluded pairs) are found once per sort (exclusion_keys_kernel, a sort + unique on the host's
 //     stream, exclusion_tile_masks_kernel), not at every list build; or
 //   - a packed tile: atoms of other blocks J > I that lie within cutoff + buffer of some atom of I
@@ -331,7 +332,7 @@ struct TileListView {
   int* tile_count;
   int* overflow;
   int capacity;
-  int* tile_row;             // block I of each tile
+  int* tile_row;             // block I of each tile (~I: the diagonal tile of row I)
   int* tile_atoms;           // 32 sorted atom indices per tile (-1 = empty slot)
   unsigned int* tile_masks;  // 32 masks per tile: bit k of mask l = pair (I*32+l, slot k) is skipped
 };
@@ -356,17 +357,20 @@ __device__ __forceinline__ int lower_bound_key(const unsigned long long* __restr
   return lo;
 }
 
-// Reserves `tiles` consecutive tiles of the list for row I (one atomic per call) and writes their row;
-// returns the first. Tiles past the capacity are counted but not written (the overflow is flagged and
-// the host redoes the evaluation with a larger list; every tile below the capacity is written, so the
-// tile kernel never reads an unwritten one). Whole warp.
-__device__ __forceinline__ int reserve_tiles(int I, int tiles, const TileListView& list) {
+// Reserves `tiles` consecutive tiles of the list for row I (one atomic per call) and writes their row
+// (~I for the first when `first_is_diagonal`: the tile kernel's mark of a diagonal tile); returns the
+// first. Tiles past the capacity are counted but not written (the overflow is flagged and the host redoes
+// the evaluation with a larger list; every tile below the capacity is written, so the tile kernel never
+// reads an unwritten one). Whole warp.
+__device__ __forceinline__ int reserve_tiles(int I, int tiles, const TileListView& list,
+                                             bool first_is_diagonal = false) {
   const int lane = threadIdx.x & 31;
   int t0 = 0;
   if (lane == 0) t0 = atomicAdd(list.tile_count, tiles);
   t0 = __shfl_sync(0xffffffffu, t0, 0);
   if (t0 + tiles > list.capacity && lane == 0) atomicExch(list.overflow, 1);
-  for (int q = lane; q < tiles && t0 + q < list.capacity; q += kTileSize) list.tile_row[t0 + q] = I;
+  for (int q = lane; q < tiles && t0 + q < list.capacity; q += kTileSize)
+    list.tile_row[t0 + q] = q == 0 && first_is_diagonal ? ~I : I;
   return t0;
 }
 
@@ -380,7 +384,9 @@ __device__ __forceinline__ void write_tile_lane(int t, int slot, unsigned int ma
 
 // One warp per exclusion tile (grid-stride), after a sort: the tile's 32 exclusion masks. Bit k of
 // lane l's mask skips the pair (atom I*32+l, atom J*32+k): padding, excluded pairs, and in the
-// diagonal tile (J = I) the pairs with k <= l.
+// diagonal tile (J = I) every pair but one of each unordered pair {l, k}: the one the tile kernel meets
+// at a step d = (k - l) mod 32 >= 16 (d in 17..31, or d = 16 from lanes l < 16), so that the diagonal
+// tile takes only the last 16 of its 32 steps (nonbonded_tile_kernel).
 __global__ void __launch_bounds__(256) exclusion_tile_masks_kernel(const unsigned long long* __restrict__ keys,
                                                                     const int* __restrict__ count, int capacity,
                                                                     const int* __restrict__ perm, ExclusionView excl,
@@ -405,7 +411,8 @@ __global__ void __launch_bounds__(256) exclusion_tile_masks_kernel(const unsigne
     unsigned int mask = 0;
     for (int k = 0; k < kTileSize; ++k) {
       const int b = __shfl_sync(0xffffffffu, slot_orig, k);
-      bool skip = a < 0 || b < 0 || (diagonal && k <= lane);
+      const int d = (k - lane) & (kTileSize - 1);
+      bool skip = a < 0 || b < 0 || (diagonal && (d < kTileSize / 2 || (d == kTileSize / 2 && lane >= kTileSize / 2)));
       if (!skip) {
         const int offset = b - a + 32;
         if (offset >= 0 && offset < 64) {
@@ -445,7 +452,9 @@ __device__ __forceinline__ void emit_exclusion_tiles(int I, const RowExclusions&
   const int lane = threadIdx.x & 31;
   const int last = min(row.last, ex.capacity);
   if (last <= row.first) return;
-  const int t0 = reserve_tiles(I, last - row.first, list);
+  // Keys (I << 32) | J with J >= I sort the diagonal (I, I) first.
+  const bool first_is_diagonal = static_cast<int>(ex.keys[row.first] & 0xffffffffull) == I;
+  const int t0 = reserve_tiles(I, last - row.first, list, first_is_diagonal);
   for (int t = row.first; t < last; ++t) {
     const int J = static_cast<int>(ex.keys[t] & 0xffffffffull);
     const int slot = J * kTileSize + lane;

@@ -51,15 +51,20 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
 // on the slot this lane holds. IMAGE: each pair takes the minimum image (compile-time, so the step has
 // no branch for it). A masked pair's distance is formed like any other's and its mask bit tested with
 // the cutoff (one branch per step for both).
+// `steps` (a multiple of 4) steps are taken from the addresses and mask bit given: all 32, or the last
+// 16 of a diagonal tile (see nonbonded_tile_kernel).
 template <bool IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY>
-__device__ __forceinline__ void tile_steps(unsigned int pending, unsigned int pos_address, unsigned int par_address,
-                                           const real4_t<real>& pi, const real2_t<real>& si,
+__device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsigned int pos_address,
+                                           unsigned int par_address, const real4_t<real>& pi, const real2_t<real>& si,
                                            const SearchBox<real>& image_box, const TilePairParams<real>& params,
                                            Vec3<real>& fi, Vec3<real>& fj, double& tile_energy) {
   const int lane = threadIdx.x & 31;
   const int src = (lane + 1) & 31;  // shuffle source
-#pragma unroll 4
-  for (int k = 0; k < kTileSize; ++k) {
+#pragma unroll 1
+  for (int k4 = 0; k4 < steps; k4 += 4)
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int k = k4 + u;
     const real4_t<real> pk = load_shared(pos_address + k * sizeof(real4_t<real>), static_cast<const real4_t<real>*>(nullptr));
     const real2_t<real> sk = load_shared(par_address + k * sizeof(real2_t<real>), static_cast<const real2_t<real>*>(nullptr));
     Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
@@ -113,7 +118,13 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
   unsigned long long energy_fixed = 0;
   if (blockIdx.x == 0 && threadIdx.x == 0) *rebuild_flag = 0;  // the build has read it
   for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < count; t += warps) {
-    const int I = tile_row[t];
+    // A diagonal tile (block I against itself, row stored as ~I) needs only steps 16..31: its mask keeps
+    // each pair once at a step k >= 16 (exclusion_tile_masks_kernel), and after them every slot force is
+    // back in its own lane as after 32 steps.
+    int I = tile_row[t];
+    const bool diagonal = I < 0;
+    if (diagonal) I = ~I;
+    const int first_step = diagonal ? kTileSize / 2 : 0;
     const int i = I * kTileSize + lane;
     const int j_own = tile_atoms[t * kTileSize + lane];
     real4_t<real> pi = sorted_posq[i];
@@ -138,7 +149,8 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the 32 steps
     // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
     // step k reads bit 0 after k shifts).
-    const unsigned int pending = ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane);
+    const unsigned int pending =
+        ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane) >> first_step;
     __syncwarp();  // the previous tile's reads are done
     my_posq[lane] = pj;
     my_posq[lane + kTileSize] = pj;
@@ -147,16 +159,16 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     __syncwarp();
     // Shared addresses of this lane's first slot, held opaque so that they stay in registers (the
     // compiler otherwise recomputes the warp's shared-memory base from the thread index at every step).
-    unsigned int pos_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + lane));
-    unsigned int par_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_params + lane));
+    unsigned int pos_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + lane + first_step));
+    unsigned int par_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_params + lane + first_step));
     asm volatile("" : "+r"(pos_address), "+r"(par_address));
     Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
     double tile_energy = 0.0;
     if (per_pair_image) {
-      tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
+      tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(kTileSize - first_step, pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
                                                     tile_energy);
     } else {
-      tile_steps<false, real, C, SWITCH, ENERGY>(pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
+      tile_steps<false, real, C, SWITCH, ENERGY>(kTileSize - first_step, pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
                                                  tile_energy);
     }
     const int oi = perm[i];
