@@ -20,6 +20,7 @@
 #include "model/overlaps.hpp"
 #include "support/catch.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
@@ -29,14 +30,9 @@ namespace {
 
 const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+using mdsim_test::contains;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_bad_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("bad", name); }
 
 // ala2_water.pdb with the coordinates of the atom on line `to` (1-based) replaced by those of the atom on
 // line `from`, shifted by shift_angstrom.

@@ -12,6 +12,8 @@
 #include <string>
 
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
+#include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,15 +27,10 @@ Result run(const std::string& args) {
   return r;
 }
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+using mdsim_test::contains;
 
 // A scratch folder with a config that points at the bundled example structure.
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_cli_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cli", name); }
 
 }  // namespace
 

@@ -16,20 +16,17 @@
 #include "io/structure_reader.hpp"
 #include "support/catch.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
+#include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 using mdsim::test::run_mdsim;
 
 namespace {
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+using mdsim_test::contains;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_prepare_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("prepare", name); }
 
 // The shared system's heavy atoms outside water and ions, CRYST1 kept; `drop_residues` (resSeq) left out too.
 std::string heavy_atoms(const std::string& system, int drop_from = 0, int drop_to = -1) {

@@ -18,13 +18,14 @@
 #include "engine/demux.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
-#include "engine/resources.hpp"
 #include "engine/replicas.hpp"
+#include "engine/resources.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/config.hpp"
 #include "io/exchange_log.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/plan/context.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
 #include "support/thrown.hpp"
 
@@ -36,12 +37,7 @@ namespace {
 
 const std::string kVacuum = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_vacuum.pdb";
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_replicas_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("replicas", name); }
 
 // A 4-replica ladder 300-400 K on alanine dipeptide in vacuum (exchange every 50 steps), or other replicas.
 std::string ladder_config(const std::string& out, int steps, const std::string& replicas = {}) {

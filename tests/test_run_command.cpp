@@ -17,6 +17,7 @@
 #include "io/hdf5_arrays.hpp"
 #include "io/pdb_reader.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,12 +25,7 @@ namespace {
 
 const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_run_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("run", name); }
 
 // A short ala2_water run on the CPU: `steps` LangevinMiddle steps of 2 fs, frames and state lines every
 // 10 steps, checkpoint every 10, fixed seed.

@@ -7,6 +7,7 @@
 // External readers: h5py and MDTraj through /usr/bin/python3.
 #include "support/catch.hpp"
 #include "support/checkpoints.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
 
 #include <fcntl.h>
@@ -42,12 +43,7 @@ const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water
 constexpr int kAtoms = 2269;
 constexpr int kFrameInterval = 5;  // steps between trajectory frames and state lines
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_fail_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("fail", name); }
 
 // ala2_water on the CPU, LangevinMiddle 2 fs, fixed seed; frames and state lines every 5 steps, the
 // trajectory flushed at least every `flush_interval` (and before each checkpoint), a checkpoint

@@ -24,6 +24,7 @@
 #include "io/state_log.hpp"
 #include "support/checkpoints.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
@@ -32,12 +33,7 @@ namespace {
 
 const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_stages_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("stages", name); }
 
 // The protocol; `nvt_steps` and `with_npt` shorten it (the first half of an interrupted run), `nvt_temperature`
 // changes it (a checkpoint of other stages).

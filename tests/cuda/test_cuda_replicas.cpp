@@ -19,6 +19,7 @@
 #include "io/config.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/plan/context.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
@@ -28,12 +29,7 @@ namespace {
 
 const std::string kWater = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_cuda_replicas_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cuda_replicas", name); }
 
 std::size_t differing(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
   std::size_t n = a.size() == b.size() ? 0 : a.size() + b.size();

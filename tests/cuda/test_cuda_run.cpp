@@ -19,6 +19,7 @@
 
 #include "io/hdf5_arrays.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,12 +27,7 @@ namespace {
 
 const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_cuda_run_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cuda_run", name); }
 
 // LangevinMiddle 2 fs, PME 1.0 nm, HBonds; frames (with velocities and forces) and state lines every
 // `report` steps, a checkpoint every `checkpoint` steps.

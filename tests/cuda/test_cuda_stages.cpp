@@ -16,6 +16,7 @@
 #include "io/hdf5_arrays.hpp"
 #include "support/checkpoints.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
@@ -24,12 +25,7 @@ namespace {
 
 const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_cuda_stages_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cuda_stages", name); }
 
 fs::path write_config(const fs::path& dir, int nvt_steps, bool with_npt) {
   const fs::path p = dir / "run.yaml";

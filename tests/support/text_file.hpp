@@ -1,4 +1,5 @@
-// Reading a whole file into a string, for the tests (one helper instead of a copy per test file).
+// Text helpers for the tests: a whole file as a string, substring search (one helper each instead of a
+// copy per test file).
 #pragma once
 
 #include <fstream>
@@ -16,5 +17,8 @@ inline std::string read_text(const std::string& path) {
   buffer << in.rdbuf();
   return buffer.str();
 }
+
+// Whether `needle` occurs in `hay`.
+inline bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
 }  // namespace mdsim_test
