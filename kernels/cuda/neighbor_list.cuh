@@ -747,9 +747,10 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
 // xy cells come within range (cutoff + buffer, widened by how far blocks reach out of their columns
 // since the last sort) of I's column: for each row of columns (y) one or two contiguous runs of
 // columns (x), hence contiguous runs of blocks. O(N) work instead of O(N^2). Every atom of the row's
-// packed tiles is packed across the runs, so the row has one partly filled packed tile at most.
+// packed tiles is packed across the runs, so the row has one partly filled packed tile at most. At most
+// 72 registers, so 7 blocks fit per SM (the compiler alone chose 80, 6 blocks; A/B in docs/PERFORMANCE.md).
 template <typename real>
-__global__ void __launch_bounds__(128) tile_build_columns_kernel(
+__global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half, BoxVectors<real> box,
     real range2, const int* __restrict__ rebuild_flag, const int* __restrict__ perm,
