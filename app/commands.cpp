@@ -255,8 +255,8 @@ void print_ensemble_summary(const EnsembleSummary& s) {
   fmt::print("{} {} replicas ({}; {}) steps {} to {} ({:.3f} ps each) on {} in {:.1f} s: {:.2f} ns/day per "
              "replica, {:.2f} in total; seed {}\n",
              s.stopped_early ? "stopped" : "ran", s.replicas,
-             s.exchange == "none" ? std::string("independent copies") : s.exchange + " exchange", s.comm, s.first_step, s.last_step,
-             s.simulated_ps_per_replica, s.platform, s.wall_s, s.ns_per_day_per_replica, s.ns_per_day_total,
+             s.exchange == "none" ? std::string("independent copies") : s.exchange + " exchange", s.comm, s.first_step,
+             s.last_step, s.simulated_ps_per_replica, s.platform, s.wall_s, s.ns_per_day_per_replica, s.ns_per_day_total,
              s.ensemble_seed);
   if (!s.pairs.empty()) {
     fmt::print("  exchange seed {}; acceptance per pair of temperatures:\n", s.exchange_seed);

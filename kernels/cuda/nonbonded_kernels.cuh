@@ -61,32 +61,35 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
   const int lane = threadIdx.x & 31;
   const int src = (lane + 1) & 31;  // shuffle source
 #pragma unroll 1
-  for (int k4 = 0; k4 < steps; k4 += 4)
+  for (int k4 = 0; k4 < steps; k4 += 4) {
 #pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int k = k4 + u;
-    const real4_t<real> pk = load_shared(pos_address + k * sizeof(real4_t<real>), static_cast<const real4_t<real>*>(nullptr));
-    const real2_t<real> sk = load_shared(par_address + k * sizeof(real2_t<real>), static_cast<const real2_t<real>*>(nullptr));
-    Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
-    if (IMAGE) d = image_box.minimum_image(d);
-    const real r2 = dot(d, d);
-    if ((pending & 1u) != 0u && r2 < params.cutoff2) {
-      const real inv_r = rsqrt(r2);
-      // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
-      // skipped (a warp would diverge).
-      // pi.w holds K q_i (Coulomb's constant folded in once per tile), so pi.w * pk.w is K q_i q_j.
-      const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false, true>(r2 * inv_r, inv_r, pi.w * pk.w,
-                                                                               si.x + sk.x, si.y * sk.y, params.pair);
-      const Vec3<real> f = d * pr.f_over_r;
-      fj += f;
-      fi -= f;
-      if (ENERGY) tile_energy += double(pr.energy);
+    for (int u = 0; u < 4; ++u) {
+      const int k = k4 + u;
+      const real4_t<real> pk =
+          load_shared(pos_address + k * sizeof(real4_t<real>), static_cast<const real4_t<real>*>(nullptr));
+      const real2_t<real> sk =
+          load_shared(par_address + k * sizeof(real2_t<real>), static_cast<const real2_t<real>*>(nullptr));
+      Vec3<real> d(pk.x - pi.x, pk.y - pi.y, pk.z - pi.z);
+      if (IMAGE) d = image_box.minimum_image(d);
+      const real r2 = dot(d, d);
+      if ((pending & 1u) != 0u && r2 < params.cutoff2) {
+        const real inv_r = rsqrt(r2);
+        // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
+        // skipped (a warp would diverge).
+        // pi.w holds K q_i (Coulomb's constant folded in once per tile), so pi.w * pk.w is K q_i q_j.
+        const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false, true>(r2 * inv_r, inv_r, pi.w * pk.w,
+                                                                                 si.x + sk.x, si.y * sk.y, params.pair);
+        const Vec3<real> f = d * pr.f_over_r;
+        fj += f;
+        fi -= f;
+        if (ENERGY) tile_energy += double(pr.energy);
+      }
+      pending >>= 1;  // bit 0: the next step's pair (a shift per step is cheaper than testing bit k)
+      // Pass the slot force one lane down: lane l now gets what lane l+1 held.
+      fj.x = __shfl_sync(0xffffffffu, fj.x, src);
+      fj.y = __shfl_sync(0xffffffffu, fj.y, src);
+      fj.z = __shfl_sync(0xffffffffu, fj.z, src);
     }
-    pending >>= 1;  // bit 0: the next step's pair (a shift per step is cheaper than testing bit k)
-    // Pass the slot force one lane down: lane l now gets what lane l+1 held.
-    fj.x = __shfl_sync(0xffffffffu, fj.x, src);
-    fj.y = __shfl_sync(0xffffffffu, fj.y, src);
-    fj.z = __shfl_sync(0xffffffffu, fj.z, src);
   }
 }
 
@@ -146,7 +149,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
         pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
       }
     }
-    pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the 32 steps
+    pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the tile's steps
     // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
     // step k reads bit 0 after k shifts).
     const unsigned int pending =
@@ -164,12 +167,13 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     asm volatile("" : "+r"(pos_address), "+r"(par_address));
     Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
     double tile_energy = 0.0;
+    const int steps = kTileSize - first_step;
     if (per_pair_image) {
-      tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(kTileSize - first_step, pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
-                                                    tile_energy);
+      tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box, params,
+                                                    fi, fj, tile_energy);
     } else {
-      tile_steps<false, real, C, SWITCH, ENERGY>(kTileSize - first_step, pending, pos_address, par_address, pi, si, image_box, params, fi, fj,
-                                                 tile_energy);
+      tile_steps<false, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box, params, fi,
+                                                 fj, tile_energy);
     }
     const int oi = perm[i];
     if (oi >= 0) {
