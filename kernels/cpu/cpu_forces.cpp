@@ -182,7 +182,7 @@ double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& threa
             const double r = std::sqrt(r2);
             const double inv_r = 1.0 / r;
             const PairResult<double> pr =
-                nonbonded_pair<double, C, kSwitch, true>(r, inv_r, qi, qs[size_t(pj)], lj_i, lj[size_t(pj)], in.pair);
+                nonbonded_pair<double, C, kSwitch, true>(r2, inv_r, qi, qs[size_t(pj)], lj_i, lj[size_t(pj)], in.pair);
             energy += pr.energy;
             if (want_forces) {
               const Vec3d fj = d * pr.f_over_r;
@@ -229,7 +229,7 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
 
   const bool periodic = plan_.periodic;
   const bool pme = plan_.pme;
-  const double alpha = plan_.pair.alpha_per_nm;
+  const double alpha = plan_.pair.ewald.a;
   Impl& im = *impl_;
 
   if (terms & kTermNonbondedDirect) {

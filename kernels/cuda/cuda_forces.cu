@@ -284,7 +284,7 @@ class Evaluator {
   // ---- construction steps ----
 
   // Per-particle data for the neighbour list to sort: charges, and the pair step's LJ encoding
-  // (sigma/2, sqrt(epsilon)).
+  // (sigma/2, 2 sqrt(epsilon)).
   typename cuda::NeighborList<real>::Particles particle_data() const {
     typename cuda::NeighborList<real>::Particles p;
     p.charge.resize(n_);
@@ -292,7 +292,7 @@ class Evaluator {
     for (int i = 0; i < n_; ++i) {
       p.charge[i] = real(sys_.charge_e[i]);
       const LjParticle<real> lj = lj_particle<real>(sys_.sigma_nm[i], sys_.epsilon_kj_per_mol[i]);
-      p.params[i] = cuda::VecTypes<real>::make2(lj.half_sigma_nm, lj.sqrt_epsilon);
+      p.params[i] = cuda::VecTypes<real>::make2(lj.half_sigma_nm, lj.two_sqrt_epsilon);
     }
     return p;
   }
@@ -369,10 +369,7 @@ class Evaluator {
   // Pair parameters, from the plan both platforms share, and the neighbour search's range.
   void set_pair_constants() {
     const double cutoff = plan_.cutoff_nm;
-    pair_.pair.cutoff_nm = real(cutoff);
-    pair_.pair.switch_distance_nm = real(plan_.pair.switch_distance_nm);
-    pair_.pair.alpha_per_nm = real(plan_.pair.alpha_per_nm);
-    pair_.pair.rf = {real(plan_.pair.rf.k_rf), real(plan_.pair.rf.c_rf)};
+    pair_.pair = pair_constants_as<real>(plan_.pair);
     pair_.cutoff2 = real(cutoff * cutoff);
     range_ = std::isfinite(cutoff) ? cutoff + opt_.neighbor_buffer_nm : std::numeric_limits<double>::infinity();
   }
@@ -515,7 +512,7 @@ class Evaluator {
     const int waters = static_cast<int>(water_exclusions_.size());
     if (count + waters == 0) return;
     const auto box = cuda::box_as<real>(box_);
-    const real alpha = real(plan_.pair.alpha_per_nm);
+    const real alpha = real(plan_.pair.ewald.a);
     unsigned long long* e = energy_.data() + kSlotExceptions;
     const int water_blocks = waters > 0 ? blocks_for(waters) : 0;
     const int blocks = water_blocks + (count > 0 ? blocks_for(count) : 0);

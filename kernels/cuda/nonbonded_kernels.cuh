@@ -74,14 +74,14 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
       const real r2 = dot(d, d);
       if ((pending & 1u) != 0u && r2 < params.cutoff2) {
         const real inv_r = rsqrt(r2);
-        // sorted_params hold the pair step's encoding (sigma/2, sqrt(epsilon)); zero terms are not
+        // sorted_params hold the pair step's encoding (sigma/2, 2 sqrt(epsilon)); zero terms are not
         // skipped (a warp would diverge).
         // pi.w holds K q_i (Coulomb's constant folded in once per tile), so pi.w * pk.w is K q_i q_j.
-        const PairResult<real> pr = nonbonded_pair<real, C, SWITCH, false, true>(r2 * inv_r, inv_r, pi.w * pk.w,
-                                                                                 si.x + sk.x, si.y * sk.y, params.pair);
-        const Vec3<real> f = d * pr.f_over_r;
-        fj += f;
-        fi -= f;
+        const PairResult<real> pr =
+            nonbonded_pair<real, C, SWITCH, false, true>(r2, inv_r, pi.w * pk.w, si.x + sk.x, si.y * sk.y, params.pair);
+        // The slot's force +d f/r and i's -d f/r, each one fused multiply-add per axis.
+        fj.x = fma(d.x, pr.f_over_r, fj.x), fj.y = fma(d.y, pr.f_over_r, fj.y), fj.z = fma(d.z, pr.f_over_r, fj.z);
+        fi.x = fma(-d.x, pr.f_over_r, fi.x), fi.y = fma(-d.y, pr.f_over_r, fi.y), fi.z = fma(-d.z, pr.f_over_r, fi.z);
         if (ENERGY) tile_energy += double(pr.energy);
       }
       pending >>= 1;  // bit 0: the next step's pair (a shift per step is cheaper than testing bit k)

@@ -58,5 +58,46 @@ constexpr double kInvSqrtPi = 0.56418958354775628695;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 constexpr double kPi = 3.14159265358979323846;
 
+
+// erfc(a r) and the Ewald force's bracket erfc(a r) + (2/sqrt(pi)) a r exp(-a^2 r^2) at a fixed a (1/nm),
+// as the pair step needs them. The multiples of a that the float form uses are precomputed once
+// (scaled_erfc, on the host, in double and rounded once), so that each pair spends one multiply on each.
+template <typename T>
+struct ScaledErfc {
+  T a;            // 1/nm
+  T t_scale;      // p a, A&S 7.1.26's t = 1 / (1 + p a r) (1/nm)
+  T force_scale;  // (2/sqrt(pi)) a (1/nm)
+  T exp2_scale;   // -a^2 log2(e): exp(-a^2 r^2) = 2^(exp2_scale r^2) (1/nm^2)
+};
+
+constexpr double kErfcP = 0.3275911;             // Abramowitz & Stegun 7.1.26
+constexpr double kLog2E = 1.44269504088896340736;  // log2(e)
+
+template <typename T>
+inline ScaledErfc<T> scaled_erfc(double a) {
+  return {T(a), T(kErfcP * a), T(kTwoOverSqrtPi * a), T(-a * a * kLog2E)};
+}
+
+// Given r and r^2 (nm, nm^2). Double: the library functions. Float: A&S 7.1.26 as erfc_and_gauss_,
+// the bracket as exp(-x^2) (t q(t) + (2/sqrt(pi)) x) with erfc = exp(-x^2) t q(t): the pair step's
+// force needs only the bracket, so its erfc is dead code there.
+MDSIM_HD void erfc_and_bracket_(double r, double r2, const ScaledErfc<double>& s, double& erfc_ar, double& bracket) {
+  const double x = s.a * r;
+  erfc_ar = ::erfc(x);
+  bracket = erfc_ar + s.force_scale * r * ::exp(-s.a * s.a * r2);
+}
+MDSIM_HD void erfc_and_bracket_(float r, float r2, const ScaledErfc<float>& s, float& erfc_ar, float& bracket) {
+#ifdef __CUDA_ARCH__
+  const float gauss = exp2f(s.exp2_scale * r2);
+  const float t = __fdividef(1.0f, 1.0f + s.t_scale * r);
+#else
+  const float gauss = ::exp2f(s.exp2_scale * r2);
+  const float t = 1.0f / (1.0f + s.t_scale * r);
+#endif
+  const float q = 0.254829592f + (-0.284496736f + (1.421413741f + (-1.453152027f + 1.061405429f * t) * t) * t) * t;
+  erfc_ar = gauss * (t * q);
+  bracket = gauss * (t * q + s.force_scale * r);
+}
+
 }  // namespace pmath
 }  // namespace mdsim

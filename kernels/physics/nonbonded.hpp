@@ -174,60 +174,89 @@ MDSIM_HD PairResult<T> exception_pair(T charge_product_e2, T sigma_nm, T epsilon
 // Ewald-screened direct sum.
 enum class CoulombMethod { Plain, ReactionField, Ewald };
 
-// Per-particle Lennard-Jones parameters in the pair step's encoding: sigma_i/2 and sqrt(eps_i), so
-// that Lorentz-Berthelot's sigma_ij = sigma_i/2 + sigma_j/2 and eps_ij = sqrt(eps_i) sqrt(eps_j)
-// cost one add and one multiply (and equal combine_sigma / combine_epsilon to the last bit: halving
-// is exact).
+// Per-particle Lennard-Jones parameters in the pair step's encoding: sigma_i/2 and 2 sqrt(eps_i), so
+// that Lorentz-Berthelot's sigma_ij = sigma_i/2 + sigma_j/2 and 4 eps_ij = 2 sqrt(eps_i) 2 sqrt(eps_j)
+// cost one add and one multiply (and equal combine_sigma / 4 combine_epsilon to the last bit: the
+// factors of 2 are exact).
 template <typename T>
 struct LjParticle {
   T half_sigma_nm;
-  T sqrt_epsilon;  // sqrt(kJ/mol)
+  T two_sqrt_epsilon;  // 2 sqrt(kJ/mol)
 };
 
 // A particle's parameters in that encoding, from sigma (nm) and epsilon (kJ/mol), computed in double
 // and rounded once to T (host code: the platforms' set-up).
 template <typename T>
 inline LjParticle<T> lj_particle(double sigma_nm, double epsilon_kj_per_mol) {
-  return {T(0.5 * sigma_nm), T(pmath::sqrt_(epsilon_kj_per_mol))};
+  return {T(0.5 * sigma_nm), T(2.0 * pmath::sqrt_(epsilon_kj_per_mol))};
 }
 
 // Position-independent constants of the pair step (nm, 1/nm).
 template <typename T>
 struct PairConstants {
-  T cutoff_nm;           // the LJ switch ends here
-  T switch_distance_nm;  // start of the LJ switch, when SWITCH
-  T alpha_per_nm;        // Ewald splitting parameter, when Ewald
-  ReactionField<T> rf;   // when ReactionField
+  T cutoff_nm;                 // the LJ switch ends here
+  T switch_distance_nm;        // start of the LJ switch, when SWITCH
+  pmath::ScaledErfc<T> ewald;  // Ewald splitting parameter ewald.a (1/nm) and its multiples, when Ewald
+  ReactionField<T> rf;         // when ReactionField
 };
 
-// Energy and -(dE/dr)/r of one non-excluded pair inside the cutoff at distance r (inv_r = 1/r),
-// charge product qq (e^2), combined sigma (nm) and epsilon (kJ/mol): Coulomb by method C plus LJ,
-// the LJ part multiplied by the switching function when SWITCH.
+// The pair step's constants in another precision: the Ewald multiples recomputed from alpha in double.
+template <typename T>
+inline PairConstants<T> pair_constants_as(const PairConstants<double>& k) {
+  return {T(k.cutoff_nm), T(k.switch_distance_nm), pmath::scaled_erfc<T>(k.ewald.a), {T(k.rf.k_rf), T(k.rf.c_rf)}};
+}
+
+// Energy and -(dE/dr)/r of one non-excluded pair inside the cutoff, given r^2 (nm^2) and 1/r, the
+// charge product qq (e^2), the combined sigma (nm) and 4 epsilon (kJ/mol): Coulomb by method C plus LJ,
+// the LJ part multiplied by the switching function when SWITCH. The same functions as lennard_jones,
+// apply_switch and the coulomb_* ones above, each term written as w = -r dE/dr so that the pair's
+// f_over_r is one multiply by 1/r^2 of their sum (the GPU's pair kernel spends most of its
+// instructions here).
 // SKIP_ZERO leaves out a term whose charge product or epsilon is zero (it adds exactly zero then):
 // worth it where a branch is cheap (the CPU loop: water hydrogens carry no LJ), not in a warp,
 // where it would diverge. K_FOLDED: qq includes Coulomb's constant already (coulomb_kqq).
 template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO, bool K_FOLDED = false>
-MDSIM_HD PairResult<T> nonbonded_pair(T r, T inv_r, T qq, T sigma_nm, T epsilon_kj_per_mol,
-                                      const PairConstants<T>& k) {
-  PairResult<T> out{T(0), T(0)};
-  if (!SKIP_ZERO || epsilon_kj_per_mol != T(0)) {
-    out = lennard_jones(inv_r * inv_r, sigma_nm, epsilon_kj_per_mol);
-    if (SWITCH) out = apply_switch(out, switching_function(r, k.switch_distance_nm, k.cutoff_nm), r);
+MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T qq, T sigma_nm, T four_epsilon, const PairConstants<T>& k) {
+  const T inv_r2 = inv_r * inv_r;
+  T energy = T(0), w = T(0);
+  if (!SKIP_ZERO || four_epsilon != T(0)) {
+    const T s2 = sigma_nm * sigma_nm * inv_r2;
+    const T s6 = s2 * s2 * s2;
+    const T a = four_epsilon * s6;
+    energy = a * (s6 - T(1));           // 4 eps ((sigma/r)^12 - (sigma/r)^6)
+    w = a * (T(12) * s6 - T(6));        // 4 eps (12 (sigma/r)^12 - 6 (sigma/r)^6)
+    if (SWITCH) {
+      const T r = r2 * inv_r;
+      const SwitchValue<T> sw = switching_function(r, k.switch_distance_nm, k.cutoff_nm);
+      w = w * sw.s - energy * sw.ds_dr * r;
+      energy *= sw.s;
+    }
   }
   if (!SKIP_ZERO || qq != T(0)) {
-    if (C == CoulombMethod::Plain) out += coulomb_plain<T, K_FOLDED>(qq, inv_r);
-    else if (C == CoulombMethod::ReactionField) out += coulomb_reaction_field<T, K_FOLDED>(qq, r, inv_r, k.rf);
-    else out += coulomb_ewald_direct<T, K_FOLDED>(qq, r, inv_r, k.alpha_per_nm);
+    const T kqq = coulomb_kqq<T, K_FOLDED>(qq);
+    if (C == CoulombMethod::Plain) {
+      energy += kqq * inv_r;
+      w += kqq * inv_r;
+    } else if (C == CoulombMethod::ReactionField) {
+      energy += kqq * (inv_r + k.rf.k_rf * r2 - k.rf.c_rf);
+      w += kqq * (inv_r - T(2) * k.rf.k_rf * r2);
+    } else {
+      T erfc_ar, bracket;
+      pmath::erfc_and_bracket_(r2 * inv_r, r2, k.ewald, erfc_ar, bracket);
+      const T kqq_over_r = kqq * inv_r;
+      energy += kqq_over_r * erfc_ar;
+      w += kqq_over_r * bracket;
+    }
   }
-  return out;
+  return {energy, w * inv_r2};
 }
 
 // The same with the parameters of two particles in the pair step's encoding.
 template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO>
-MDSIM_HD PairResult<T> nonbonded_pair(T r, T inv_r, T q_i, T q_j, const LjParticle<T>& a, const LjParticle<T>& b,
+MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T q_i, T q_j, const LjParticle<T>& a, const LjParticle<T>& b,
                                       const PairConstants<T>& k) {
-  return nonbonded_pair<T, C, SWITCH, SKIP_ZERO>(r, inv_r, q_i * q_j, a.half_sigma_nm + b.half_sigma_nm,
-                                                 a.sqrt_epsilon * b.sqrt_epsilon, k);
+  return nonbonded_pair<T, C, SWITCH, SKIP_ZERO>(r2, inv_r, q_i * q_j, a.half_sigma_nm + b.half_sigma_nm,
+                                                 a.two_sqrt_epsilon * b.two_sqrt_epsilon, k);
 }
 
 // An exception (System::exceptions entry) as both platforms evaluate it: its own scaled Coulomb + LJ

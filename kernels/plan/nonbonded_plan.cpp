@@ -147,10 +147,10 @@ NonbondedPlan plan_nonbonded(const System& s) {
   if (plan.pme) {
     plan.pme_parameters = choose_pme_parameters(*s.box, nb);  // follows nb.pme_grid
     check_pme_grid_size(plan.pme_parameters, nb);
-    plan.pair.alpha_per_nm = plan.pme_parameters.alpha_per_nm;
+    plan.pair.ewald = pmath::scaled_erfc<double>(plan.pme_parameters.alpha_per_nm);
     for (double q : s.charge_e) plan.self_energy_kj_per_mol += ewald_self_energy(q, plan.pme_parameters.alpha_per_nm);
   } else {
-    plan.pair.alpha_per_nm = 0.0;
+    plan.pair.ewald = pmath::scaled_erfc<double>(0.0);
   }
   plan.dispersion_coefficient = dispersion_correction_coefficient(s);
 

@@ -34,7 +34,7 @@ struct NonbondedPlan {
   bool pme = false;
   double cutoff_nm = 0;     // infinity for NoCutoff
   bool switching = false;   // LJ switching function (never with NoCutoff)
-  PairConstants<double> pair{};  // cutoff, switch distance, alpha (PME), reaction field (cutoff methods)
+  PairConstants<double> pair{};  // cutoff, switch distance, Ewald alpha (PME), reaction field (cutoff methods)
   PmeParameters pme_parameters;  // valid when pme
   double dispersion_coefficient = 0;       // kJ/mol nm^3: E_disp = coefficient / V (periodic only)
   double self_energy_kj_per_mol = 0;       // Ewald self energy of all charges (PME only), summed in order
