@@ -466,7 +466,10 @@ class Evaluator {
 
   // 16 blocks of 256 per SM, about three times as many as fit at once: each warp takes every W-th tile,
   // and smaller shares balance better as blocks finish (measured fastest of 5, 8 and 16 per SM).
-  int persistent_blocks() const { return num_sms_ * 16; }
+  // The pair kernel's grid: kPairBlocksPerSm blocks per multiprocessor, all resident at once (5 fit), taking
+  // tiles from a shared cursor until none are left.
+  static constexpr int kPairBlocksPerSm = 4;
+  int pair_kernel_blocks() const { return num_sms_ * kPairBlocksPerSm; }
 
   // Pair parameters for the current box (the image limit depends on it).
   cuda::TilePairParams<real> pair_params() const {
@@ -479,10 +482,10 @@ class Evaluator {
   template <CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
   void tile_kernel() {
     const cuda::TileKernelView<real> v = list_->tile_view();
-    cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY><<<persistent_blocks(), 256, 0, stream_>>>(
+    cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY><<<pair_kernel_blocks(), 256, 0, stream_>>>(
         v.tile_count, v.capacity, v.tile_row, v.tile_atoms, v.masks, v.sorted_posq, v.sorted_params, v.perm, v.npad,
         force_.data(), energy_.data() + kSlotPairs, v.block_center, v.block_half, cuda::box_as<real>(box_),
-        pair_params(), v.rebuild_flag);
+        pair_params(), v.rebuild_flag, v.tile_cursor);
   }
 
   template <CoulombMethod C, bool PERIODIC, bool ENERGY>

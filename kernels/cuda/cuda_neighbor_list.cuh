@@ -67,6 +67,7 @@ struct TileKernelView {
   const real4_t<real>* block_center;
   const real4_t<real>* block_half;
   int* rebuild_flag;  // the tile kernel clears it for the next evaluation (the build, before it, was its last reader)
+  int* tile_cursor;   // [2]: next tile to take, warps finished (zero between launches)
 };
 
 template <typename real>
@@ -183,7 +184,7 @@ class NeighborList {
   TileKernelView<real> tile_view() {
     return {tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(),
             sorted_params_.data(), perm_.data(), npad_, block_center_.data(), block_half_.data(),
-            rebuild_flag()};
+            rebuild_flag(), status_.data()->tile_cursor};
   }
   // posq in the System's order (null unless options.original_order_posq), and the sorted atoms, for PME.
   const real4* original_order_posq() const { return posq_.data(); }

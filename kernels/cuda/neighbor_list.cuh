@@ -141,6 +141,7 @@ struct NeighborListStatus {
                            // last sort (nm, float bits; non-negative floats order as their bit patterns)
   int exclusion_overflow;  // more exclusion tiles than their buffers hold (set after a sort, cleared by the host)
   int nonfinite;           // an atom's position is NaN, infinite or absurdly far (kernels/physics/stability.hpp)
+  int tile_cursor[2];      // the tile kernel's next tile and its warps finished (it leaves both zero)
 };
 
 // Block range of every column after a sort: blocks [start[c], start[c + 1]) hold column c; and the

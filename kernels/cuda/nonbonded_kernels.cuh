@@ -100,6 +100,11 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
 // own, so the total does not depend on which warp took which tile. At most 48 registers, so 5 blocks
 // fit per SM (the compiler alone chose 55 for the PME kernel, 4 blocks; A/B in docs/PERFORMANCE.md).
+// The grid is resident as a whole (CudaForces::pair_kernel_blocks: 4 blocks per SM, leaving room for the
+// PME and bonded streams' kernels beside it); its warps take tiles kTileChunk at a time from a cursor in
+// the list's status, which the last warp to finish sets back to zero.
+constexpr int kTileChunk = 2;
+
 template <typename real, CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
 __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
@@ -108,91 +113,108 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
     unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params,
-    int* __restrict__ rebuild_flag) {
+    int* __restrict__ rebuild_flag, int* __restrict__ tile_cursor) {
   // Each warp's 32 slot atoms, twice over (slot s at [s] and [s + 32]), so that step k reads [lane + k].
   __shared__ real4_t<real> slot_posq[8][2 * kTileSize];  // 256 threads: 8 warps
   __shared__ real2_t<real> slot_params[8][2 * kTileSize];
   const int lane = threadIdx.x & 31;
   real4_t<real>* my_posq = slot_posq[threadIdx.x / 32];
   real2_t<real>* my_params = slot_params[threadIdx.x / 32];
-  const int warps = gridDim.x * blockDim.x / 32;
   const int count = min(*tile_count, capacity);  // an overflowed list is redone by the host
   const SearchBox<real> image_box(box);  // same images as box.minimum_image for every pair in range
   unsigned long long energy_fixed = 0;
   if (blockIdx.x == 0 && threadIdx.x == 0) *rebuild_flag = 0;  // the build has read it
-  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < count; t += warps) {
-    // A diagonal tile (block I against itself, row stored as ~I) needs only steps 16..31: its mask keeps
-    // each pair once at a step k >= 16 (exclusion_tile_masks_kernel), and after them every slot force is
-    // back in its own lane as after 32 steps.
-    int I = tile_row[t];
-    const bool diagonal = I < 0;
-    if (diagonal) I = ~I;
-    const int first_step = diagonal ? kTileSize / 2 : 0;
-    const int i = I * kTileSize + lane;
-    const int j_own = tile_atoms[t * kTileSize + lane];
-    real4_t<real> pi = sorted_posq[i];
-    const real2_t<real> si = sorted_params[i];
-    real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : pi;  // this lane's slot
-    const real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
-    // Compact tile in a large enough box: put every atom in the image nearest block I's centre once;
-    // then no pair needs the minimum-image convention (its true image is the one found).
-    bool per_pair_image = PERIODIC;
-    if (PERIODIC) {
-      const real4_t<real> h = block_half[I];
-      if (real(2) * sqrt(h.x * h.x + h.y * h.y + h.z * h.z) < params.image_limit) {
-        per_pair_image = false;
-        const real4_t<real> c = block_center[I];
-        const Vec3<real> ci(c.x, c.y, c.z);
-        const Vec3<real> xi = ci + image_box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
-        const Vec3<real> xj = ci + image_box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
-        pi.x = xi.x, pi.y = xi.y, pi.z = xi.z;
-        pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
+  // Tiles are taken kTileChunk at a time from a shared cursor, the next chunk asked for as the current one
+  // starts (the atomic's latency hidden behind its tiles), so that warps finish together.
+  auto take_chunk = [&]() { return lane == 0 ? atomicAdd(tile_cursor, kTileChunk) : 0; };
+  int next = __shfl_sync(0xffffffffu, take_chunk(), 0);
+  for (int chunk = next; chunk < count; chunk = next) {
+    const int asked = take_chunk();
+    const int chunk_end = min(chunk + kTileChunk, count);
+    for (int t = chunk; t < chunk_end; ++t) {
+      // A diagonal tile (block I against itself, row stored as ~I) needs only steps 16..31: its mask keeps
+      // each pair once at a step k >= 16 (exclusion_tile_masks_kernel), and after them every slot force is
+      // back in its own lane as after 32 steps.
+      int I = tile_row[t];
+      const bool diagonal = I < 0;
+      if (diagonal) I = ~I;
+      const int first_step = diagonal ? kTileSize / 2 : 0;
+      const int i = I * kTileSize + lane;
+      const int j_own = tile_atoms[t * kTileSize + lane];
+      real4_t<real> pi = sorted_posq[i];
+      const real2_t<real> si = sorted_params[i];
+      real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : pi;  // this lane's slot
+      const real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
+      // Compact tile in a large enough box: put every atom in the image nearest block I's centre once;
+      // then no pair needs the minimum-image convention (its true image is the one found).
+      bool per_pair_image = PERIODIC;
+      if (PERIODIC) {
+        const real4_t<real> h = block_half[I];
+        if (real(2) * sqrt(h.x * h.x + h.y * h.y + h.z * h.z) < params.image_limit) {
+          per_pair_image = false;
+          const real4_t<real> c = block_center[I];
+          const Vec3<real> ci(c.x, c.y, c.z);
+          const Vec3<real> xi = ci + image_box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
+          const Vec3<real> xj = ci + image_box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
+          pi.x = xi.x, pi.y = xi.y, pi.z = xi.z;
+          pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
+        }
+      }
+      pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the tile's steps
+      // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
+      // step k reads bit 0 after k shifts).
+      const unsigned int pending =
+          ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane) >> first_step;
+      __syncwarp();  // the previous tile's reads are done
+      my_posq[lane] = pj;
+      my_posq[lane + kTileSize] = pj;
+      my_params[lane] = sj;
+      my_params[lane + kTileSize] = sj;
+      __syncwarp();
+      // Shared addresses of this lane's first slot, held opaque so that they stay in registers (the
+      // compiler otherwise recomputes the warp's shared-memory base from the thread index at every step).
+      unsigned int pos_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + lane + first_step));
+      unsigned int par_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_params + lane + first_step));
+      asm volatile("" : "+r"(pos_address), "+r"(par_address));
+      Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
+      double tile_energy = 0.0;
+      const int steps = kTileSize - first_step;
+      if (per_pair_image) {
+        tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box,
+                                                      params, fi, fj, tile_energy);
+      } else {
+        tile_steps<false, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box,
+                                                   params, fi, fj, tile_energy);
+      }
+      const int oi = perm[i];
+      if (oi >= 0) {
+        atomic_add_fixed(&force[oi], fi.x);
+        atomic_add_fixed(&force[stride + oi], fi.y);
+        atomic_add_fixed(&force[2 * stride + oi], fi.z);
+      }
+      const int oj = j_own >= 0 ? perm[j_own] : -1;
+      if (oj >= 0) {
+        atomic_add_fixed(&force[oj], fj.x);
+        atomic_add_fixed(&force[stride + oj], fj.y);
+        atomic_add_fixed(&force[2 * stride + oj], fj.z);
+      }
+      if (ENERGY) {
+        for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
+        energy_fixed += to_fixed(tile_energy);  // lane 0's value is the tile's sum
       }
     }
-    pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the tile's steps
-    // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
-    // step k reads bit 0 after k shifts).
-    const unsigned int pending =
-        ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane) >> first_step;
-    __syncwarp();  // the previous tile's reads are done
-    my_posq[lane] = pj;
-    my_posq[lane + kTileSize] = pj;
-    my_params[lane] = sj;
-    my_params[lane + kTileSize] = sj;
-    __syncwarp();
-    // Shared addresses of this lane's first slot, held opaque so that they stay in registers (the
-    // compiler otherwise recomputes the warp's shared-memory base from the thread index at every step).
-    unsigned int pos_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_posq + lane + first_step));
-    unsigned int par_address = static_cast<unsigned int>(__cvta_generic_to_shared(my_params + lane + first_step));
-    asm volatile("" : "+r"(pos_address), "+r"(par_address));
-    Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
-    double tile_energy = 0.0;
-    const int steps = kTileSize - first_step;
-    if (per_pair_image) {
-      tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box, params,
-                                                    fi, fj, tile_energy);
-    } else {
-      tile_steps<false, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box, params, fi,
-                                                 fj, tile_energy);
-    }
-    const int oi = perm[i];
-    if (oi >= 0) {
-      atomic_add_fixed(&force[oi], fi.x);
-      atomic_add_fixed(&force[stride + oi], fi.y);
-      atomic_add_fixed(&force[2 * stride + oi], fi.z);
-    }
-    const int oj = j_own >= 0 ? perm[j_own] : -1;
-    if (oj >= 0) {
-      atomic_add_fixed(&force[oj], fj.x);
-      atomic_add_fixed(&force[stride + oj], fj.y);
-      atomic_add_fixed(&force[2 * stride + oj], fj.z);
-    }
-    if (ENERGY) {
-      for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
-      energy_fixed += to_fixed(tile_energy);  // lane 0's value is the tile's sum
-    }
+    next = __shfl_sync(0xffffffffu, asked, 0);
   }
   if (ENERGY && lane == 0 && energy_fixed != 0) atomicAdd(energy, energy_fixed);
+  // The last warp to finish leaves the cursor zero for the next launch (every warp has stopped taking).
+  if (lane == 0) {
+    const int warps = gridDim.x * blockDim.x / 32;
+    __threadfence();  // this warp's last take is done before it counts itself finished
+    if (atomicAdd(&tile_cursor[1], 1) == warps - 1) {
+      tile_cursor[0] = 0;
+      tile_cursor[1] = 0;
+    }
+  }
 }
 
 template <typename real>
