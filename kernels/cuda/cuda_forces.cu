@@ -597,16 +597,17 @@ class Evaluator {
   std::size_t memory_bytes_ = 0;  // device memory allocated by the constructor
   std::uint64_t graph_generation_ = 0;  // counts invalidate_graphs()
   bool forces_zero_ = false;            // the force sums are known to be zero (clear_forces)
-  // PME and the bonded terms before the pair kernel's blocks where they compete, in small systems: there
-  // PME's chain of small kernels (cuFFT's included) is latency-bound and would otherwise wait behind the
-  // pair kernel's persistent grid, which fills every multiprocessor, and finish last. Where PME's
-  // per-atom kernels fill a quarter of the GPU's resident threads or more, its kernels keep the GPU busy
-  // themselves and equal priority is faster (A/B on the H100: high priority 2.6% faster at 23,558
-  // atoms, 1.9% slower at 188,464 and 6.2% slower at 1,507,712; docs/PERFORMANCE.md).
+  // PME and the bonded terms first where they compete with the pair kernel, up to 2,048 atoms per
+  // multiprocessor: there PME's chain of small kernels (cuFFT's included) is latency-bound and, at equal
+  // priority, would finish after the pair kernel. In larger systems PME's kernels have enough blocks to
+  // take whole multiprocessors from the pair kernel while they wait on their chain, and equal priority
+  // is faster: they run in the room the pair kernel's grid leaves (A/B on the H100 with that grid, high
+  // priority against equal: 97.3 vs 97.2 us/step at 23,558 atoms, 439.6 vs 444.2 at 188,464, 3,587
+  // vs 3,386 at 1,507,712; docs/PERFORMANCE.md).
   static cuda::StreamPriority side_stream_priority(const System& system, const CudaOptions& options) {
     int sms = 1;
     MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
-    return system.num_particles() <= sms * 512 ? cuda::StreamPriority::High : cuda::StreamPriority::Normal;
+    return system.num_particles() <= sms * 2048 ? cuda::StreamPriority::High : cuda::StreamPriority::Normal;
   }
   cuda::Stream stream_, pme_stream_, bonded_stream_;
   cuda::Event positions_ready_, pme_done_, bonded_done_;
