@@ -464,10 +464,9 @@ class Evaluator {
     throw RuntimeError("CUDA platform: the tile list kept overflowing");
   }
 
-  // 16 blocks of 256 per SM, about three times as many as fit at once: each warp takes every W-th tile,
-  // and smaller shares balance better as blocks finish (measured fastest of 5, 8 and 16 per SM).
   // The pair kernel's grid: kPairBlocksPerSm blocks per multiprocessor, all resident at once (5 fit), taking
-  // tiles from a shared cursor until none are left.
+  // tiles from a shared cursor until none are left; the fifth block's room is left to the PME and bonded
+  // streams' kernels (3, 5 and 16 per SM, and 16 where a system is small, were slower: docs/PERFORMANCE.md).
   static constexpr int kPairBlocksPerSm = 4;
   int pair_kernel_blocks() const { return num_sms_ * kPairBlocksPerSm; }
 

@@ -100,7 +100,7 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
 // own, so the total does not depend on which warp took which tile. At most 48 registers, so 5 blocks
 // fit per SM (the compiler alone chose 55 for the PME kernel, 4 blocks; A/B in docs/PERFORMANCE.md).
-// The grid is resident as a whole (CudaForces::pair_kernel_blocks: 4 blocks per SM, leaving room for the
+// The grid is resident as a whole (Evaluator::pair_kernel_blocks: 4 blocks per SM, leaving room for the
 // PME and bonded streams' kernels beside it); its warps take tiles kTileChunk at a time from a cursor in
 // the list's status, which the last warp to finish sets back to zero.
 constexpr int kTileChunk = 2;

@@ -58,7 +58,6 @@ constexpr double kInvSqrtPi = 0.56418958354775628695;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 constexpr double kPi = 3.14159265358979323846;
 
-
 // erfc(a r) and the Ewald force's bracket erfc(a r) + (2/sqrt(pi)) a r exp(-a^2 r^2) at a fixed a (1/nm),
 // as the pair step needs them. The multiples of a that the float form uses are precomputed once
 // (scaled_erfc, on the host, in double and rounded once), so that each pair spends one multiply on each.
