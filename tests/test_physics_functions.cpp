@@ -279,6 +279,57 @@ TEST_CASE("physics functions instantiate in single precision", "[physics]") {
   CHECK(th[0] + th[1] + th[2] + th[3] + th[4] == Catch::Approx(1.0).epsilon(1e-6));
 }
 
+// nonbonded_pair sums its terms as w = -r dE/dr with one multiply by 1/r^2 and takes 4 eps in the
+// per-atom encoding: in double it must equal the separate functions above (which the exceptions and the
+// finite-difference checks use), and its float form (A&S erfc, precomputed multiples of alpha) the double
+// one to the float step's accuracy.
+TEST_CASE("the pair step equals the sum of its terms, in double and in float", "[physics]") {
+  const double alpha = 3.12, cutoff = 0.9, r_switch = 0.8, qq = -0.834 * 0.417;
+  const PairConstants<double> k{cutoff, r_switch, pmath::scaled_erfc<double>(alpha),
+                                reaction_field_constants(cutoff, 78.3)};
+  const PairConstants<float> kf = pair_constants_as<float>(k);
+  const LjParticle<double> a = lj_particle<double>(0.315, 0.636), b = lj_particle<double>(0.25, 0.2);
+  const LjParticle<float> af = lj_particle<float>(0.315, 0.636), bf = lj_particle<float>(0.25, 0.2);
+  const double sigma = combine_sigma(0.315, 0.25), eps = combine_epsilon(0.636, 0.2);
+  CHECK(a.half_sigma_nm + b.half_sigma_nm == sigma);
+  CHECK(a.two_sqrt_epsilon * b.two_sqrt_epsilon == Catch::Approx(4 * eps).epsilon(1e-15));
+  auto sum = [](PairResult<double> x, const PairResult<double>& y) { return x += y; };
+  int checked = 0;
+  for (double r = 0.12; r < cutoff; r += 0.02, ++checked) {
+    const double inv_r = 1.0 / r, r2 = r * r;
+    const PairResult<double> lj = lennard_jones(inv_r * inv_r, sigma, eps);
+    const PairResult<double> lj_switched = apply_switch(lj, switching_function(r, r_switch, cutoff), r);
+    const PairResult<double> ewald = coulomb_ewald_direct(qq, r, inv_r, alpha);
+    // Tolerances relative to the terms' sizes (the total force crosses zero near the LJ minimum).
+    const double e_scale = std::abs(lj.energy) + kOneFourPiEps0 * std::abs(qq) * inv_r;
+    const double f_scale = std::abs(lj.f_over_r) + 3 * kOneFourPiEps0 * std::abs(qq) * inv_r * inv_r * inv_r;
+    auto same = [&](const PairResult<double>& got, const PairResult<double>& want, double tolerance) {
+      CHECK(got.energy == Catch::Approx(want.energy).epsilon(0).margin(tolerance * e_scale));
+      CHECK(got.f_over_r == Catch::Approx(want.f_over_r).epsilon(0).margin(tolerance * f_scale));
+    };
+    const double q_i = -0.834, q_j = 0.417;
+    same(nonbonded_pair<double, CoulombMethod::Ewald, false, false>(r2, inv_r, q_i, q_j, a, b, k),
+         sum(lj, ewald), 1e-14);
+    same(nonbonded_pair<double, CoulombMethod::Ewald, true, false>(r2, inv_r, q_i, q_j, a, b, k),
+         sum(lj_switched, ewald), 1e-14);
+    same(nonbonded_pair<double, CoulombMethod::ReactionField, false, false>(r2, inv_r, q_i, q_j, a, b, k),
+         sum(lj, coulomb_reaction_field(qq, r, inv_r, k.rf)), 1e-14);
+    same(nonbonded_pair<double, CoulombMethod::Plain, false, false>(r2, inv_r, q_i, q_j, a, b, k),
+         sum(lj, coulomb_plain(qq, inv_r)), 1e-14);
+    // SKIP_ZERO: no LJ for epsilon 0, no Coulomb for a zero charge product.
+    same(nonbonded_pair<double, CoulombMethod::Ewald, false, true>(r2, inv_r, qq, sigma, 0.0, k), ewald, 1e-14);
+    same(nonbonded_pair<double, CoulombMethod::Ewald, false, true>(r2, inv_r, 0.0, sigma, 4 * eps, k), lj, 1e-14);
+    // Float, as the CUDA tile kernel calls it (K folded into the charge product); at short range the LJ
+    // powers carry a few float ulp (8e-7 of the term at 0.12 nm).
+    const float rf = float(r), inv_rf = 1.0f / rf;
+    const PairResult<float> pf = nonbonded_pair<float, CoulombMethod::Ewald, false, false, true>(
+        rf * rf, inv_rf, float(kOneFourPiEps0) * float(q_i) * float(q_j), af.half_sigma_nm + bf.half_sigma_nm,
+        af.two_sqrt_epsilon * bf.two_sqrt_epsilon, kf);
+    same({double(pf.energy), double(pf.f_over_r)}, sum(lj, ewald), 2e-6);
+  }
+  CHECK(checked == 39);
+}
+
 TEST_CASE("PME alpha and grid as OpenMM chose them for every reference system", "[physics][pme]") {
   for (const std::string name : {"ala2_water", "villin_water", "dhfr", "dhfr_bench"}) {
     const Json ref = mdsim_test::read_json(std::string(MDSIM_TEST_DATA_DIR) + "/reference/" + name + ".json");
