@@ -31,9 +31,15 @@ MDSIM_HD float fabs_(float x) { return ::fabsf(x); }
 MDSIM_HD double floor_(double x) { return ::floor(x); }
 MDSIM_HD float floor_(float x) { return ::floorf(x); }
 
-// erfc(x) and exp(-x^2) together, for x >= 0. Double: the library functions. Float: Abramowitz &
-// Stegun 7.1.26 (absolute error below 1.5e-7, as GPU MD codes use in single precision), which needs
-// only the one exponential the Ewald force uses anyway.
+// Abramowitz & Stegun 7.1.26, erfc(x) = t q(t) exp(-x^2) with t = 1 / (1 + p x) (absolute error below
+// 1.5e-7): the float forms below, as GPU MD codes use in single precision. erfc_t_q_ is t q(t).
+constexpr double kErfcP = 0.3275911;
+MDSIM_HD float erfc_t_q_(float t) {
+  return (0.254829592f + (-0.284496736f + (1.421413741f + (-1.453152027f + 1.061405429f * t) * t) * t) * t) * t;
+}
+
+// erfc(x) and exp(-x^2) together, for x >= 0. Double: the library functions. Float: A&S 7.1.26, which
+// needs only the one exponential the Ewald force uses anyway.
 MDSIM_HD void erfc_and_gauss_(double x, double& erfc_x, double& exp_mx2) {
   erfc_x = ::erfc(x);
   exp_mx2 = ::exp(-x * x);
@@ -44,13 +50,12 @@ MDSIM_HD void erfc_and_gauss_(double x, double& erfc_x, double& exp_mx2) {
 MDSIM_HD void erfc_and_gauss_(float x, float& erfc_x, float& exp_mx2) {
 #ifdef __CUDA_ARCH__
   exp_mx2 = __expf(-x * x);
-  const float t = __fdividef(1.0f, 1.0f + 0.3275911f * x);
+  const float t = __fdividef(1.0f, 1.0f + float(kErfcP) * x);
 #else
   exp_mx2 = ::expf(-x * x);
-  const float t = 1.0f / (1.0f + 0.3275911f * x);
+  const float t = 1.0f / (1.0f + float(kErfcP) * x);
 #endif
-  erfc_x = (0.254829592f + (-0.284496736f + (1.421413741f + (-1.453152027f + 1.061405429f * t) * t) * t) * t) * t *
-           exp_mx2;
+  erfc_x = erfc_t_q_(t) * exp_mx2;
 }
 
 // 1/sqrt(pi) and 2/sqrt(pi), exact to double precision.
@@ -69,7 +74,6 @@ struct ScaledErfc {
   T exp2_scale;   // -a^2 log2(e): exp(-a^2 r^2) = 2^(exp2_scale r^2) (1/nm^2)
 };
 
-constexpr double kErfcP = 0.3275911;             // Abramowitz & Stegun 7.1.26
 constexpr double kLog2E = 1.44269504088896340736;  // log2(e)
 
 template <typename T>
@@ -93,9 +97,9 @@ MDSIM_HD void erfc_and_bracket_(float r, float r2, const ScaledErfc<float>& s, f
   const float gauss = ::exp2f(s.exp2_scale * r2);
   const float t = 1.0f / (1.0f + s.t_scale * r);
 #endif
-  const float q = 0.254829592f + (-0.284496736f + (1.421413741f + (-1.453152027f + 1.061405429f * t) * t) * t) * t;
-  erfc_ar = gauss * (t * q);
-  bracket = gauss * (t * q + s.force_scale * r);
+  const float tq = erfc_t_q_(t);
+  erfc_ar = gauss * tq;
+  bracket = gauss * (tq + s.force_scale * r);
 }
 
 }  // namespace pmath

@@ -235,8 +235,9 @@ MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T qq, T sigma_nm, T four_ep
   if (!SKIP_ZERO || qq != T(0)) {
     const T kqq = coulomb_kqq<T, K_FOLDED>(qq);
     if (C == CoulombMethod::Plain) {
-      energy += kqq * inv_r;
-      w += kqq * inv_r;
+      const T kqq_over_r = kqq * inv_r;  // w = E for 1/r
+      energy += kqq_over_r;
+      w += kqq_over_r;
     } else if (C == CoulombMethod::ReactionField) {
       energy += kqq * (inv_r + k.rf.k_rf * r2 - k.rf.c_rf);
       w += kqq * (inv_r - T(2) * k.rf.k_rf * r2);
