@@ -227,7 +227,8 @@ void CudaIntegrator::enqueue_fused_langevin_step() {
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.aux, s.fork, 0));
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.free, s.fork, 0));
   if (c.num_settle() > 0)
-    cuda::settle_langevin_step_kernel<<<blocks_for(c.num_settle()), cuda::kAtomThreads, 0, s.aux>>>(
+    cuda::settle_langevin_step_kernel<<<blocks_for(c.num_settle(), cuda::kSettleWaters), cuda::kSettleWaters, 0,
+                                        s.aux>>>(
         c.num_settle(), c.settle_waters(), args);
   cuda::timeline_mark(s.aux, "aux: SETTLE step");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.join, s.aux));

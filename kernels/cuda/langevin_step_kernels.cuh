@@ -65,13 +65,24 @@ __global__ void langevin_noise_kernel(int n, std::uint64_t seed, long long* __re
   }
 }
 
-// langevin_kick_kernel for atom i.
-__device__ __forceinline__ Vec3d kicked_velocity(const LangevinStepArgs& a, int i) {
-  Vec3d vi = a.v[i];
-  const double w = a.inverse_mass[i];
-  if (w == 0.0) return vi;
-  if (a.com_velocity) vi -= *a.com_velocity;
-  return velocity_kick(vi, load_force(a.force, a.stride, i), w, a.dt);
+// An atom's inputs to the step, loaded together and without branches, so that the loads of several
+// atoms (or of an atom and its CCMA block's data) go out at once instead of one dependent round each.
+struct StepAtom {
+  Vec3d v, force, x, noise;  // velocity, force (kJ/mol/nm), step-start position, this step's normal draws
+  double inverse_mass;       // 1/amu
+};
+__device__ __forceinline__ StepAtom load_step_atom(const LangevinStepArgs& a, int i) {
+  return {a.v[i], load_force(a.force, a.stride, i), load_position(a.pos, i), a.noise[i], a.inverse_mass[i]};
+}
+
+// The centre-of-mass velocity removed before the kick (zero when none is).
+__device__ __forceinline__ Vec3d removed_com_velocity(const LangevinStepArgs& a) {
+  return a.com_velocity ? *a.com_velocity : Vec3d(0.0, 0.0, 0.0);
+}
+
+// langevin_kick_kernel for one atom.
+__device__ __forceinline__ Vec3d kicked_velocity(const LangevinStepArgs& a, const Vec3d& com, const StepAtom& in) {
+  return in.inverse_mass == 0.0 ? in.v : velocity_kick(in.v - com, in.force, in.inverse_mass, a.dt);
 }
 
 // Leaves atom i's force sums zero for the next evaluation, which then need not clear the buffer (every
@@ -83,19 +94,35 @@ __device__ __forceinline__ void clear_force(const LangevinStepArgs& a, int i) {
 
 // langevin_drift_kernel for atom i at (constrained) position x with (constrained) velocity v: returns
 // the unconstrained new position; v becomes the velocity after the O step.
-__device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, int i, const Vec3d& x, Vec3d& v) {
-  const double w = a.inverse_mass[i];
+// Of an atom of inverse mass w (1/amu) with this step's normal draws `noise`.
+__device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, double w, const Vec3d& noise, const Vec3d& x,
+                                               Vec3d& v) {
   if (w == 0.0) return x;
   Vec3d xn = drift(x, v, a.half_dt);
-  v = langevin_o_step(v, w, a.coefficients, a.noise[i]);
+  v = langevin_o_step(v, w, a.coefficients, noise);
   return drift(xn, v, a.half_dt);
 }
 
-// velocity_correction_kernel for atom i.
-__device__ __forceinline__ Vec3d corrected_velocity(const LangevinStepArgs& a, int i, const Vec3d& v,
+// velocity_correction_kernel for an atom of inverse mass w.
+__device__ __forceinline__ Vec3d corrected_velocity(const LangevinStepArgs& a, double w, const Vec3d& v,
                                                    const Vec3d& x_constrained, const Vec3d& x_unconstrained) {
-  if (a.inverse_mass[i] == 0.0) return v;
+  if (w == 0.0) return v;
   return constraint_velocity_correction(v, x_constrained, x_unconstrained, a.inverse_dt);
+}
+
+// corrected_velocity in halves (velocity_correction_base): before the position constraints, from the
+// O-step velocity v and the unconstrained position; after them, from the constrained position (both
+// relative to the same origin).
+// w: the atom's inverse mass.
+__device__ __forceinline__ Vec3d correction_base(const LangevinStepArgs& a, double w, const Vec3d& v,
+                                                 const Vec3d& x_unconstrained) {
+  if (w == 0.0) return v;
+  return velocity_correction_base(v, x_unconstrained, a.inverse_dt);
+}
+__device__ __forceinline__ Vec3d corrected_velocity_from_base(const LangevinStepArgs& a, double w, const Vec3d& base,
+                                                              const Vec3d& x_constrained) {
+  if (w == 0.0) return base;
+  return velocity_correction_finish(base, x_constrained, a.inverse_dt);
 }
 
 // Atoms in no constraint: kick, drift, O, drift (the velocity correction is zero for them).
@@ -103,36 +130,86 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const int i = atoms[k];
-  Vec3d vi = kicked_velocity(a, i);
-  const Vec3d x = load_position(a.pos, i);
-  const Vec3d xn = drift_o_drift(a, i, x, vi);
+  const StepAtom in = load_step_atom(a, i);
+  Vec3d vi = kicked_velocity(a, removed_com_velocity(a), in);
+  const Vec3d xn = drift_o_drift(a, in.inverse_mass, in.noise, in.x, vi);
   a.v[i] = vi;
-  if (a.inverse_mass[i] != 0.0) store_position(a.pos, i, xn);
+  if (in.inverse_mass != 0.0) store_position(a.pos, i, xn);
   clear_force(a, i);
 }
 
-// One thread per rigid water. At most 128 registers (4 blocks of kAtomThreads per SM): with the
-// compiler's own choice (a few more) large systems took two rounds of blocks, each a long dependent
-// chain in double precision.
-__global__ void __launch_bounds__(kAtomThreads, 4) settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= waters) return;
-  const SettleWater w = water[k];
-  Vec3d va = kicked_velocity(a, w.o), vb = kicked_velocity(a, w.h1), vc = kicked_velocity(a, w.h2);
-  const Vec3d a0 = load_position(a.pos, w.o), b0 = load_position(a.pos, w.h1), c0 = load_position(a.pos, w.h2);
-  settle_velocities(a0, b0, c0, va, vb, vc, w.inv_o, w.inv_h1, w.inv_h2);
-  const Vec3d ua = drift_o_drift(a, w.o, a0, va), ub = drift_o_drift(a, w.h1, b0, vb), uc = drift_o_drift(a, w.h2, c0, vc);
-  Vec3d pa = ua, pb = ub, pc = uc;
-  settle_positions(a0, b0, c0, pa, pb, pc, w.mass_o, w.mass_h, w.oh, w.hh);
-  store_position(a.pos, w.o, pa);
-  store_position(a.pos, w.h1, pb);
-  store_position(a.pos, w.h2, pc);
-  a.v[w.o] = corrected_velocity(a, w.o, va, pa, ua);
-  a.v[w.h1] = corrected_velocity(a, w.h1, vb, pb, ub);
-  a.v[w.h2] = corrected_velocity(a, w.h2, vc, pc, uc);
-  clear_force(a, w.o);
-  clear_force(a, w.h1);
-  clear_force(a, w.h2);
+// kSettleWaters waters per block, in three phases. (1) Each thread takes three of the block's atoms (one
+// at a time would leave a water's nine loads and their latency to one thread): kick, step-start
+// position, normal draws and inverse mass into shared memory, all loads issued together. (2) One
+// thread per water: SETTLE on its velocities, drift / O / drift, SETTLE on its positions, from and back
+// into shared memory. Positions relative to the oxygen's step-start position
+// (settle_positions_relative) and the velocity correction in halves (velocity_correction_base), so
+// that neither the O-step velocities nor the unconstrained positions stay live through SETTLE (fewer
+// registers). (3) Each thread stores three atoms' positions and velocities and clears their forces.
+constexpr int kSettleWaters = 128;
+__global__ void __launch_bounds__(kSettleWaters, 4) settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a) {
+  constexpr int kSlots = 3 * kSettleWaters;  // slot 3 k + m: member m (O, H1, H2) of the block's water k
+  __shared__ Vec3d velocity[kSlots], position[kSlots], noise[kSlots];
+  __shared__ double inverse_mass[kSlots];
+  __shared__ int atom[kSlots];
+  const int first = blockIdx.x * kSettleWaters;
+  const int slots = 3 * min(kSettleWaters, waters - first);
+  const int k = first + static_cast<int>(threadIdx.x);
+  const bool has_water = k < waters;
+  SettleWater w{};
+  if (has_water) w = water[k];
+  // Unrolled and without branches, so that the three atoms' loads go out together (a slot past the
+  // block's last water loads that water's atoms again and stores nothing).
+  int member[3];
+#pragma unroll
+  for (int j = 0; j < 3; ++j) {
+    const int s = min(static_cast<int>(threadIdx.x) + j * kSettleWaters, slots - 1);
+    const SettleWater& ws = water[first + s / 3];
+    const int o = ws.o, h1 = ws.h1, h2 = ws.h2;
+    member[j] = s % 3 == 0 ? o : (s % 3 == 1 ? h1 : h2);
+  }
+  StepAtom in[3];
+#pragma unroll
+  for (int j = 0; j < 3; ++j) in[j] = load_step_atom(a, member[j]);
+  const Vec3d com = removed_com_velocity(a);
+#pragma unroll
+  for (int j = 0; j < 3; ++j) {
+    const int s = static_cast<int>(threadIdx.x) + j * kSettleWaters;
+    if (s >= slots) continue;
+    atom[s] = member[j];
+    velocity[s] = kicked_velocity(a, com, in[j]);
+    position[s] = in[j].x;
+    noise[s] = in[j].noise;
+    inverse_mass[s] = in[j].inverse_mass;
+  }
+  __syncthreads();
+  if (has_water) {
+    const int s = 3 * static_cast<int>(threadIdx.x);
+    Vec3d va = velocity[s], vb = velocity[s + 1], vc = velocity[s + 2];
+    const Vec3d a0 = position[s], b0 = position[s + 1] - a0, c0 = position[s + 2] - a0;
+    const Vec3d origin(0.0, 0.0, 0.0);
+    settle_velocities(origin, b0, c0, va, vb, vc, w.inv_o, w.inv_h1, w.inv_h2);
+    const double ma = inverse_mass[s], mb = inverse_mass[s + 1], mc = inverse_mass[s + 2];
+    Vec3d pa = drift_o_drift(a, ma, noise[s], origin, va), pb = drift_o_drift(a, mb, noise[s + 1], b0, vb),
+          pc = drift_o_drift(a, mc, noise[s + 2], c0, vc);
+    va = correction_base(a, ma, va, pa);
+    vb = correction_base(a, mb, vb, pb);
+    vc = correction_base(a, mc, vc, pc);
+    settle_positions_relative(b0, c0, pa, pb, pc, w.mass_o, w.mass_h, w.oh, w.hh);
+    position[s] = a0 + pa;
+    position[s + 1] = a0 + pb;
+    position[s + 2] = a0 + pc;
+    velocity[s] = corrected_velocity_from_base(a, ma, va, pa);
+    velocity[s + 1] = corrected_velocity_from_base(a, mb, vb, pb);
+    velocity[s + 2] = corrected_velocity_from_base(a, mc, vc, pc);
+  }
+  __syncthreads();
+  for (int s = threadIdx.x; s < slots; s += kSettleWaters) {
+    const int i = atom[s];
+    store_position(a.pos, i, position[s]);
+    a.v[i] = velocity[s];
+    clear_force(a, i);
+  }
 }
 
 // One thread block per CCMA block (launched like ccma_velocities_kernel, one pass); blockDim.x is at
@@ -146,10 +223,11 @@ __global__ void __launch_bounds__(1024)
   const int s = threadIdx.x;
   const bool owns_atom = s < w.na;
   const int atom = owns_atom ? c.atom_index[w.a_begin + s] : 0;
-  Vec3d v(0, 0, 0), x0(0, 0, 0), x_unconstrained(0, 0, 0);
+  const StepAtom in = load_step_atom(a, atom);  // atom 0's for a thread without one, unused
+  Vec3d v(0, 0, 0), x_unconstrained(0, 0, 0);
+  const Vec3d x0 = in.x;
   if (owns_atom) {
-    v = kicked_velocity(a, atom);
-    x0 = load_position(a.pos, atom);
+    v = kicked_velocity(a, removed_com_velocity(a), in);
     w.x[s] = v;
   }
   // Constraint vectors of the step-start positions: the velocity constraints' geometry and the
@@ -164,7 +242,8 @@ __global__ void __launch_bounds__(1024)
   ccma_iterate_velocities(c, w, tolerance, 0, 0, max_iterations);
   if (owns_atom) {
     v = w.x[s];
-    x_unconstrained = drift_o_drift(a, atom, x0, v);
+    // The draws read here, not kept from the start: at this kernel's 64 registers they would spill.
+    x_unconstrained = drift_o_drift(a, in.inverse_mass, a.noise[atom], x0, v);
   }
   __syncthreads();
   if (owns_atom) w.x[s] = x_unconstrained;
@@ -173,7 +252,7 @@ __global__ void __launch_bounds__(1024)
   if (owns_atom) {
     const Vec3d x = w.x[s];
     store_position(a.pos, atom, x);
-    a.v[atom] = corrected_velocity(a, atom, v, x, x_unconstrained);
+    a.v[atom] = corrected_velocity(a, in.inverse_mass, v, x, x_unconstrained);
     clear_force(a, atom);
   }
 }
@@ -188,19 +267,20 @@ __global__ void __launch_bounds__(32)
   const int lane = static_cast<int>(threadIdx.x);
   CcmaWarp<ROW, ENTRIES> w = ccma_warp_load<ROW, ENTRIES>(c, block, lane);
   const bool owns_atom = lane < w.na;
+  const StepAtom in = load_step_atom(a, w.atom);  // atom 0's for a lane without one, unused
   Vec3d v(0, 0, 0), x0(0, 0, 0), x_unconstrained(0, 0, 0);
   if (owns_atom) {
-    v = kicked_velocity(a, w.atom);
-    x0 = load_position(a.pos, w.atom);
+    v = kicked_velocity(a, removed_com_velocity(a), in);
+    x0 = in.x;
   }
   ccma_warp_reference(w, x0);  // the step-start geometry: velocity constraints and position reference
   ccma_warp_velocities(w, v, tolerance, max_iterations);
   Vec3d x(0, 0, 0);
-  if (owns_atom) x = x_unconstrained = drift_o_drift(a, w.atom, x0, v);
+  if (owns_atom) x = x_unconstrained = drift_o_drift(a, in.inverse_mass, in.noise, x0, v);
   ccma_warp_positions(w, x, tolerance, max_iterations);
   if (owns_atom) {
     store_position(a.pos, w.atom, x);
-    a.v[w.atom] = corrected_velocity(a, w.atom, v, x, x_unconstrained);
+    a.v[w.atom] = corrected_velocity(a, in.inverse_mass, v, x, x_unconstrained);
     clear_force(a, w.atom);
   }
 }

@@ -59,6 +59,19 @@ MDSIM_HD Vec3<T> constraint_velocity_correction(const Vec3<T>& v, const Vec3<T>&
   return v + (x_constrained - x_unconstrained) * inverse_dt;
 }
 
+// constraint_velocity_correction in two halves, for a caller that cannot keep both v and x_unconstrained
+// until x_constrained is known: v + (x_c - x_u)/dt = (v - x_u/dt) + x_c/dt. The positions should be
+// relative to a nearby origin (the step-start position of the molecule's first atom), so that x/dt is of
+// the size of v and the split costs no precision.
+template <typename T>
+MDSIM_HD Vec3<T> velocity_correction_base(const Vec3<T>& v, const Vec3<T>& x_unconstrained, T inverse_dt) {
+  return v - x_unconstrained * inverse_dt;
+}
+template <typename T>
+MDSIM_HD Vec3<T> velocity_correction_finish(const Vec3<T>& base, const Vec3<T>& x_constrained, T inverse_dt) {
+  return base + x_constrained * inverse_dt;
+}
+
 template <typename T>
 MDSIM_HD Vec3<T> leapfrog_velocity(const Vec3<T>& x_new, const Vec3<T>& x_old, T inverse_dt) {
   return (x_new - x_old) * inverse_dt;

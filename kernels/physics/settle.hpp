@@ -23,17 +23,19 @@ struct SettleGeometry {
   double hh_distance_nm;
 };
 
-// In/out: pa, pb, pc (O, H1, H2 new positions). mass_o, mass_h: oxygen and hydrogen masses.
+// v / |v|, with one division.
 template <typename T>
-MDSIM_HD void settle_positions(const Vec3<T>& a0, const Vec3<T>& b0, const Vec3<T>& c0, Vec3<T>& pa, Vec3<T>& pb,
-                               Vec3<T>& pc, T mass_o, T mass_h, T oh_distance, T hh_distance) {
+MDSIM_HD Vec3<T> settle_unit_(const Vec3<T>& v) {
+  return v * (T(1) / pmath::sqrt_(dot(v, v)));
+}
+
+// settle_positions on positions relative to the old oxygen position a0, which keeps the numbers small
+// (and is what the fused CUDA step holds in registers): old_b = b0 - a0, old_c = c0 - a0; in/out:
+// new_a, new_b, new_c, the new positions minus a0.
+template <typename T>
+MDSIM_HD void settle_positions_relative(const Vec3<T>& old_b, const Vec3<T>& old_c, Vec3<T>& new_a, Vec3<T>& new_b,
+                                        Vec3<T>& new_c, T mass_o, T mass_h, T oh_distance, T hh_distance) {
   using pmath::sqrt_;
-  // Work relative to the old oxygen position to keep the numbers small.
-  const Vec3<T> old_b = b0 - a0;
-  const Vec3<T> old_c = c0 - a0;
-  const Vec3<T> new_a = pa - a0;
-  const Vec3<T> new_b = pb - a0;
-  const Vec3<T> new_c = pc - a0;
   const T inv_total = T(1) / (mass_o + T(2) * mass_h);
   const Vec3<T> com = (new_a * mass_o + (new_b + new_c) * mass_h) * inv_total;
   const Vec3<T> a1 = new_a - com;
@@ -45,9 +47,9 @@ MDSIM_HD void settle_positions(const Vec3<T>& a0, const Vec3<T>& b0, const Vec3<
   Vec3<T> ez = cross(old_b, old_c);
   Vec3<T> ex = cross(a1, ez);
   Vec3<T> ey = cross(ez, ex);
-  ez = ez / sqrt_(dot(ez, ez));
-  ex = ex / sqrt_(dot(ex, ex));
-  ey = ey / sqrt_(dot(ey, ey));
+  ez = settle_unit_(ez);
+  ex = settle_unit_(ex);
+  ey = settle_unit_(ey);
   auto to_frame = [&](const Vec3<T>& v) { return Vec3<T>(dot(v, ex), dot(v, ey), dot(v, ez)); };
   const Vec3<T> b0f = to_frame(old_b);  // z component is 0 by construction
   const Vec3<T> c0f = to_frame(old_c);
@@ -92,21 +94,27 @@ MDSIM_HD void settle_positions(const Vec3<T>& a0, const Vec3<T>& b0, const Vec3<
   const Vec3<T> c3f(-xb2 * cos_theta - yc2 * sin_theta, -xb2 * sin_theta + yc2 * cos_theta, c1f.z);
 
   auto from_frame = [&](const Vec3<T>& v) { return ex * v.x + ey * v.y + ez * v.z; };
-  const Vec3<T> origin = a0 + com;
-  pa = origin + from_frame(a3f);
-  pb = origin + from_frame(b3f);
-  pc = origin + from_frame(c3f);
+  new_a = com + from_frame(a3f);
+  new_b = com + from_frame(b3f);
+  new_c = com + from_frame(c3f);
+}
+
+// In/out: pa, pb, pc (O, H1, H2 new positions). mass_o, mass_h: oxygen and hydrogen masses.
+template <typename T>
+MDSIM_HD void settle_positions(const Vec3<T>& a0, const Vec3<T>& b0, const Vec3<T>& c0, Vec3<T>& pa, Vec3<T>& pb,
+                               Vec3<T>& pc, T mass_o, T mass_h, T oh_distance, T hh_distance) {
+  Vec3<T> da = pa - a0, db = pb - a0, dc = pc - a0;
+  settle_positions_relative(b0 - a0, c0 - a0, da, db, dc, mass_o, mass_h, oh_distance, hh_distance);
+  pa = a0 + da;
+  pb = a0 + db;
+  pc = a0 + dc;
 }
 
 // In/out: va, vb, vc. Positions a, b, c are the (constrained) geometry; inverse masses may differ.
 template <typename T>
 MDSIM_HD void settle_velocities(const Vec3<T>& a, const Vec3<T>& b, const Vec3<T>& c, Vec3<T>& va, Vec3<T>& vb,
                                 Vec3<T>& vc, T inv_mass_a, T inv_mass_b, T inv_mass_c) {
-  using pmath::sqrt_;
-  Vec3<T> e_ab = b - a, e_bc = c - b, e_ca = a - c;
-  e_ab = e_ab / sqrt_(dot(e_ab, e_ab));
-  e_bc = e_bc / sqrt_(dot(e_bc, e_bc));
-  e_ca = e_ca / sqrt_(dot(e_ca, e_ca));
+  const Vec3<T> e_ab = settle_unit_(b - a), e_bc = settle_unit_(c - b), e_ca = settle_unit_(a - c);
   // Impulses t_ab, t_bc, t_ca along the bonds: va += (t_ab e_ab - t_ca e_ca) wa, vb += (t_bc e_bc -
   // t_ab e_ab) wb, vc += (t_ca e_ca - t_bc e_bc) wc; require zero relative velocity along each bond.
   // This is the symmetric 3x3 system K t = -u below.
