@@ -348,7 +348,7 @@ StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg
 }
 
 void print_step_table_header() {
-  fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches per step | "
+  fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches | "
              "list builds | context device MiB | bytes/atom |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
@@ -443,11 +443,12 @@ int command_bench(const std::string& config_path, int steps, bool timeline) {
     const double context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
     const CudaStepLaunches l = cuda_step_launches(*context);
     print_step_table_header();
-    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graphs ({} kernels) + {} kernel{} | {} ({:.1f} steps "
-               "apart) | {:.1f} | {:.0f} |\n",
+    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graph{} per {} step{} ({} kernels a step) + {} "
+               "kernel{} a step | {} ({:.1f} steps apart) | {:.1f} | {:.0f} |\n",
                s.num_particles(), to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, steps,
-               t.us_per_step, t.ns_per_day, l.graphs, l.kernels, l.separate_kernels,
-               l.separate_kernels == 1 ? "" : "s", t.list_builds,
+               t.us_per_step, t.ns_per_day, l.graphs, l.graphs == 1 ? "" : "s", l.steps_per_graph,
+               l.steps_per_graph == 1 ? "" : "s", l.kernels, l.separate_kernels, l.separate_kernels == 1 ? "" : "s",
+               t.list_builds,
                static_cast<double>(steps) / std::max(1, t.list_builds), context_bytes / (1024.0 * 1024.0),
                context_bytes / s.num_particles());
   }

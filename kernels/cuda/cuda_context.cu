@@ -132,21 +132,41 @@ class CudaContext final : public Context {
   // otherwise.
   void step(int steps) override {
     require_positions("step");
-    for (int s = 0; s < steps; ++s) {
+    for (int s = 0; s < steps;) {
       if (barostat_.due(step_)) barostat_move();
       cuda::timeline_mark(stream_, "step");
-      if (!forces_valid_ && evaluator_.next_evaluation_is_steady()) {
-        integrator_.launch_step_with_evaluation();
+      int merged = 0;  // steps in one graph with their evaluations
+      if (!forces_valid_) {
+        const int k = integrator_.steps_per_graph();
+        if (k > 1 && s + k <= steps && steps_merge(k) && evaluator_.next_evaluations_are_steady(k))
+          merged = k;
+        else if (evaluator_.next_evaluations_are_steady(1))
+          merged = 1;
+      }
+      if (merged > 0) {
+        integrator_.launch_steps_with_evaluation(merged);
       } else {
         integrator_.launch_side_kernels();
         if (!forces_valid_) evaluator_.compute(false);
         integrator_.launch_step();
       }
-      ++step_;
-      time_ps_ += settings_.integrator.timestep_ps;
+      for (int k = 0; k < std::max(merged, 1); ++k) {
+        ++step_;
+        time_ps_ += settings_.integrator.timestep_ps;
+        if (step_ % kRestartIntervalSteps == 0) evaluator_.reset_neighbor_list();
+      }
+      s += std::max(merged, 1);
       invalidate_forces();
-      if (step_ % kRestartIntervalSteps == 0) evaluator_.reset_neighbor_list();
     }
+  }
+
+  // Whether the `count` steps from step_ on may run as one graph: no barostat move due after the first
+  // (the first's is made before the launch) and no periodic restart of the neighbour list after any but
+  // the last.
+  bool steps_merge(int count) const {
+    for (int k = 1; k < count; ++k)
+      if (barostat_.due(step_ + k) || (step_ + k) % kRestartIntervalSteps == 0) return false;
+    return true;
   }
 
   // The next evaluation re-sorts the atoms and rebuilds the tile list from the current positions,
@@ -259,8 +279,10 @@ class CudaContext final : public Context {
   // What one steady-state step launches (after a step has run): see cuda_step_launches.
   CudaStepLaunches launches() const {
     CudaStepLaunches l;
-    l.graphs = integrator_.last_step_merged() ? 1 : 2;
-    l.kernels = (integrator_.last_step_merged() ? 0 : evaluator_.graph_kernel_count(false)) + integrator_.graph_kernels();
+    const int merged = integrator_.steps_merged();
+    l.steps_per_graph = std::max(merged, 1);
+    l.graphs = merged > 0 ? 1 : 2;
+    l.kernels = (merged > 0 ? 0 : evaluator_.graph_kernel_count(false)) + integrator_.graph_kernels();
     l.separate_kernels = integrator_.side_kernels();
     return l;
   }

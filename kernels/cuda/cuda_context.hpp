@@ -32,11 +32,11 @@ namespace mdsim {
 std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,
                                            const CudaOptions& options);
 
-// What one steady-state step (no rebuild, no re-sort, no barostat move) launches: `graphs` graph
-// launches holding `kernels` kernels, plus `separate_kernels` launched on their own. Valid after the
-// context has stepped once (the graphs are captured then).
+// What steady-state steps (no rebuild, no re-sort, no barostat move) launch: `graphs` graph launches
+// for every `steps_per_graph` steps, holding `kernels` kernels a step, plus `separate_kernels` a step
+// launched on their own. Valid after the context has stepped (the graphs are captured then).
 struct CudaStepLaunches {
-  int graphs = 0, kernels = 0, separate_kernels = 0;
+  int graphs = 0, kernels = 0, separate_kernels = 0, steps_per_graph = 1;
 };
 CudaStepLaunches cuda_step_launches(const Context& context);
 

@@ -159,11 +159,11 @@ class Evaluator {
   int graph_kernel_count(bool with_energy) const { return graph_kernels_[with_energy ? 1 : 0]; }
 
   // The steady evaluation in a caller's graph (CudaForceEvaluator::next_evaluation_is_steady).
-  bool next_evaluation_is_steady() const { return !external_ && !list_->update_due_next(); }
+  bool next_evaluations_are_steady(int count) const { return !external_ && list_->steady_for(count); }
   void enqueue_steady_evaluation() { enqueue_evaluation(false, cuda::ListUpdate{}); }
-  void begin_steady_evaluation() {
+  void begin_steady_evaluations(int count) {
     last_with_energy_ = false;
-    (void)list_->due_update();  // counts the evaluation towards the next sort; none is due
+    for (int k = 0; k < count; ++k) (void)list_->due_update();  // counts them towards the next sort; none is due
     clear_forces();
   }
   void forces_zeroed_by_consumer() { forces_zero_ = true; }
@@ -701,14 +701,14 @@ int CudaForceEvaluator::graph_kernel_count(bool with_energy) const {
 void CudaForceEvaluator::compute(bool with_energy) {
   impl_->visit([&](auto& e) { e.compute(with_energy); });
 }
-bool CudaForceEvaluator::next_evaluation_is_steady() const {
-  return impl_->visit([](const auto& e) { return e.next_evaluation_is_steady(); });
+bool CudaForceEvaluator::next_evaluations_are_steady(int count) const {
+  return impl_->visit([count](const auto& e) { return e.next_evaluations_are_steady(count); });
 }
 void CudaForceEvaluator::enqueue_steady_evaluation() {
   impl_->visit([](auto& e) { e.enqueue_steady_evaluation(); });
 }
-void CudaForceEvaluator::begin_steady_evaluation() {
-  impl_->visit([](auto& e) { e.begin_steady_evaluation(); });
+void CudaForceEvaluator::begin_steady_evaluations(int count) {
+  impl_->visit([count](auto& e) { e.begin_steady_evaluations(count); });
 }
 void CudaForceEvaluator::forces_zeroed_by_consumer() {
   impl_->visit([](auto& e) { e.forces_zeroed_by_consumer(); });

@@ -92,14 +92,15 @@ class CudaForceEvaluator {
   // Enqueues one evaluation of forces (and energies when with_energy). No host synchronisation.
   void compute(bool with_energy);
 
-  // Whether the next compute(false) would replay the captured evaluation (no re-sort or forced list
-  // rebuild due, no forces from outside). If so, a caller may capture enqueue_steady_evaluation() inside
-  // its own graph (the dynamics step does, with its integration) and, before each launch of that graph,
-  // call begin_steady_evaluation() instead of compute(false). Such a graph must be captured again when
-  // graph_generation() changes (the evaluator's own captures became invalid: box, restraints, a grown
-  // tile list).
-  bool next_evaluation_is_steady() const;
-  void begin_steady_evaluation();
+  // Whether the next `count` compute(false) calls would each replay the captured evaluation (no re-sort
+  // or forced list rebuild due, no forces from outside). If so, a caller may capture `count`
+  // enqueue_steady_evaluation()s inside its own graph (the dynamics steps do, with their integration)
+  // and, before each launch of that graph, call begin_steady_evaluations(count) instead of compute(false)
+  // `count` times; between two evaluations in it, the force sums must be left zero
+  // (forces_zeroed_by_consumer). Such a graph must be captured again when graph_generation() changes
+  // (the evaluator's own captures became invalid: box, restraints, a grown tile list).
+  bool next_evaluations_are_steady(int count) const;
+  void begin_steady_evaluations(int count);
   void enqueue_steady_evaluation();
   std::uint64_t graph_generation() const;
 

@@ -79,6 +79,7 @@ void CudaIntegrator::set_temperature(double temperature_k) {
   config_.temperature_k = temperature_k;
   graph_.reset();
   merged_graph_.reset();
+  multi_step_graph_.reset();
 }
 
 template <typename Enqueue>
@@ -148,7 +149,7 @@ void CudaIntegrator::constrain_velocities(Vec3d* v, double tolerance) {
 }
 
 void CudaIntegrator::launch_side_kernels() {
-  last_step_merged_ = false;
+  last_steps_merged_ = 0;
   enqueue_side_kernels();
 }
 
@@ -179,17 +180,22 @@ void CudaIntegrator::launch_step() {
   if (fused_) evaluator_.forces_zeroed_by_consumer();
 }
 
-void CudaIntegrator::launch_step_with_evaluation() {
-  last_step_merged_ = true;
-  evaluator_.begin_steady_evaluation();
-  merged_graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
-                       evaluator_.graph_generation(), [this] {
-                         enqueue_side_kernels();
-                         evaluator_.enqueue_steady_evaluation();
-                         if (has_side_kernels())
-                           MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
-                         enqueue_step();
-                       });
+void CudaIntegrator::launch_steps_with_evaluation(int steps) {
+  if (steps != 1 && steps != steps_per_graph())
+    throw RuntimeError("launch_steps_with_evaluation: " + std::to_string(steps) + " steps in one graph");
+  last_steps_merged_ = steps;
+  evaluator_.begin_steady_evaluations(steps);
+  StepGraph& graph = steps == 1 ? merged_graph_ : multi_step_graph_;
+  graph.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
+               evaluator_.graph_generation(), [this, steps] {
+                 for (int k = 0; k < steps; ++k) {
+                   enqueue_side_kernels();
+                   evaluator_.enqueue_steady_evaluation();
+                   if (has_side_kernels())
+                     MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
+                   enqueue_step();
+                 }
+               });
   if (fused_) evaluator_.forces_zeroed_by_consumer();
 }
 

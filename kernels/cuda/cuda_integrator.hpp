@@ -87,9 +87,15 @@ class CudaIntegrator {
   void launch_side_kernels();
   void launch_step();
   // The same three parts (side kernels, the evaluator's steady evaluation, the step) as one graph, for
-  // a step whose evaluation is steady (CudaForceEvaluator::next_evaluation_is_steady): one launch, and
-  // no join and fork between two graphs.
-  void launch_step_with_evaluation();
+  // steps whose evaluations are steady (CudaForceEvaluator::next_evaluations_are_steady): one launch,
+  // and no join and fork between two graphs. `steps`: 1 or steps_per_graph().
+  void launch_steps_with_evaluation(int steps);
+  // The most steps one such graph holds: kStepsPerGraph for the fused step (it leaves the force sums
+  // zero for the next evaluation in the graph), otherwise 1. Between graphs the GPU waits for the whole
+  // of the last step before it starts the next graph's first kernels; inside one, each kernel waits
+  // only for what it needs.
+  int steps_per_graph() const { return fused_ ? kStepsPerGraph : 1; }
+  static constexpr int kStepsPerGraph = 4;
   // The thermostat's temperature from the next step on (checked by the context).
   void set_temperature(double temperature_k);
 
@@ -99,9 +105,19 @@ class CudaIntegrator {
 
   // What the last step launched: graphs, their kernel nodes (for the two-part step: the step graph's),
   // kernels launched on their own (launch_side_kernels).
-  bool last_step_merged() const { return last_step_merged_; }
-  int graph_kernels() const { return last_step_merged_ ? merged_graph_.kernels() : graph_.kernels(); }
-  int side_kernels() const { return last_step_merged_ ? 0 : (remove_com_ ? 1 : 0) + (fused_ ? 1 : 0); }
+  // steps_merged(): the steps in one graph of launch_steps_with_evaluation when the last step ran that
+  // way (steps_per_graph() once such a graph has been captured, 1 before), 0 after the two-part step;
+  // graph_kernels(): kernel nodes per step.
+  int steps_merged() const {
+    if (last_steps_merged_ == 0) return 0;
+    return multi_step_graph_.kernels() > 0 ? steps_per_graph() : 1;
+  }
+  int graph_kernels() const {
+    const int merged = steps_merged();
+    if (merged == 0) return graph_.kernels();
+    return merged == 1 ? merged_graph_.kernels() : multi_step_graph_.kernels() / merged;
+  }
+  int side_kernels() const { return steps_merged() > 0 ? 0 : (remove_com_ ? 1 : 0) + (fused_ ? 1 : 0); }
 
  private:
   bool has_side_kernels() const { return remove_com_ || fused_; }
@@ -134,8 +150,9 @@ class CudaIntegrator {
   int num_free_atoms_ = 0;           // atoms in no constraint (the fused step's third kernel)
   cuda::DeviceBuffer<int> free_atoms_;
   StepGraph graph_;
-  StepGraph merged_graph_;  // launch_step_with_evaluation's
-  bool last_step_merged_ = false;
+  StepGraph merged_graph_;      // launch_steps_with_evaluation's, one step
+  StepGraph multi_step_graph_;  // and steps_per_graph() steps
+  int last_steps_merged_ = 0;
 };
 
 }  // namespace mdsim

@@ -105,7 +105,12 @@ class NeighborList {
     return {sort, force_rebuild_};
   }
   // Whether the next due_update() will ask for anything, without counting the evaluation.
-  bool update_due_next() const { return sort_due_next() || force_rebuild_; }
+  bool update_due_next() const { return !steady_for(1); }
+  // Whether none of the next `evaluations` due_update()s will ask for anything.
+  bool steady_for(int evaluations) const {
+    return !need_sort_ && !force_rebuild_ &&
+           (opt_.reorder_interval <= 0 || evaluations_since_sort_ + evaluations < opt_.reorder_interval);
+  }
   // Whether the next evaluation sorts: asked for, or the periodic sort's turn.
   bool sort_due_next() const {
     return need_sort_ || (opt_.reorder_interval > 0 && evaluations_since_sort_ + 1 >= opt_.reorder_interval);

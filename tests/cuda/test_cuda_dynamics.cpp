@@ -428,6 +428,38 @@ TEST_CASE("a CUDA run resumed at a restart point continues bit for bit as the un
   }
 }
 
+TEST_CASE("CUDA steps run as multi-step graphs equal single steps bit for bit") {
+  // step(n) runs several steps a graph where it can (CudaIntegrator::kStepsPerGraph, with the fused
+  // LangevinMiddle step); step(1) never does. 103 steps cross a periodic re-sort (step 100) and, with the barostat,
+  // moves every 10 steps, and leave a remainder of single-step graphs.
+  const Model& m = water_model();
+  const Start start = start_state(m, 43);
+  for (const bool barostat : {false, true}) {
+    DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 79, 1e-6);
+    s.remove_cm_motion = true;
+    if (barostat) s.barostat = BarostatConfig{1.0, 300.0, 10};
+    auto merged = make_cuda_context(m.system, s, precision(false));
+    auto single = make_cuda_context(m.system, s, precision(false));
+    load(*merged, start);
+    load(*single, start);
+    merged->step(103);
+    for (int k = 0; k < 103; ++k) single->step(1);
+    const SimulationState a = merged->state(everything());
+    const SimulationState b = single->state(everything());
+    INFO((barostat ? "with barostat" : "without barostat"));
+    CHECK(cuda_step_launches(*single).steps_per_graph == 1);
+    merged->step(8);
+    CHECK(cuda_step_launches(*merged).steps_per_graph > 1);
+    CHECK(cuda_step_launches(*merged).kernels == cuda_step_launches(*single).kernels);
+    CHECK(a.step == 103);
+    CHECK(bitwise_equal(a.positions_nm, b.positions_nm));
+    CHECK(bitwise_equal(a.velocities_nm_per_ps, b.velocities_nm_per_ps));
+    CHECK(bitwise_equal(a.forces_kj_per_mol_nm, b.forces_kj_per_mol_nm));
+    CHECK(std::memcmp(&a.box, &b.box, sizeof(Boxd)) == 0);
+    CHECK(merged->barostat_state() == single->barostat_state());
+  }
+}
+
 TEST_CASE("capture_frame copies the frame asynchronously into pinned memory, exactly as state() reads it") {
   const Model& m = water_model();
   const Start start = start_state(m, 47);
