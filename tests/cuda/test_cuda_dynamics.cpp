@@ -447,16 +447,18 @@ TEST_CASE("CUDA steps run as multi-step graphs equal single steps bit for bit") 
     const SimulationState a = merged->state(everything());
     const SimulationState b = single->state(everything());
     INFO((barostat ? "with barostat" : "without barostat"));
-    CHECK(cuda_step_launches(*single).steps_per_graph == 1);
-    merged->step(8);
-    CHECK(cuda_step_launches(*merged).steps_per_graph > 1);
-    CHECK(cuda_step_launches(*merged).kernels == cuda_step_launches(*single).kernels);
     CHECK(a.step == 103);
     CHECK(bitwise_equal(a.positions_nm, b.positions_nm));
     CHECK(bitwise_equal(a.velocities_nm_per_ps, b.velocities_nm_per_ps));
     CHECK(bitwise_equal(a.forces_kj_per_mol_nm, b.forces_kj_per_mol_nm));
     CHECK(std::memcmp(&a.box, &b.box, sizeof(Boxd)) == 0);
     CHECK(merged->barostat_state() == single->barostat_state());
+    CHECK(cuda_step_launches(*single).steps_per_graph == 1);
+    if (!barostat) {  // (with it, the move at step 110 makes the last of these steps a two-part one)
+      merged->step(8);  // the first after state() reuses its forces (two-part); then 4 steps a graph
+      CHECK(cuda_step_launches(*merged).steps_per_graph > 1);
+      CHECK(cuda_step_launches(*merged).kernels == cuda_step_launches(*single).kernels);
+    }
   }
 }
 
