@@ -11,8 +11,8 @@
 // ccma_positions_kernel, velocity_correction_kernel), so the results agree to rounding (the compiler
 // may contract a multiply-add differently in each kernel); the intermediate states stay in registers
 // and shared memory instead of global memory, and the step has three kernels side by side instead of
-// seven in a row. The step counter advances afterwards
-// (advance_step_kernel), once all three have read it.
+// seven in a row. None of them reads the step counter: langevin_noise_kernel, which draws the step's
+// normals beforehand, advances it.
 #pragma once
 
 #include <cstdint>
@@ -92,9 +92,9 @@ __device__ __forceinline__ void clear_force(const LangevinStepArgs& a, int i) {
   a.force[i] = a.force[a.stride + i] = a.force[2 * a.stride + i] = 0ull;
 }
 
-// langevin_drift_kernel for atom i at (constrained) position x with (constrained) velocity v: returns
-// the unconstrained new position; v becomes the velocity after the O step.
-// Of an atom of inverse mass w (1/amu) with this step's normal draws `noise`.
+// langevin_drift_kernel for an atom of inverse mass w (1/amu) with this step's normal draws `noise`, at
+// (constrained) position x with (constrained) velocity v: returns the unconstrained new position; v
+// becomes the velocity after the O step.
 __device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, double w, const Vec3d& noise, const Vec3d& x,
                                                Vec3d& v) {
   if (w == 0.0) return x;
@@ -112,8 +112,7 @@ __device__ __forceinline__ Vec3d corrected_velocity(const LangevinStepArgs& a, d
 
 // corrected_velocity in halves (velocity_correction_base): before the position constraints, from the
 // O-step velocity v and the unconstrained position; after them, from the constrained position (both
-// relative to the same origin).
-// w: the atom's inverse mass.
+// relative to the same origin). w: the atom's inverse mass.
 __device__ __forceinline__ Vec3d correction_base(const LangevinStepArgs& a, double w, const Vec3d& v,
                                                  const Vec3d& x_unconstrained) {
   if (w == 0.0) return v;
