@@ -32,30 +32,10 @@ MDSIM_HD double floor_(double x) { return ::floor(x); }
 MDSIM_HD float floor_(float x) { return ::floorf(x); }
 
 // Abramowitz & Stegun 7.1.26, erfc(x) = t q(t) exp(-x^2) with t = 1 / (1 + p x) (absolute error below
-// 1.5e-7): the float forms below, as GPU MD codes use in single precision. erfc_t_q_ is t q(t).
+// 1.5e-7): the float form below, as GPU MD codes use in single precision. erfc_t_q_ is t q(t).
 constexpr double kErfcP = 0.3275911;
 MDSIM_HD float erfc_t_q_(float t) {
   return (0.254829592f + (-0.284496736f + (1.421413741f + (-1.453152027f + 1.061405429f * t) * t) * t) * t) * t;
-}
-
-// erfc(x) and exp(-x^2) together, for x >= 0. Double: the library functions. Float: A&S 7.1.26, which
-// needs only the one exponential the Ewald force uses anyway.
-MDSIM_HD void erfc_and_gauss_(double x, double& erfc_x, double& exp_mx2) {
-  erfc_x = ::erfc(x);
-  exp_mx2 = ::exp(-x * x);
-}
-// On the GPU the exponential and the reciprocal are the hardware approximations (__expf: a few ulp for
-// the arguments here, x^2 < 10; __fdividef: 2 ulp), far inside the approximation's own error and a
-// quarter of the instructions of the IEEE-exact library forms.
-MDSIM_HD void erfc_and_gauss_(float x, float& erfc_x, float& exp_mx2) {
-#ifdef __CUDA_ARCH__
-  exp_mx2 = __expf(-x * x);
-  const float t = __fdividef(1.0f, 1.0f + float(kErfcP) * x);
-#else
-  exp_mx2 = ::expf(-x * x);
-  const float t = 1.0f / (1.0f + float(kErfcP) * x);
-#endif
-  erfc_x = erfc_t_q_(t) * exp_mx2;
 }
 
 // 1/sqrt(pi) and 2/sqrt(pi), exact to double precision.
@@ -65,7 +45,7 @@ constexpr double kPi = 3.14159265358979323846;
 
 // erfc(a r) and the Ewald force's bracket erfc(a r) + (2/sqrt(pi)) a r exp(-a^2 r^2) at a fixed a (1/nm),
 // as the pair step needs them. The multiples of a that the float form uses are precomputed once
-// (scaled_erfc, on the host, in double and rounded once), so that each pair spends one multiply on each.
+// (scaled_erfc, in double and rounded once), so that each pair spends one multiply on each.
 template <typename T>
 struct ScaledErfc {
   T a;            // 1/nm
@@ -77,13 +57,15 @@ struct ScaledErfc {
 constexpr double kLog2E = 1.44269504088896340736;  // log2(e)
 
 template <typename T>
-inline ScaledErfc<T> scaled_erfc(double a) {
+MDSIM_HD ScaledErfc<T> scaled_erfc(double a) {
   return {T(a), T(kErfcP * a), T(kTwoOverSqrtPi * a), T(-a * a * kLog2E)};
 }
 
-// Given r and r^2 (nm, nm^2). Double: the library functions. Float: A&S 7.1.26 as erfc_and_gauss_,
-// the bracket as exp(-x^2) (t q(t) + (2/sqrt(pi)) x) with erfc = exp(-x^2) t q(t): the pair step's
-// force needs only the bracket, so its erfc is dead code there.
+// Given r and r^2 (nm, nm^2). Double: the library functions. Float: A&S 7.1.26, the bracket as
+// exp(-x^2) (t q(t) + (2/sqrt(pi)) x) with erfc = exp(-x^2) t q(t): the pair step's force needs only the
+// bracket, so its erfc is dead code there. On the GPU the exponential and the reciprocal are the
+// hardware approximations (exp2f: a few ulp for the arguments here; __fdividef: 2 ulp), far inside the
+// approximation's own error and a quarter of the instructions of the IEEE-exact library forms.
 MDSIM_HD void erfc_and_bracket_(double r, double r2, const ScaledErfc<double>& s, double& erfc_ar, double& bracket) {
   const double x = s.a * r;
   erfc_ar = ::erfc(x);

@@ -33,16 +33,35 @@ MDSIM_HD T combine_sigma(T sigma_i_nm, T sigma_j_nm) { return T(0.5) * (sigma_i_
 template <typename T>
 MDSIM_HD T combine_epsilon(T eps_i, T eps_j) { return pmath::sqrt_(eps_i * eps_j); }
 
-// Lennard-Jones 4 eps ((sigma/r)^12 - (sigma/r)^6), given 1/r^2.
+// One term of a pair's energy in the form the pair step sums: E and w = -r dE/dr, so that the pair's
+// -(dE/dr)/r is one multiply of the terms' summed w by 1/r^2 (as_pair_result). Each formula below is
+// written once, as such a term; the PairResult functions are the same terms on their own.
 template <typename T>
-MDSIM_HD PairResult<T> lennard_jones(T inv_r2, T sigma_nm, T epsilon_kj_per_mol) {
+struct PairTerm {
+  T energy;
+  T w;  // -r dE/dr (kJ/mol)
+  MDSIM_HD PairTerm& operator+=(const PairTerm& o) {
+    energy += o.energy;
+    w += o.w;
+    return *this;
+  }
+};
+template <typename T>
+MDSIM_HD PairResult<T> as_pair_result(const PairTerm<T>& t, T inv_r2) {
+  return {t.energy, t.w * inv_r2};
+}
+
+// Lennard-Jones 4 eps ((sigma/r)^12 - (sigma/r)^6), given 1/r^2 and 4 eps.
+template <typename T>
+MDSIM_HD PairTerm<T> lennard_jones_term(T inv_r2, T sigma_nm, T four_epsilon) {
   const T s2 = sigma_nm * sigma_nm * inv_r2;
   const T s6 = s2 * s2 * s2;
-  const T four_eps = T(4) * epsilon_kj_per_mol;
-  PairResult<T> out;
-  out.energy = four_eps * (s6 * s6 - s6);
-  out.f_over_r = four_eps * (T(12) * s6 * s6 - T(6) * s6) * inv_r2;
-  return out;
+  const T a = four_epsilon * s6;
+  return {a * (s6 - T(1)), a * (T(12) * s6 - T(6))};
+}
+template <typename T>
+MDSIM_HD PairResult<T> lennard_jones(T inv_r2, T sigma_nm, T epsilon_kj_per_mol) {
+  return as_pair_result(lennard_jones_term(inv_r2, sigma_nm, T(4) * epsilon_kj_per_mol), inv_r2);
 }
 
 // OpenMM's switching function, applied to the LJ term when use_switching_function is on:
@@ -66,13 +85,15 @@ MDSIM_HD SwitchValue<T> switching_function(T r, T r_switch_nm, T r_cut_nm) {
   return out;
 }
 
-// Multiplies a pair result by a switching function value: E' = E S, dE'/dr = dE/dr S + E dS/dr.
+// Multiplies a term by a switching function value: E' = E S, dE'/dr = dE/dr S + E dS/dr.
+template <typename T>
+MDSIM_HD PairTerm<T> switched_term(const PairTerm<T>& t, const SwitchValue<T>& sw, T r) {
+  return {t.energy * sw.s, t.w * sw.s - t.energy * sw.ds_dr * r};
+}
 template <typename T>
 MDSIM_HD PairResult<T> apply_switch(const PairResult<T>& e, const SwitchValue<T>& sw, T r) {
-  PairResult<T> out;
-  out.energy = e.energy * sw.s;
-  out.f_over_r = e.f_over_r * sw.s - e.energy * sw.ds_dr / r;
-  return out;
+  const T r2 = r * r;
+  return as_pair_result(switched_term(PairTerm<T>{e.energy, e.f_over_r * r2}, sw, r), T(1) / r2);
 }
 
 // Coulomb's constant times the charge product (kJ/mol nm): K qq, or qq itself when the caller has folded K
@@ -83,11 +104,15 @@ MDSIM_HD T coulomb_kqq(T charge_product_e2) {
   return K_FOLDED ? charge_product_e2 : T(kOneFourPiEps0) * charge_product_e2;
 }
 
-// Plain Coulomb K qq / r (NoCutoff pairs and exceptions).
+// Plain Coulomb K qq / r (NoCutoff pairs and exceptions), given K qq.
+template <typename T>
+MDSIM_HD PairTerm<T> coulomb_plain_term(T kqq, T inv_r) {
+  const T kqq_over_r = kqq * inv_r;  // w = E for 1/r
+  return {kqq_over_r, kqq_over_r};
+}
 template <typename T, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> coulomb_plain(T charge_product_e2, T inv_r) {
-  const T e = coulomb_kqq<T, K_FOLDED>(charge_product_e2) * inv_r;
-  return {e, e * inv_r * inv_r};
+  return as_pair_result(coulomb_plain_term(coulomb_kqq<T, K_FOLDED>(charge_product_e2), inv_r), inv_r * inv_r);
 }
 
 // Reaction-field constants for the cutoff methods (OpenMM): k_rf = (eps-1)/((2 eps+1) rc^3),
@@ -106,28 +131,31 @@ MDSIM_HD ReactionField<T> reaction_field_constants(T cutoff_nm, T dielectric) {
   return rf;
 }
 
-// Reaction-field Coulomb K qq (1/r + k_rf r^2 - c_rf), for r below the cutoff.
+// Reaction-field Coulomb K qq (1/r + k_rf r^2 - c_rf), for r below the cutoff, given K qq, r^2 and 1/r.
+template <typename T>
+MDSIM_HD PairTerm<T> coulomb_reaction_field_term(T kqq, T r2, T inv_r, const ReactionField<T>& rf) {
+  return {kqq * (inv_r + rf.k_rf * r2 - rf.c_rf), kqq * (inv_r - T(2) * rf.k_rf * r2)};
+}
 template <typename T, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> coulomb_reaction_field(T charge_product_e2, T r, T inv_r,
                                               const ReactionField<T>& rf) {
-  const T kqq = coulomb_kqq<T, K_FOLDED>(charge_product_e2);
-  PairResult<T> out;
-  out.energy = kqq * (inv_r + rf.k_rf * r * r - rf.c_rf);
-  out.f_over_r = kqq * (inv_r * inv_r * inv_r - T(2) * rf.k_rf);
-  return out;
+  return as_pair_result(coulomb_reaction_field_term(coulomb_kqq<T, K_FOLDED>(charge_product_e2), r * r, inv_r, rf),
+                        inv_r * inv_r);
 }
 
-// Ewald real-space Coulomb K qq erfc(alpha r)/r.
+// Ewald real-space Coulomb K qq erfc(alpha r)/r, given K qq, r, r^2, 1/r and alpha's multiples.
+template <typename T>
+MDSIM_HD PairTerm<T> coulomb_ewald_term(T kqq, T r, T r2, T inv_r, const pmath::ScaledErfc<T>& ewald) {
+  T erfc_ar, bracket;
+  pmath::erfc_and_bracket_(r, r2, ewald, erfc_ar, bracket);
+  const T kqq_over_r = kqq * inv_r;
+  return {kqq_over_r * erfc_ar, kqq_over_r * bracket};
+}
 template <typename T, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> coulomb_ewald_direct(T charge_product_e2, T r, T inv_r, T alpha_per_nm) {
-  const T ar = alpha_per_nm * r;
-  const T kqq_over_r = coulomb_kqq<T, K_FOLDED>(charge_product_e2) * inv_r;
-  T erfc_ar, gauss;
-  pmath::erfc_and_gauss_(ar, erfc_ar, gauss);
-  PairResult<T> out;
-  out.energy = kqq_over_r * erfc_ar;
-  out.f_over_r = kqq_over_r * (erfc_ar + T(pmath::kTwoOverSqrtPi) * ar * gauss) * inv_r * inv_r;
-  return out;
+  return as_pair_result(coulomb_ewald_term(coulomb_kqq<T, K_FOLDED>(charge_product_e2), r, r * r, inv_r,
+                                           pmath::scaled_erfc<T>(alpha_per_nm)),
+                        inv_r * inv_r);
 }
 
 // Correction for an excluded (or exception) pair under Ewald/PME: removes the pair's share of the
@@ -208,48 +236,32 @@ inline PairConstants<T> pair_constants_as(const PairConstants<double>& k) {
 
 // Energy and -(dE/dr)/r of one non-excluded pair inside the cutoff, given r^2 (nm^2) and 1/r, the
 // charge product qq (e^2), the combined sigma (nm) and 4 epsilon (kJ/mol): Coulomb by method C plus LJ,
-// the LJ part multiplied by the switching function when SWITCH. The same functions as lennard_jones,
-// apply_switch and the coulomb_* ones above, each term written as w = -r dE/dr so that the pair's
-// f_over_r is one multiply by 1/r^2 of their sum (the GPU's pair kernel spends most of its
-// instructions here).
+// the LJ part multiplied by the switching function when SWITCH: the sum of the terms above (the GPU's
+// pair kernel spends most of its instructions here).
 // SKIP_ZERO leaves out a term whose charge product or epsilon is zero (it adds exactly zero then):
 // worth it where a branch is cheap (the CPU loop: water hydrogens carry no LJ), not in a warp,
 // where it would diverge. K_FOLDED: qq includes Coulomb's constant already (coulomb_kqq).
 template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO, bool K_FOLDED = false>
 MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T qq, T sigma_nm, T four_epsilon, const PairConstants<T>& k) {
   const T inv_r2 = inv_r * inv_r;
-  T energy = T(0), w = T(0);
+  PairTerm<T> t{T(0), T(0)};
   if (!SKIP_ZERO || four_epsilon != T(0)) {
-    const T s2 = sigma_nm * sigma_nm * inv_r2;
-    const T s6 = s2 * s2 * s2;
-    const T a = four_epsilon * s6;
-    energy = a * (s6 - T(1));           // 4 eps ((sigma/r)^12 - (sigma/r)^6)
-    w = a * (T(12) * s6 - T(6));        // 4 eps (12 (sigma/r)^12 - 6 (sigma/r)^6)
+    t = lennard_jones_term(inv_r2, sigma_nm, four_epsilon);
     if (SWITCH) {
       const T r = r2 * inv_r;
-      const SwitchValue<T> sw = switching_function(r, k.switch_distance_nm, k.cutoff_nm);
-      w = w * sw.s - energy * sw.ds_dr * r;
-      energy *= sw.s;
+      t = switched_term(t, switching_function(r, k.switch_distance_nm, k.cutoff_nm), r);
     }
   }
   if (!SKIP_ZERO || qq != T(0)) {
     const T kqq = coulomb_kqq<T, K_FOLDED>(qq);
-    if (C == CoulombMethod::Plain) {
-      const T kqq_over_r = kqq * inv_r;  // w = E for 1/r
-      energy += kqq_over_r;
-      w += kqq_over_r;
-    } else if (C == CoulombMethod::ReactionField) {
-      energy += kqq * (inv_r + k.rf.k_rf * r2 - k.rf.c_rf);
-      w += kqq * (inv_r - T(2) * k.rf.k_rf * r2);
-    } else {
-      T erfc_ar, bracket;
-      pmath::erfc_and_bracket_(r2 * inv_r, r2, k.ewald, erfc_ar, bracket);
-      const T kqq_over_r = kqq * inv_r;
-      energy += kqq_over_r * erfc_ar;
-      w += kqq_over_r * bracket;
-    }
+    if (C == CoulombMethod::Plain)
+      t += coulomb_plain_term(kqq, inv_r);
+    else if (C == CoulombMethod::ReactionField)
+      t += coulomb_reaction_field_term(kqq, r2, inv_r, k.rf);
+    else
+      t += coulomb_ewald_term(kqq, r2 * inv_r, r2, inv_r, k.ewald);
   }
-  return {energy, w * inv_r2};
+  return as_pair_result(t, inv_r2);
 }
 
 // The same with the parameters of two particles in the pair step's encoding.
