@@ -4,6 +4,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -44,6 +45,14 @@ std::string replica_directory_name(int replica, int count) {
   return fmt::format("replica_{:0{}d}", replica, width);
 }
 
+std::string idle_devices_notice(int ranks, int devices, int replicas) {
+  if (ranks >= devices || replicas <= ranks) return {};
+  const int useful = std::min(devices, replicas);
+  return fmt::format("notice: {} CUDA devices visible; the ensemble runs on {} ({} rank{}, one device each): "
+                     "mpirun -n {} spreads its {} replicas over {} devices",
+                     devices, ranks, ranks, ranks == 1 ? "" : "s", useful, replicas, useful);
+}
+
 std::uint64_t replica_seed(std::uint64_t ensemble_seed, int replica) {
   std::uint64_t z = ensemble_seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(replica) + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -67,12 +76,15 @@ std::pair<int, int> replica_block(int count, int ranks, int rank) {
 }
 
 // The device this rank runs on: platform.device when the config sets it, otherwise its local rank
-// modulo the visible CUDA devices (CUDA_VISIBLE_DEVICES applies).
+// modulo the visible CUDA devices (CUDA_VISIBLE_DEVICES applies). Rank 0 says so when GPUs stay idle.
 int rank_device(const RunConfig& cfg, const EnsembleComm& comm) {
   if (cfg.locations.count("platform.device") > 0 || cfg.platform.name == "cpu") return cfg.platform.device;
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) return cfg.platform.device;
-  return comm.local_rank() % static_cast<int>(probe.devices.size());
+  const int devices = static_cast<int>(probe.devices.size());
+  const std::string notice = idle_devices_notice(comm.size(), devices, cfg.replicas->count);
+  if (comm.rank() == 0 && !notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
+  return comm.local_rank() % devices;
 }
 
 // Replica k's config: its folder, seed, bath temperature and device; no checkpoint file of its own (the

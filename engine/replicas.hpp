@@ -95,6 +95,11 @@ EnsembleSummary run_ensemble(const RunConfig& config, const RunRequest& request,
 // The replica's folder below output.directory: replica_<k>, k zero-padded to the width of count - 1 (at least 2).
 std::string replica_directory_name(int replica, int count);
 
+// The notice for an ensemble that leaves visible GPUs idle: `ranks` ranks (one GPU each, by local rank) on a
+// host with `devices` GPUs, `replicas` replicas. Empty when every GPU has a rank or there are no more
+// replicas than ranks.
+std::string idle_devices_notice(int ranks, int devices, int replicas);
+
 // The seed of replica k, mixed from the ensemble's seed (SplitMix64; nonzero).
 std::uint64_t replica_seed(std::uint64_t ensemble_seed, int replica);
 

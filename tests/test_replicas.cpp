@@ -290,6 +290,21 @@ TEST_CASE("replicas: a temperature ladder in one process, its log, resume and de
   fs::remove_all(dir);
 }
 
+TEST_CASE("replicas: the notice for GPUs an ensemble leaves idle") {
+  // One process on a host of 2 GPUs: 8 replicas would run on both with 2 ranks.
+  CHECK(idle_devices_notice(1, 2, 8) ==
+        "notice: 2 CUDA devices visible; the ensemble runs on 1 (1 rank, one device each): mpirun -n 2 spreads its 8 "
+        "replicas over 2 devices");
+  // 2 ranks, 4 GPUs, 3 replicas: a third rank is the most that has work.
+  CHECK(idle_devices_notice(2, 4, 3) ==
+        "notice: 4 CUDA devices visible; the ensemble runs on 2 (2 ranks, one device each): mpirun -n 3 spreads its 3 "
+        "replicas over 3 devices");
+  CHECK(idle_devices_notice(2, 2, 8).empty());  // every GPU has a rank
+  CHECK(idle_devices_notice(4, 2, 8).empty());  // two ranks a GPU
+  CHECK(idle_devices_notice(2, 4, 2).empty());  // no replica left for a third rank
+  CHECK(idle_devices_notice(1, 1, 8).empty());
+}
+
 TEST_CASE("replicas: independent copies and the ranks' checks") {
   const fs::path dir = scratch("copies");
   const RunConfig c = parse(ladder_config("copies", 200, "replicas: {exchange: none, count: 3}\n"), dir);
