@@ -19,14 +19,14 @@ sed -e 's/^replicas:$/replicas: {exchange: none, count: 8}/' -e '/^  exchange: t
     -e 's/integrator: {type: langevin_middle,/integrator: {type: langevin_middle, temperature: 300 K,/' \
     -e 's/directory: out_dhfr_rex/directory: out_dhfr_copies/' $ladder > $copies
 summary() { grep -E "^(ran|stopped)" "$1"; grep -E "K <->|round trips" "$1"; }
-echo "## plain run (one replica's work), $time_ps ps"
+echo "## plain run (one replica's work), $time_ps ps, from $(date +%T)"
 $MDSIM run $plain > "$OUT/rex_plain.txt" 2>&1; echo "rc=$?"; summary "$OUT/rex_plain.txt"
 for kind in ladder copies; do
   cfg=$ladder; [ $kind = copies ] && cfg=$copies
-  echo "## $kind: 8 replicas, one process"
+  echo "## $kind: 8 replicas, one process, from $(date +%T)"
   $MDSIM run $cfg > "$OUT/rex_${kind}_1.txt" 2>&1; echo "rc=$?"; summary "$OUT/rex_${kind}_1.txt"
   for n in ${RANKS:-2 4 8}; do
-    echo "## $kind: 8 replicas, mpirun -n $n"
+    echo "## $kind: 8 replicas, mpirun -n $n, from $(date +%T)"
     mpirun -n $n --oversubscribe --bind-to none $MDSIM run $cfg > "$OUT/rex_${kind}_$n.txt" 2>&1; echo "rc=$?"
     summary "$OUT/rex_${kind}_$n.txt"
   done
