@@ -47,6 +47,9 @@ struct Imager {
 // unique shifts).
 enum class Geometry { Open, PeriodicShift, PeriodicWrap };
 
+// Systems smaller than this evaluate on one thread.
+constexpr int kThreadedMinAtoms = 512;
+
 int max_threads() {
 #ifdef _OPENMP
   return omp_get_max_threads();
@@ -93,7 +96,10 @@ CpuForceEvaluator::CpuForceEvaluator(const System& system)
     const PmeParameters& pme = plan_.pme_parameters;
     impl_->pme = std::make_unique<CpuPme>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm);
   }
-  const int threads = max_threads();
+  // Below a few hundred atoms a parallel region costs more than the pairs it shares out (alanine
+  // dipeptide in vacuum: 2 threads no faster than 1), and its threads spin at every barrier, which
+  // stalls whatever else shares the cores: such systems run on one thread.
+  const int threads = n < kThreadedMinAtoms ? 1 : max_threads();
   impl_->thread_forces.resize(size_t(threads));
   impl_->thread_stamp.assign(size_t(threads), std::vector<int>(size_t(n), -1));
 }
