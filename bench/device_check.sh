@@ -14,9 +14,8 @@ mkdir -p "$OUT"
   nvcc --version | tail -1
   cmake --version | head -1
 } > "$OUT/machine.txt" 2>&1
-source bench/device_env.sh  # deb_flags: headers the machine lacks (DEB_DIR)
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
-  "${deb_flags[@]}" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+source bench/device_env.sh  # deb_flags (headers the machine lacks, DEB_DIR), configure_device_build
+configure_device_build "$OUT/configure.log" || exit 1
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)
 ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_stages test_cuda_replicas test_energy_command test_cpu_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }

@@ -2,7 +2,7 @@
 # Sourced by the device scripts: CMake flags for the header-only Debian packages the GPU machine lacks
 # (gemmi-dev, tao-pegtl-dev, libdlpack-dev, zlib1g-dev's header). DEB_DIR names a folder of their .debs
 # (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev zlib1g-dev, carried along), unpacked here into
-# /tmp/debs. Sets the array deb_flags (empty without DEB_DIR).
+# /tmp/debs. Sets the array deb_flags (empty without DEB_DIR) and defines configure_device_build.
 deb_flags=()
 if [ -n "${DEB_DIR:-}" ]; then
   rm -rf /tmp/debs && mkdir -p /tmp/debs && for deb in "$DEB_DIR"/*.deb; do dpkg -x "$deb" /tmp/debs; done
@@ -14,3 +14,10 @@ if [ -n "${DEB_DIR:-}" ]; then
                 -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
   fi
 fi
+
+# Configures ./build-device as every device check builds it (Release, sm_90, Ninja, warnings not fatal, the
+# headers above), its log in $1; on failure prints the log's tail and returns 1.
+configure_device_build() {
+  cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
+    "${deb_flags[@]}" > "$1" 2>&1 || { tail -30 "$1"; return 1; }
+}

@@ -12,9 +12,8 @@ OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
 gpus=$(nvidia-smi -L | tee "$OUT/machine.txt" | wc -l)
 cat "$OUT/machine.txt"
-source bench/device_env.sh  # deb_flags: headers the machine lacks (DEB_DIR)
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
-  "${deb_flags[@]}" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+source bench/device_env.sh  # deb_flags (headers the machine lacks, DEB_DIR), configure_device_build
+configure_device_build "$OUT/configure.log" || exit 1
 grep "over MPI" "$OUT/configure.log"
 t0=$(date +%s)
 ninja -C build-device mdsim > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
