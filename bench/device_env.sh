@@ -2,9 +2,11 @@
 # Sourced by the device scripts: CMake flags for the header-only Debian packages the GPU machine lacks
 # (gemmi-dev, tao-pegtl-dev, libdlpack-dev, zlib1g-dev's header). DEB_DIR names a folder of their .debs
 # (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev zlib1g-dev, carried along), unpacked here into
-# /tmp/debs. Sets the array deb_flags (empty without DEB_DIR) and defines configure_device_build.
-deb_flags=()
-if [ -n "${DEB_DIR:-}" ]; then
+# /tmp/debs. Sets the array deb_flags (empty without DEB_DIR) and defines set_deb_flags and configure_device_build.
+# Reads DEB_DIR when called, so that `DEB_DIR=... configure_device_build` works after sourcing as well.
+set_deb_flags() {
+  deb_flags=()
+  [ -n "${DEB_DIR:-}" ] || return 0
   rm -rf /tmp/debs && mkdir -p /tmp/debs && for deb in "$DEB_DIR"/*.deb; do dpkg -x "$deb" /tmp/debs; done
   deb_flags=(-DDLPACK_INCLUDE_DIR=/tmp/debs/usr/include -DGEMMI_INCLUDE_DIR=/tmp/debs/usr/include
              -DPEGTL_INCLUDE_DIR=/tmp/debs/usr/include)
@@ -13,11 +15,13 @@ if [ -n "${DEB_DIR:-}" ]; then
     deb_flags+=(-DZLIB_INCLUDE_DIR=/tmp/debs/usr/include
                 -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
   fi
-fi
+}
+set_deb_flags
 
 # Configures ./build-device as every device check builds it (Release, sm_90, Ninja, warnings not fatal, the
 # headers above), its log in $1; on failure prints the log's tail and returns 1.
 configure_device_build() {
+  set_deb_flags
   cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
     "${deb_flags[@]}" > "$1" 2>&1 || { tail -30 "$1"; return 1; }
 }
