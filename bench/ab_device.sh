@@ -8,6 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 base_tar=$1; rounds=${2:-3}
 source bench/device_env.sh
+set_deb_flags
 rm -rf /tmp/ab_base && mkdir -p /tmp/ab_base && tar -xzf "$base_tar" -C /tmp/ab_base
 cmake -S /tmp/ab_base -B /tmp/ab_base/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DMDSIM_BUILD_TESTS=OFF "${deb_flags[@]}" > /tmp/ab_base_configure.log 2>&1 || { tail -20 /tmp/ab_base_configure.log; exit 1; }

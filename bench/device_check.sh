@@ -14,7 +14,7 @@ mkdir -p "$OUT"
   nvcc --version | tail -1
   cmake --version | head -1
 } > "$OUT/machine.txt" 2>&1
-source bench/device_env.sh  # deb_flags (headers the machine lacks, DEB_DIR), configure_device_build
+source bench/device_env.sh  # configure_device_build (with the headers the machine lacks, DEB_DIR)
 configure_device_build "$OUT/configure.log" || exit 1
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)

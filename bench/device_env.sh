@@ -2,8 +2,8 @@
 # Sourced by the device scripts: CMake flags for the header-only Debian packages the GPU machine lacks
 # (gemmi-dev, tao-pegtl-dev, libdlpack-dev, zlib1g-dev's header). DEB_DIR names a folder of their .debs
 # (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev zlib1g-dev, carried along), unpacked here into
-# /tmp/debs. Sets the array deb_flags (empty without DEB_DIR) and defines set_deb_flags and configure_device_build.
-# Reads DEB_DIR when called, so that `DEB_DIR=... configure_device_build` works after sourcing as well.
+# /tmp/debs. Defines set_deb_flags, which sets the array deb_flags from DEB_DIR as it is when called (empty
+# without it), and configure_device_build, which calls it.
 set_deb_flags() {
   deb_flags=()
   [ -n "${DEB_DIR:-}" ] || return 0
@@ -16,7 +16,6 @@ set_deb_flags() {
                 -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
   fi
 }
-set_deb_flags
 
 # Configures ./build-device as every device check builds it (Release, sm_90, Ninja, warnings not fatal, the
 # headers above), its log in $1; on failure prints the log's tail and returns 1.

@@ -12,7 +12,7 @@ OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
 gpus=$(nvidia-smi -L | tee "$OUT/machine.txt" | wc -l)
 cat "$OUT/machine.txt"
-source bench/device_env.sh  # deb_flags (headers the machine lacks, DEB_DIR), configure_device_build
+source bench/device_env.sh  # configure_device_build (with the headers the machine lacks, DEB_DIR)
 configure_device_build "$OUT/configure.log" || exit 1
 grep "over MPI" "$OUT/configure.log"
 t0=$(date +%s)
