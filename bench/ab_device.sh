@@ -9,11 +9,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 base_tar=$1; rounds=${2:-3}
-source bench/device_env.sh
-set_deb_flags
+source bench/device_env.sh  # configure_device_build (with the headers the machine lacks, DEB_DIR)
 rm -rf /tmp/ab_base && mkdir -p /tmp/ab_base && tar -xzf "$base_tar" -C /tmp/ab_base
-cmake -S /tmp/ab_base -B /tmp/ab_base/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DMDSIM_BUILD_TESTS=OFF "${deb_flags[@]}" > /tmp/ab_base_configure.log 2>&1 || { tail -20 /tmp/ab_base_configure.log; exit 1; }
+configure_device_build /tmp/ab_base_configure.log /tmp/ab_base /tmp/ab_base/build -DMDSIM_BUILD_TESTS=OFF || exit 1
 ninja -C /tmp/ab_base/build mdsim > /tmp/ab_base_build.log 2>&1 || { grep -E "error" -A3 /tmp/ab_base_build.log | head -30; exit 1; }
 sed "s|pdb: ../tests|pdb: $PWD/tests|" configs/dhfr_benchmark.yaml > /tmp/ab_dhfr.yaml
 sed "s|  hydrogen_mass: 1.5 amu|  hydrogen_mass: 1.5 amu\n  replicate: [2, 2, 2]|" /tmp/ab_dhfr.yaml > /tmp/ab_dhfr2.yaml

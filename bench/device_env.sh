@@ -3,7 +3,7 @@
 # (gemmi-dev, tao-pegtl-dev, libdlpack-dev, zlib1g-dev's header). DEB_DIR names a folder of their .debs
 # (apt-get download gemmi-dev tao-pegtl-dev libdlpack-dev zlib1g-dev, carried along), unpacked here into
 # /tmp/debs. Defines set_deb_flags, which sets the array deb_flags from DEB_DIR as it is when called (empty
-# without it), and configure_device_build, which calls it.
+# without it), and configure_device_build, which calls it and is every device script's configure line.
 set_deb_flags() {
   deb_flags=()
   [ -n "${DEB_DIR:-}" ] || return 0
@@ -17,10 +17,14 @@ set_deb_flags() {
   fi
 }
 
-# Configures ./build-device as every device check builds it (Release, sm_90, Ninja, warnings not fatal, the
-# headers above), its log in $1; on failure prints the log's tail and returns 1.
+# Configures a build as every device check builds it (Release, sm_90, Ninja, warnings not fatal, the headers
+# above), its log in $1: the tree SOURCE (default .) into BUILD (default build-device), with any further CMake
+# arguments after them. On failure prints the log's tail and returns 1.
+#   configure_device_build LOG [SOURCE BUILD [cmake arguments...]]
 configure_device_build() {
+  local log=$1 source=${2:-.} build=${3:-build-device}
+  shift $(($# < 3 ? $# : 3))
   set_deb_flags
-  cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
-    "${deb_flags[@]}" > "$1" 2>&1 || { tail -30 "$1"; return 1; }
+  cmake -S "$source" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMDSIM_WERROR=OFF \
+    "${deb_flags[@]}" "$@" > "$log" 2>&1 || { tail -30 "$log"; return 1; }
 }
