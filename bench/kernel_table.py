@@ -14,7 +14,7 @@ STEP_END = ("velocity_correction_kernel", "leapfrog_velocity_kernel", "advance_s
             "langevin_noise_kernel")
 
 DURATION = "gpu__time_duration.sum"
-# Column name -> (what it is, how it is combined over a kernel's launches).
+# Column name -> how a kernel's launches combine: the largest, weighted by duration, or summed (bytes).
 DETAIL = {
     "launch__registers_per_thread": "max",
     "sm__maximum_warps_per_active_cycle_pct": "weighted",     # theoretical occupancy, %
