@@ -1,13 +1,10 @@
-// Test runner shared by all test executables. CUDA test executables report "skipped" to CTest
-// (exit code 77) when no usable GPU is present, instead of failing.
-#if !__has_include(<catch2/catch_all.hpp>)
-#define CATCH_CONFIG_RUNNER
-#endif
-#include "catch.hpp"
-
+// Test runner shared by all test executables, built twice: CUDA test executables (MDSIM_TEST_REQUIRES_CUDA)
+// report "skipped" to CTest (exit code 77) when no usable GPU is present, instead of failing. Catch2 itself
+// is compiled once, in support/catch_session.cpp.
 #include <cstdio>
 
 #include "engine/platform.hpp"
+#include "support/catch_session.hpp"
 
 int main(int argc, char* argv[]) {
 #ifdef MDSIM_TEST_REQUIRES_CUDA
@@ -17,5 +14,5 @@ int main(int argc, char* argv[]) {
     return 77;
   }
 #endif
-  return Catch::Session().run(argc, argv);
+  return mdsim_test::run_catch_session(argc, argv);
 }
