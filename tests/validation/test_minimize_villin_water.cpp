@@ -9,7 +9,7 @@
 // 10 kJ/mol/nm) and hold the constraints to the tolerance. OpenMM 7.7 stops on the RMS per-atom force
 // (looser), mdsim on the largest one, so mdsim ends lower: about 0.8% below OpenMM here (ala2_water:
 // about 1.2%, hence that test's two stages; one stage suffices here and costs less time).
-// About 110 s on 2 cores (~2100 L-BFGS iterations).
+// About 250 s on 2 cores (a machine like CI's; 1849 L-BFGS iterations): the longest CPU test.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
