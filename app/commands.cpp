@@ -25,7 +25,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/device_query.hpp"
 #include "kernels/cuda/step_timeline.hpp"
-#include "kernels/physics/pme_params.hpp"
+#include "physics/pme_params.hpp"
 #include "model/run_config.hpp"
 
 namespace mdsim {

@@ -1,7 +1,7 @@
 // Host memory for buffers that a platform fills directly (FrameWriter's frame buffers). Default
 // allocation is operator new; the CUDA platform gives pinned memory so that its device-to-host
 // copies run asynchronously on their own stream. C++17 (included by CUDA sources through
-// kernels/plan/context.hpp).
+// platform/context.hpp).
 #pragma once
 
 #include <cstddef>

@@ -18,9 +18,9 @@
 #include "io/checkpoint_h5.hpp"
 #include "io/exchange_log.hpp"
 #include "io/progress.hpp"
-#include "kernels/plan/barostat.hpp"  // kKjPerMolNm3PerBar
-#include "kernels/plan/context.hpp"
-#include "kernels/plan/replica_exchange.hpp"
+#include "platform/barostat.hpp"  // kKjPerMolNm3PerBar
+#include "platform/context.hpp"
+#include "platform/replica_exchange.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,7 +1,7 @@
 // Replica ensembles (config `replicas:`; docs/replicas.md): temperature replica exchange, or
 // independent copies, run by one process in turn or spread over MPI ranks. Each replica is a
 // Simulation with its own context, seed and outputs (output.directory/replica_<k>/); a temperature
-// ladder's exchanges (kernels/plan/replica_exchange: the same decisions on every rank from the same
+// ladder's exchanges (platform/replica_exchange: the same decisions on every rank from the same
 // energies) move temperatures between replicas, so each replica's trajectory is continuous in
 // configuration. One checkpoint file holds the whole ensemble.
 #pragma once

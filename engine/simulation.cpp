@@ -27,7 +27,7 @@
 #include "io/trajectory_h5.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cuda/cuda_context.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 
 namespace fs = std::filesystem;
 

@@ -15,7 +15,7 @@
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
 #include "io/checkpoint_h5.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "model/run_config.hpp"
 
 namespace mdsim {

@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "common/host_buffer.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 #include "model/topology.hpp"
 
 namespace mdsim {

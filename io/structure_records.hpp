@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/physics/pbc.hpp"
+#include "physics/pbc.hpp"
 #include "model/topology.hpp"
 
 namespace mdsim {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/physics/pbc.hpp"
+#include "physics/pbc.hpp"
 
 namespace mdsim {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/physics/bonded.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/pme_params.hpp"
+#include "physics/bonded.hpp"
+#include "physics/pbc.hpp"
+#include "physics/pme_params.hpp"
 
 namespace mdsim {
 
@@ -22,7 +22,7 @@ inline constexpr int kNumBondedEnergies = 3;
 // Bonded terms. Each type says, for code that treats them alike (the platforms' force loops, the
 // checks, molecule finding, replication): its atom count and atoms() in the order its physics
 // takes them, its name in messages, its energy term, and params<T>() for
-// evaluate_bonded (kernels/physics/bonded.hpp). System::for_each_bonded visits every list.
+// evaluate_bonded (physics/bonded.hpp). System::for_each_bonded visits every list.
 struct HarmonicBondTerm {  // E = 1/2 k (r - r0)^2
   static constexpr int kAtoms = 2;
   static constexpr const char* kName = "bond";

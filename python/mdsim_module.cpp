@@ -23,7 +23,7 @@
 #include "engine/platform.hpp"
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "mdsim_version.hpp"
 
 namespace py = pybind11;

@@ -12,8 +12,8 @@
 
 #include "common/errors.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
-#include "kernels/plan/barostat.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "platform/barostat.hpp"
+#include "platform/nonbonded_plan.hpp"
 #include "model/system.hpp"
 #include "support/catch.hpp"
 

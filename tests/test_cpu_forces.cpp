@@ -11,8 +11,8 @@
 #include "kernels/cpu/cell_list.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_pme.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/plan/dispersion_correction.hpp"
+#include "physics/nonbonded.hpp"
+#include "platform/dispersion_correction.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"
 

@@ -7,9 +7,9 @@
 
 #include "kernels/cpu/cpu_pme.hpp"
 #include "kernels/cpu/fft3d.hpp"
-#include "kernels/physics/bspline.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/physics/pme_params.hpp"
+#include "physics/bspline.hpp"
+#include "physics/nonbonded.hpp"
+#include "physics/pme_params.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"
 

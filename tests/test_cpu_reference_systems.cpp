@@ -11,7 +11,7 @@
 #include "io/forcefield_xml.hpp"
 #include "io/pdb_reader.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
-#include "kernels/physics/nonbonded.hpp"
+#include "physics/nonbonded.hpp"
 #include "model/forcefield.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"

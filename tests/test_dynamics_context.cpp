@@ -13,8 +13,8 @@
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
-#include "kernels/plan/barostat.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/barostat.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/thrown.hpp"
 

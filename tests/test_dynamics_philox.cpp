@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <set>
 
-#include "kernels/physics/philox.hpp"
+#include "physics/philox.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

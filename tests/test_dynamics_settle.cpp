@@ -1,4 +1,4 @@
-// SETTLE (kernels/physics/settle.hpp): exact rigid-water geometry after the position step, zero
+// SETTLE (physics/settle.hpp): exact rigid-water geometry after the position step, zero
 // bond-direction relative velocities after the velocity step, momentum and centre of mass kept, and
 // agreement with the independent iterative solver (CCMA in CpuConstraints, run to 1e-13) on the
 // same three distance constraints.
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_constraints.hpp"
-#include "kernels/physics/settle.hpp"
+#include "physics/settle.hpp"
 #include "model/system.hpp"
 #include "support/catch.hpp"
 

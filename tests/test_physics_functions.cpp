@@ -1,4 +1,4 @@
-// kernels/physics: every interaction's analytic force against a central finite difference of its
+// physics: every interaction's analytic force against a central finite difference of its
 // energy, plus identities (Ewald split, B-spline partition of unity, switching end points) and the
 // PME parameter choice against every OpenMM reference JSON (and its FFT-friendly rounding).
 #include <cmath>
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/physics/bonded.hpp"
-#include "kernels/physics/bspline.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/physics/pme_params.hpp"
+#include "physics/bonded.hpp"
+#include "physics/bspline.hpp"
+#include "physics/nonbonded.hpp"
+#include "physics/pme_params.hpp"
 #include "model/system.hpp"
 #include "support/catch.hpp"
 #include "test_cpu_support.hpp"

@@ -1,4 +1,4 @@
-// Temperature replica exchange's rule and bookkeeping (kernels/plan/replica_exchange):
+// Temperature replica exchange's rule and bookkeeping (platform/replica_exchange):
 //  - the geometric ladder (ends exact, constant ratio) and its refusals;
 //  - a ladder that does not increase is refused;
 //  - rounds alternate even and odd neighbour pairs;
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/plan/replica_exchange.hpp"
+#include "physics/integrator_steps.hpp"
+#include "platform/replica_exchange.hpp"
 #include "support/catch.hpp"
 #include "support/thrown.hpp"
 

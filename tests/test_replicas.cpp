@@ -24,7 +24,7 @@
 #include "io/config.hpp"
 #include "io/exchange_log.hpp"
 #include "kernels/cpu/cpu_context.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "support/scratch.hpp"
 #include "support/text_file.hpp"
 #include "support/thrown.hpp"

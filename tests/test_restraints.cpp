@@ -1,4 +1,4 @@
-// Position restraints on the CPU platform (kernels/physics/restraint.hpp, CpuForceEvaluator and
+// Position restraints on the CPU platform (physics/restraint.hpp, CpuForceEvaluator and
 // CpuContext::set_position_restraints):
 //  - equal to OpenMM 7.7's CustomExternalForce("0.5*k*periodicdistance(x,y,z,x0,y0,z0)^2") on its
 //    Reference platform (tests/data/restraint_reference.json, made by make_restraint_reference.py) in
@@ -24,8 +24,8 @@
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
-#include "kernels/physics/restraint.hpp"
-#include "kernels/plan/context.hpp"
+#include "physics/restraint.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/restraint_fixtures.hpp"
 #include "support/reference_systems.hpp"

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "kernels/physics/ccma.hpp"
-#include "kernels/physics/settle.hpp"
+#include "physics/ccma.hpp"
+#include "physics/settle.hpp"
 
 namespace mdsim {
 

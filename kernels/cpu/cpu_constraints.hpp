@@ -1,6 +1,6 @@
 // Holonomic distance constraints on the CPU reference platform, as OpenMM's reference platform
-// solves them: SETTLE (kernels/physics/settle.hpp, analytic) for rigid three-site waters, CCMA for
-// every other constraint, both from the platform-neutral ConstraintPlan (kernels/plan/constraint_plan).
+// solves them: SETTLE (physics/settle.hpp, analytic) for rigid three-site waters, CCMA for
+// every other constraint, both from the platform-neutral ConstraintPlan (platform/constraint_plan).
 // CCMA is a Newton iteration on the constraint multipliers preconditioned with the plan's inverse
 // coupling matrix; each iteration is a parallel update of all constraints (no sequential sweep), as
 // the CUDA kernels run it. Tolerances have OpenMM's meaning (see constraint_plan.hpp).
@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/constraint_plan.hpp"
+#include "physics/vec3.hpp"
+#include "platform/constraint_plan.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

@@ -8,14 +8,14 @@
 #include <utility>
 
 #include "common/errors.hpp"
-#include "kernels/physics/stability.hpp"
+#include "physics/stability.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/philox.hpp"
-#include "kernels/plan/barostat.hpp"
-#include "kernels/plan/velocities.hpp"
+#include "physics/integrator_steps.hpp"
+#include "physics/philox.hpp"
+#include "platform/barostat.hpp"
+#include "platform/velocities.hpp"
 
 namespace mdsim {
 

@@ -1,13 +1,13 @@
-// The CPU reference platform's Context (kernels/plan/context.hpp): double precision throughout, forces
+// The CPU reference platform's Context (platform/context.hpp): double precision throughout, forces
 // from CpuForceEvaluator, constraints from CpuConstraints (SETTLE + CCMA), the per-atom integrator
-// pieces of kernels/physics/integrator_steps.hpp, Philox random numbers, L-BFGS minimiser and Monte
+// pieces of physics/integrator_steps.hpp, Philox random numbers, L-BFGS minimiser and Monte
 // Carlo barostat of kernels/cpu. Each step costs one force evaluation (forces at the current
 // positions are cached and reused by state() and the barostat).
 #pragma once
 
 #include <memory>
 
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

@@ -10,9 +10,9 @@
 #include "common/errors.hpp"
 #include "kernels/cpu/cell_list.hpp"
 #include "kernels/cpu/cpu_pme.hpp"
-#include "kernels/physics/bonded.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/physics/restraint.hpp"
+#include "physics/bonded.hpp"
+#include "physics/nonbonded.hpp"
+#include "physics/restraint.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>

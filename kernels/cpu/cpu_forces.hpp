@@ -1,9 +1,9 @@
 // The CPU reference platform's energy and force evaluation: double precision, plain loops over the
-// physics functions of kernels/physics. It is the oracle the CUDA platform is tested against and
+// physics functions of physics. It is the oracle the CUDA platform is tested against and
 // reproduces OpenMM 7.7's Reference platform (HarmonicBondForce, HarmonicAngleForce,
 // PeriodicTorsionForce, NonbondedForce with NoCutoff, CutoffNonPeriodic, CutoffPeriodic (reaction
-// field) and PME), and position restraints as its CustomExternalForce (kernels/physics/restraint.hpp).
-// Energy terms as kernels/plan/energy_terms.hpp defines them.
+// field) and PME), and position restraints as its CustomExternalForce (physics/restraint.hpp).
+// Energy terms as platform/energy_terms.hpp defines them.
 // Units: positions nm, energies kJ/mol, forces kJ/mol/nm.
 #pragma once
 
@@ -11,19 +11,19 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/physics/bonded.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/pme_params.hpp"
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/context.hpp"  // PositionRestraints
-#include "kernels/plan/energy_terms.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "physics/bonded.hpp"
+#include "physics/pbc.hpp"
+#include "physics/pme_params.hpp"
+#include "physics/vec3.hpp"
+#include "platform/context.hpp"  // PositionRestraints
+#include "platform/energy_terms.hpp"
+#include "platform/nonbonded_plan.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {
 
 // Evaluator for one System: takes its checks and position-independent data from plan_nonbonded
-// (kernels/plan/nonbonded_plan: InputError for settings the user must fix, RuntimeError for an
+// (platform/nonbonded_plan: InputError for settings the user must fix, RuntimeError for an
 // inconsistent System) and adds the PME solver's B-spline moduli.
 // Not thread-safe: one evaluator per thread of control (it parallelises internally with OpenMP).
 class CpuForceEvaluator {
@@ -38,7 +38,7 @@ class CpuForceEvaluator {
   EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces,
                       unsigned terms = kTermAll);
 
-  // Position restraints (kernels/physics/restraint.hpp) in every later evaluation selecting
+  // Position restraints (physics/restraint.hpp) in every later evaluation selecting
   // kTermRestraint (kTermAll does), their energy in EnergyTerms::restraint; empty = none. Displacements
   // by minimum image in the current box when the system has one. InputError from check_position_restraints.
   void set_position_restraints(const PositionRestraints& restraints);

@@ -1,4 +1,4 @@
-// The minimiser's CPU backend: the L-BFGS driver of kernels/plan/minimizer on host arrays of Vec3d,
+// The minimiser's CPU backend: the L-BFGS driver of platform/minimizer on host arrays of Vec3d,
 // with CpuConstraints for the retraction and the tangent projections.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
-#include "kernels/plan/minimizer.hpp"
+#include "platform/minimizer.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "common/errors.hpp"
-#include "kernels/physics/bspline.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "physics/bspline.hpp"
+#include "physics/nonbonded.hpp"
+#include "platform/nonbonded_plan.hpp"
 
 namespace mdsim {
 

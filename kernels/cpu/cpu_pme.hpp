@@ -5,7 +5,7 @@
 //    box in OpenMM's reduced triclinic form.
 //  - ewald_reciprocal_direct: the same reciprocal energy by an explicit sum over k vectors; slow,
 //    for validation.
-// Neither includes the self energy (see ewald_self_energy in kernels/physics/nonbonded.hpp).
+// Neither includes the self energy (see ewald_self_energy in physics/nonbonded.hpp).
 // Units: nm, e, kJ/mol; forces kJ/mol/nm.
 #pragma once
 
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "kernels/cpu/fft3d.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

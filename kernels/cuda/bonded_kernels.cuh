@@ -1,6 +1,6 @@
 // Bonded kernel (included by cuda_forces.cu only): every bonded term type of System (BondedTermTypes:
 // harmonic bonds, harmonic angles, periodic torsions) in one launch, each thread one term, through
-// kernels/physics/bonded.hpp — the functions the CPU reference platform calls. Displacements are not
+// physics/bonded.hpp — the functions the CPU reference platform calls. Displacements are not
 // imaged (OpenMM's default for these forces).
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/fixed_point.cuh"
-#include "kernels/physics/bonded.hpp"
+#include "physics/bonded.hpp"
 #include "model/system.hpp"
 
 namespace mdsim::cuda {
@@ -73,7 +73,7 @@ __device__ __forceinline__ bool bonded_term(const BondedList<Term, real>& list, 
 }
 
 // Every bonded term in one launch, one thread per term, through evaluate_bonded
-// (kernels/physics/bonded.hpp) — the functions the CPU platform calls. energy[g] receives the energy of
+// (physics/bonded.hpp) — the functions the CPU platform calls. energy[g] receives the energy of
 // BondedEnergy g.
 template <typename real, bool ENERGY, class... Terms>
 __global__ void bonded_kernel(const double4_16a* __restrict__ pos, int stride, unsigned long long* __restrict__ force,

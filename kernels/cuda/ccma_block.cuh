@@ -14,8 +14,8 @@
 
 #include "kernels/cuda/constraint_layout.hpp"
 #include "kernels/cuda/device_atoms.cuh"
-#include "kernels/physics/ccma.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/ccma.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

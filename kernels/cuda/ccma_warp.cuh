@@ -4,7 +4,7 @@
 // vector and its row of the inverse coupling matrix), lane s holds touched atom s (its inverse mass,
 // its constraints and its coordinates); values move between lanes by shuffles, so an iteration has
 // no shared memory, no __syncthreads and no memory load. The arithmetic and its order are those of
-// ccma_block.cuh (the CPU's order): the same linearised multipliers (kernels/physics/ccma.hpp), the
+// ccma_block.cuh (the CPU's order): the same linearised multipliers (physics/ccma.hpp), the
 // same matrix-row sums in CSR order, each atom's moves summed in ascending constraint order. A warp
 // stops when its own constraints have converged.
 #pragma once
@@ -12,8 +12,8 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/constraint_layout.hpp"
-#include "kernels/physics/ccma.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/ccma.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

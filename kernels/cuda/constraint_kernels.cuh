@@ -1,5 +1,5 @@
 // Constraint kernels of the CUDA context (included by cuda_constraints.cu only): SETTLE for rigid
-// waters (one thread per water, kernels/physics/settle.hpp) and CCMA for every other constraint, the
+// waters (one thread per water, physics/settle.hpp) and CCMA for every other constraint, the
 // CPU reference's iteration (ccma_block.cuh) over thread blocks that each own whole coupled groups.
 // The coupling matrix is block diagonal over connected groups of constraints (an X-H_n cluster for
 // HBonds), so every group evolves on its own; only the stopping test is global: the CPU stops all
@@ -17,8 +17,8 @@
 #include "kernels/cuda/ccma_block.cuh"
 #include "kernels/cuda/constraint_layout.hpp"
 #include "kernels/cuda/device_atoms.cuh"
-#include "kernels/physics/settle.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/settle.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

@@ -1,4 +1,4 @@
-// The device layout of a ConstraintPlan (kernels/plan/constraint_plan.hpp) that the CUDA constraint
+// The device layout of a ConstraintPlan (platform/constraint_plan.hpp) that the CUDA constraint
 // kernels read: rigid waters for SETTLE and CCMA's data packed into thread blocks of whole coupled
 // groups. Plain data, host and device alike (cuda_constraints.cu builds it).
 #pragma once
@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

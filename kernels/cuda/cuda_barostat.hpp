@@ -1,5 +1,5 @@
 // The Monte Carlo barostat of the CUDA context (host-only header): MonteCarloBarostat's proposal,
-// acceptance rule and move-size adaptation (kernels/plan/barostat.hpp) with the molecule centres
+// acceptance rule and move-size adaptation (platform/barostat.hpp) with the molecule centres
 // scaled on the device, in the force evaluator's position array.
 #pragma once
 
@@ -9,8 +9,8 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/plan/barostat.hpp"
+#include "physics/pbc.hpp"
+#include "platform/barostat.hpp"
 #include "model/run_config.hpp"
 #include "model/system.hpp"
 

@@ -1,7 +1,7 @@
 // Constraints of the CUDA context on the device (host-only header): a ConstraintPlan's SETTLE waters
 // and CCMA blocks (constraint_layout.hpp) with the launches of constraint_kernels.cuh, and the
 // minimiser's constraint operations (CudaMinimizerConstraints) on them. The plan is the platform-
-// neutral one (kernels/plan/constraint_plan.hpp), so both platforms run the same iteration.
+// neutral one (platform/constraint_plan.hpp), so both platforms run the same iteration.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +12,8 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/constraint_plan.hpp"
+#include "physics/vec3.hpp"
+#include "platform/constraint_plan.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

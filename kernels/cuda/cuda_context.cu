@@ -2,7 +2,7 @@
 // (cuda_forces), the integrators (cuda_integrator), the constraints (cuda_constraints), the barostat
 // (cuda_barostat), frame capture (cuda_frames) and the minimiser's device backend (cuda_minimizer).
 // The CPU reference context (kernels/cpu/cpu_context.cpp) is the specification; the planning both
-// share (constraint plan, barostat, minimiser driver, velocities) comes from kernels/plan.
+// share (constraint plan, barostat, minimiser driver, velocities) comes from platform.
 #include "kernels/cuda/cuda_context.hpp"
 
 #include <cstddef>
@@ -21,10 +21,10 @@
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
 #include "kernels/cuda/step_timeline.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/plan/constraint_plan.hpp"
-#include "kernels/plan/minimizer.hpp"
-#include "kernels/plan/velocities.hpp"
+#include "physics/integrator_steps.hpp"
+#include "platform/constraint_plan.hpp"
+#include "platform/minimizer.hpp"
+#include "platform/velocities.hpp"
 
 namespace mdsim {
 
@@ -254,7 +254,7 @@ class CudaContext final : public Context {
     return st;
   }
 
-  // The minimiser of kernels/plan/minimizer (L-BFGS on the constraint manifold) on the device
+  // The minimiser of platform/minimizer (L-BFGS on the constraint manifold) on the device
   // backend of kernels/cuda/cuda_minimizer, from and into the evaluator's device positions. The
   // neighbour list is reset before (so the result depends only on the start positions:
   // bit-reproducible) and after (as set_positions would).

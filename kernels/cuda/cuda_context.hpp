@@ -1,4 +1,4 @@
-// The CUDA platform's Context (kernels/plan/context.hpp), with the semantics of the CPU reference
+// The CUDA platform's Context (platform/context.hpp), with the semantics of the CPU reference
 // context (kernels/cpu/cpu_context), the oracle it is tested against. Host-only header. How it works:
 // docs/ARCHITECTURE.md, "Dynamics and the run" and "Restart points"; its parts are cuda_integrator,
 // cuda_constraints, cuda_barostat, cuda_frames and cuda_minimizer (kernels/cuda).
@@ -19,7 +19,7 @@
 
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

@@ -27,8 +27,8 @@
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/cuda/restraint_kernels.cuh"
 #include "kernels/cuda/step_timeline.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "physics/nonbonded.hpp"
+#include "platform/nonbonded_plan.hpp"
 
 namespace mdsim {
 

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/context.hpp"  // PositionRestraints
-#include "kernels/plan/energy_terms.hpp"
+#include "physics/vec3.hpp"
+#include "platform/context.hpp"  // PositionRestraints
+#include "platform/energy_terms.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {
@@ -74,7 +74,7 @@ class CudaForceEvaluator {
   // run resumed at one of them) reproduces them bit for bit.
   void reset_neighbor_list();
 
-  // Position restraints (kernels/physics/restraint.hpp) in every later evaluation, their energy in
+  // Position restraints (physics/restraint.hpp) in every later evaluation, their energy in
   // EnergyTerms::restraint (empty = none: nothing launched). Double precision in both modes; minimum
   // image in the current box when the system has one. InputError from check_position_restraints.
   void set_position_restraints(const PositionRestraints& restraints);

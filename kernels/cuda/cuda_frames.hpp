@@ -11,8 +11,8 @@
 
 #include "common/host_buffer.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/context.hpp"
+#include "physics/vec3.hpp"
+#include "platform/context.hpp"
 
 namespace mdsim {
 

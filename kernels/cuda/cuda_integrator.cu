@@ -1,6 +1,6 @@
 // CUDA platform: the context's integrators (see cuda_integrator.hpp). The CPU reference
 // (kernels/cpu/cpu_context.cpp) is the specification; the per-atom arithmetic is
-// kernels/physics/integrator_steps.hpp on both platforms.
+// physics/integrator_steps.hpp on both platforms.
 #include "kernels/cuda/cuda_integrator.hpp"
 
 #include <vector>
@@ -9,7 +9,7 @@
 #include "kernels/cuda/integrator_kernels.cuh"
 #include "kernels/cuda/langevin_step_kernels.cuh"
 #include "kernels/cuda/step_timeline.hpp"
-#include "kernels/physics/integrator_steps.hpp"
+#include "physics/integrator_steps.hpp"
 
 namespace mdsim {
 

@@ -13,9 +13,9 @@
 #include "kernels/cuda/cuda_constraints.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/constraint_plan.hpp"
-#include "kernels/plan/context.hpp"
+#include "physics/vec3.hpp"
+#include "platform/constraint_plan.hpp"
+#include "platform/context.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

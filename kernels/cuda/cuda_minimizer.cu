@@ -1,5 +1,5 @@
 // CUDA platform: the minimiser's device backend (see cuda_minimizer.hpp). The algorithm is
-// kernels/plan/minimizer.cpp's minimize_with_backend; this file holds only the vector kernels and
+// platform/minimizer.cpp's minimize_with_backend; this file holds only the vector kernels and
 // the glue to the force evaluator. Every kernel runs on the evaluator's stream.
 #include "kernels/cuda/cuda_minimizer.hpp"
 

@@ -1,4 +1,4 @@
-// The CUDA platform's energy minimiser: the L-BFGS driver of kernels/plan/minimizer
+// The CUDA platform's energy minimiser: the L-BFGS driver of platform/minimizer
 // (minimize_with_backend: the same algorithm, on the constraint manifold) on a device backend.
 // Host-only header (no CUDA syntax).
 //
@@ -21,10 +21,10 @@
 #pragma once
 
 #include "kernels/cuda/cuda_forces.hpp"
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/constraint_plan.hpp"
-#include "kernels/plan/context.hpp"  // MinimizationResult
-#include "kernels/plan/minimizer.hpp"  // ForceCriterion, MinimizerBackend
+#include "physics/vec3.hpp"
+#include "platform/constraint_plan.hpp"
+#include "platform/context.hpp"  // MinimizationResult
+#include "platform/minimizer.hpp"  // ForceCriterion, MinimizerBackend
 #include "model/system.hpp"
 
 namespace mdsim {

@@ -19,10 +19,10 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_pme.hpp"
-#include "kernels/physics/stability.hpp"
+#include "physics/stability.hpp"
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "platform/nonbonded_plan.hpp"
 
 namespace mdsim::cuda {
 

@@ -12,9 +12,9 @@
 #include "common/errors.hpp"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/step_timeline.hpp"
-#include "kernels/physics/bspline.hpp"
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "physics/bspline.hpp"
+#include "physics/nonbonded.hpp"
+#include "platform/nonbonded_plan.hpp"
 
 namespace mdsim::cuda {
 

@@ -1,6 +1,6 @@
 // Smooth particle-mesh Ewald, reciprocal space, on the GPU (CUDA + cuFFT).
 //
-// Reproduces mdsim::CpuPme (kernels/cpu/cpu_pme.hpp): order-5 B-splines (kernels/physics/bspline.hpp),
+// Reproduces mdsim::CpuPme (kernels/cpu/cpu_pme.hpp): order-5 B-splines (physics/bspline.hpp),
 // OpenMM's B-spline moduli (taken from CpuPme itself), any box in OpenMM's reduced triclinic form, no
 // self energy (the caller adds it). Units: nm, e, kJ/mol; forces kJ/mol/nm.
 //
@@ -37,7 +37,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/physics/pbc.hpp"
+#include "physics/pbc.hpp"
 
 namespace mdsim::cuda {
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "kernels/cuda/fixed_point.cuh"
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

@@ -5,8 +5,8 @@
 
 #include <type_traits>
 
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

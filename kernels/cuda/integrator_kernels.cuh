@@ -1,5 +1,5 @@
 // Integrator kernels of the CUDA context (included by cuda_integrator.cu only). One thread per atom
-// for the per-atom pieces of kernels/physics/integrator_steps.hpp (the functions the CPU reference
+// for the per-atom pieces of physics/integrator_steps.hpp (the functions the CPU reference
 // context calls), and deterministic reductions for the centre-of-mass velocity and the kinetic
 // energy. Positions and forces as in device_atoms.cuh; velocities and the step's old/unconstrained
 // positions: Vec3d arrays.
@@ -10,9 +10,9 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_atoms.cuh"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/philox.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/integrator_steps.hpp"
+#include "physics/philox.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 

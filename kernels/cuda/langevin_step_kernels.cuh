@@ -1,7 +1,7 @@
 // One LangevinMiddle step in three concurrent kernels (included by cuda_integrator.cu only), for mixed
 // precision, where CCMA makes a single pass. Every atom belongs to exactly one of: a rigid water
 // (SETTLE), a CCMA thread block's coupled groups, or neither ("free"). Each kernel takes its atoms
-// through the whole step of kernels/physics/integrator_steps.hpp:
+// through the whole step of physics/integrator_steps.hpp:
 //   kick (COM removal first) -> constrain velocities -> drift, O step, drift -> constrain positions
 //   (reference: the positions at the start of the step) -> velocity correction
 // with the same functions, random numbers (Philox keyed by seed, step, atom; drawn beforehand by
@@ -21,9 +21,9 @@
 #include "kernels/cuda/ccma_warp.cuh"
 #include "kernels/cuda/constraint_layout.hpp"
 #include "kernels/cuda/device_atoms.cuh"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/philox.hpp"
-#include "kernels/physics/settle.hpp"
+#include "physics/integrator_steps.hpp"
+#include "physics/philox.hpp"
+#include "physics/settle.hpp"
 
 namespace mdsim::cuda {
 

@@ -140,7 +140,7 @@ struct NeighborListStatus {
   int column_excess[2];    // the farthest any block's atoms reach outside their column in x and y since the
                            // last sort (nm, float bits; non-negative floats order as their bit patterns)
   int exclusion_overflow;  // more exclusion tiles than their buffers hold (set after a sort, cleared by the host)
-  int nonfinite;           // an atom's position is NaN, infinite or absurdly far (kernels/physics/stability.hpp)
+  int nonfinite;           // an atom's position is NaN, infinite or absurdly far (physics/stability.hpp)
   int tile_cursor[2];      // the tile kernel's next tile and its warps finished (it leaves both zero)
 };
 

@@ -1,17 +1,17 @@
 // Nonbonded kernels (included by cuda_forces.cu only): the tile kernel for the pair sum, and the
 // exceptions kernel (scaled 1-4 pairs and Ewald exclusion corrections). The pair physics comes from
-// kernels/physics/nonbonded.hpp, the same functions the CPU reference platform calls.
+// physics/nonbonded.hpp, the same functions the CPU reference platform calls.
 #pragma once
 
 #include "kernels/cuda/bonded_kernels.cuh"
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
-#include "kernels/physics/nonbonded.hpp"
+#include "physics/nonbonded.hpp"
 
 namespace mdsim::cuda {
 
-// The tile kernel's constants: the pair step's (kernels/physics/nonbonded.hpp) plus what the tile
+// The tile kernel's constants: the pair step's (physics/nonbonded.hpp) plus what the tile
 // geometry needs.
 template <typename real>
 struct TilePairParams {
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
 template <typename real>
 struct ExceptionData {
   int2 atoms;
-  ExceptionParams<real> params;  // kernels/physics/nonbonded.hpp
+  ExceptionParams<real> params;  // physics/nonbonded.hpp
 };
 
 // A rigid water's three excluded pairs (O-H1, O-H2, H1-H2) under PME, handled together by

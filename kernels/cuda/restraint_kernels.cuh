@@ -1,5 +1,5 @@
 // Position-restraint kernel (included by cuda_forces.cu only): one thread per restrained atom through
-// kernels/physics/restraint.hpp, the functions the CPU platform calls. Double precision in both
+// physics/restraint.hpp, the functions the CPU platform calls. Double precision in both
 // precision modes (one thread per restraint costs nothing, and x − x0 in float would lose 1e-7 nm of a
 // ~5 nm coordinate); forces and energy go into the 64-bit fixed-point sums.
 #pragma once
@@ -7,7 +7,7 @@
 #include "kernels/cuda/bonded_kernels.cuh"  // add_force
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/fixed_point.cuh"
-#include "kernels/physics/restraint.hpp"
+#include "physics/restraint.hpp"
 
 namespace mdsim::cuda {
 

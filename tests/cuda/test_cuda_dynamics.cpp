@@ -42,9 +42,9 @@
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/plan/constraint_plan.hpp"
-#include "kernels/plan/context.hpp"
+#include "physics/integrator_steps.hpp"
+#include "platform/constraint_plan.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/energy_series.hpp"
 #include "support/statistics.hpp"
@@ -761,7 +761,7 @@ TEST_CASE("DHFR speed on the CUDA context (ns/day)") {
 
 TEST_CASE("CUDA: a blown-up simulation ends in the instability error at the next synchronisation, not a crash") {
   // One water oxygen of ala2_water (PME) given 1e10 or 1e300 nm/ps: its next position is ~1e7 or ~1e297 nm
-  // away (the latter infinite in float). The neighbour list flags it (kernels/physics/stability.hpp) and
+  // away (the latter infinite in float). The neighbour list flags it (physics/stability.hpp) and
   // state() throws, as the CPU platform does at the step; compute-sanitizer memcheck runs this too (no
   // out-of-range cell, tile or PME grid index).
   const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");

@@ -18,7 +18,7 @@
 #include "kernels/cpu/cpu_pme.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_pme.hpp"
-#include "kernels/physics/pme_params.hpp"
+#include "physics/pme_params.hpp"
 #include "support/catch.hpp"
 
 using mdsim::Boxd;

@@ -18,7 +18,7 @@
 #include "io/checkpoint_h5.hpp"
 #include "io/config.hpp"
 #include "kernels/cuda/cuda_context.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "support/scratch.hpp"
 #include "support/text_file.hpp"
 

@@ -1,4 +1,4 @@
-// Position restraints on the CUDA platform (restraint_kernels.cuh through kernels/physics/restraint.hpp)
+// Position restraints on the CUDA platform (restraint_kernels.cuh through physics/restraint.hpp)
 // against the CPU platform (tests/test_restraints.cpp checks the CPU against OpenMM and finite
 // differences), in mixed and double precision (the restraint itself is double in both):
 //  - energy and forces equal the CPU's in ala2_water's box and in a triclinic box, atoms across the
@@ -29,8 +29,8 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_context.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/plan/context.hpp"
+#include "physics/integrator_steps.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/restraint_fixtures.hpp"
 #include "support/reference_systems.hpp"

@@ -9,7 +9,7 @@ import sys
 
 # folder -> layer, and what each layer may include (besides itself); keep in step with CMakeLists.txt.
 FOLDERS = {
-    "common": "common", "kernels/physics": "physics", "model": "model", "kernels/plan": "plan",
+    "common": "common", "physics": "physics", "model": "model", "platform": "plan",
     "kernels/cpu": "cpu", "kernels/cuda": "cuda", "io": "io", "engine": "engine", "prepare": "prepare",
     "app": "app", "python": "python",
 }

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "support/statistics.hpp"
 
 namespace mdsim_test {

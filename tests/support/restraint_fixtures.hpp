@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "model/system.hpp"
 
 namespace mdsim_test {

@@ -19,7 +19,7 @@
 #include "engine/model.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_context.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

@@ -22,7 +22,7 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cpu/cpu_minimizer.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/statistics.hpp"
 

@@ -19,7 +19,7 @@
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "kernels/cpu/cpu_context.hpp"
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/statistics.hpp"
 

@@ -26,7 +26,7 @@
 #include "engine/replicas.hpp"
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
-#include "kernels/physics/integrator_steps.hpp"
+#include "physics/integrator_steps.hpp"
 #include "support/statistics.hpp"
 
 namespace fs = std::filesystem;

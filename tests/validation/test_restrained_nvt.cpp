@@ -28,8 +28,8 @@
 #include "io/atom_selection.hpp"
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_context.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/plan/context.hpp"
+#include "physics/integrator_steps.hpp"
+#include "platform/context.hpp"
 #include "support/catch.hpp"
 
 using namespace mdsim;

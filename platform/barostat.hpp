@@ -13,8 +13,8 @@
 #include <optional>
 #include <vector>
 
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 #include "model/run_config.hpp"
 #include "model/system.hpp"
 

@@ -13,8 +13,8 @@
 // bonds (any masses), so that d|r_ij|/dt = 0 for the given geometry.
 #pragma once
 
-#include "kernels/physics/math.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/math.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

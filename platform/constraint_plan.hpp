@@ -1,4 +1,4 @@
-// The constraint plan both platforms run: which rigid waters SETTLE takes (analytic, kernels/physics/
+// The constraint plan both platforms run: which rigid waters SETTLE takes (analytic, physics/
 // settle.hpp) and, for every other distance constraint, CCMA's data (Eastman & Pande, J. Chem. Theory
 // Comput. 6, 434 (2010)): the constraints with their reduced masses, their coupled groups and the
 // sparse inverse of the coupling matrix, built once from the equilibrium geometry (bond angles from the
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {

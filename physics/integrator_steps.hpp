@@ -15,8 +15,8 @@
 //   v += dt F/m;  x' = x + dt v;  constrain x';  v = (x' - x)/dt;  x = x'   leapfrog_velocity
 #pragma once
 
-#include "kernels/physics/math.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/math.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

@@ -1,11 +1,11 @@
-#include "kernels/plan/dispersion_correction.hpp"
+#include "platform/dispersion_correction.hpp"
 
 #include <cmath>
 #include <map>
 #include <utility>
 
 #include "common/errors.hpp"
-#include "kernels/physics/nonbonded.hpp"
+#include "physics/nonbonded.hpp"
 
 namespace mdsim {
 

@@ -5,8 +5,8 @@
 // delta r_ref w_a on atom a, -delta r_ref w_b on atom b). Units: nm, ps, amu.
 #pragma once
 
-#include "kernels/physics/math.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/math.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

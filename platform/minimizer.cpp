@@ -1,4 +1,4 @@
-#include "kernels/plan/minimizer.hpp"
+#include "platform/minimizer.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "kernels/plan/barostat.hpp"
+#include "platform/barostat.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "common/errors.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/philox.hpp"
+#include "physics/integrator_steps.hpp"
+#include "physics/philox.hpp"
 
 namespace mdsim {
 

@@ -5,8 +5,8 @@
 // on i is -f_over_r * d. Conventions are OpenMM's NonbondedForce.
 #pragma once
 
-#include "kernels/physics/math.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/math.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

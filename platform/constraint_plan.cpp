@@ -1,4 +1,4 @@
-#include "kernels/plan/constraint_plan.hpp"
+#include "platform/constraint_plan.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

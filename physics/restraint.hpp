@@ -8,8 +8,8 @@
 // Units: nm, kJ/mol/nm², kJ/mol, kJ/mol/nm.
 #pragma once
 
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

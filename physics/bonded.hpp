@@ -5,8 +5,8 @@
 // HarmonicAngleForce and PeriodicTorsionForce.
 #pragma once
 
-#include "kernels/physics/math.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/math.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
-#include "kernels/physics/math.hpp"
-#include "kernels/physics/vec3.hpp"
+#include "physics/math.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

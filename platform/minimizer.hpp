@@ -25,7 +25,7 @@
 
 #include <cstddef>
 
-#include "kernels/plan/context.hpp"  // MinimizationResult
+#include "platform/context.hpp"  // MinimizationResult
 
 namespace mdsim {
 

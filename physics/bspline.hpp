@@ -9,7 +9,7 @@
 // leaves energies and forces unchanged); the weights sum to one and dtheta sums to zero.
 #pragma once
 
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

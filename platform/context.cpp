@@ -1,4 +1,4 @@
-#include "kernels/plan/context.hpp"
+#include "platform/context.hpp"
 
 #include <cmath>
 #include <string>

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "kernels/physics/pbc.hpp"
+#include "physics/pbc.hpp"
 
 namespace mdsim {
 

@@ -1,10 +1,10 @@
-#include "kernels/plan/velocities.hpp"
+#include "platform/velocities.hpp"
 
 #include <cmath>
 
 #include "common/errors.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/philox.hpp"
+#include "physics/integrator_steps.hpp"
+#include "physics/philox.hpp"
 
 namespace mdsim {
 

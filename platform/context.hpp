@@ -10,7 +10,7 @@
 //  - Verlet: OpenMM's VerletIntegrator, leapfrog: stored velocities lag the positions by dt/2; the
 //    reported kinetic energy uses v + dt/2 F/m with the velocity constraints applied (OpenMM's
 //    on-step estimate), so the total energy is conserved to O(dt^2).
-// Random numbers: Philox4x32-10 keyed by (seed, purpose, step, atom) (kernels/physics/philox.hpp),
+// Random numbers: Philox4x32-10 keyed by (seed, purpose, step, atom) (physics/philox.hpp),
 // so a run continued from (positions, velocities, box, step, barostat_state) is bit-identical.
 // Each step: remove centre-of-mass motion (when enabled), Monte Carlo barostat move (when due),
 // then the integrator.
@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "common/host_buffer.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/vec3.hpp"
-#include "kernels/plan/energy_terms.hpp"
+#include "physics/pbc.hpp"
+#include "physics/vec3.hpp"
+#include "platform/energy_terms.hpp"
 #include "model/run_config.hpp"
 #include "model/system.hpp"
 

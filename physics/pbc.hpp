@@ -4,7 +4,7 @@
 // Minimum-image displacement for that form, usable from host and device code.
 #pragma once
 
-#include "kernels/physics/vec3.hpp"
+#include "physics/vec3.hpp"
 
 namespace mdsim {
 

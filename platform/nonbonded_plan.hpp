@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "kernels/physics/nonbonded.hpp"
-#include "kernels/physics/pbc.hpp"
-#include "kernels/physics/pme_params.hpp"
+#include "physics/nonbonded.hpp"
+#include "physics/pbc.hpp"
+#include "physics/pme_params.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {
@@ -42,7 +42,7 @@ struct NonbondedPlan {
   std::vector<int> exclusion_start, exclusion_partner;
 };
 
-// An exception's parameters for the pair step (kernels/physics/nonbonded.hpp), computed in double
+// An exception's parameters for the pair step (physics/nonbonded.hpp), computed in double
 // and rounded once to T.
 template <typename T>
 ExceptionParams<T> exception_params(const System& system, const NonbondedException& e) {

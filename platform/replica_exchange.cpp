@@ -1,5 +1,5 @@
 // See replica_exchange.hpp.
-#include "kernels/plan/replica_exchange.hpp"
+#include "platform/replica_exchange.hpp"
 
 #include <cmath>
 #include <string>
@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "kernels/physics/integrator_steps.hpp"
-#include "kernels/physics/philox.hpp"
+#include "physics/integrator_steps.hpp"
+#include "physics/philox.hpp"
 
 namespace mdsim {
 

@@ -1,4 +1,4 @@
-#include "kernels/plan/nonbonded_plan.hpp"
+#include "platform/nonbonded_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "common/errors.hpp"
-#include "kernels/physics/bspline.hpp"
-#include "kernels/plan/dispersion_correction.hpp"
+#include "physics/bspline.hpp"
+#include "platform/dispersion_correction.hpp"
 
 namespace mdsim {
 
