@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "engine/bench.hpp"
 #include "engine/demux.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
@@ -20,12 +21,6 @@
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"
-#include "kernels/cpu/cpu_context.hpp"
-#include "kernels/cuda/cuda_context.hpp"
-#include "kernels/cuda/cuda_forces.hpp"
-#include "kernels/cuda/device_query.hpp"
-#include "kernels/cuda/step_timeline.hpp"
-#include "physics/pme_params.hpp"
 #include "model/run_config.hpp"
 
 namespace mdsim {
@@ -84,7 +79,7 @@ void print_config_summary(const RunConfig& c) {
 
 int command_platforms() {
   fmt::print("cpu     reference platform (double precision), always available\n");
-  const CudaProbe probe = probe_cuda();
+  const CudaProbe probe = probe_devices();
   if (probe.devices.empty()) {
     fmt::print("cuda    not available: {}\n", probe.reason);
     return 0;
@@ -132,8 +127,8 @@ int command_check(const std::string& config_path) {
              s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size());
   fmt::print("  net charge:     {:.6f} e\n", net_charge(s));
   if (s.box) fmt::print("  box:            {:.4f} x {:.4f} x {:.4f} nm\n", s.box->a.x, s.box->b.y, s.box->c.z);
-  if (s.nonbonded.method == NonbondedMethod::PME && s.box) {
-    const PmeParameters pp = choose_pme_parameters(*s.box, s.nonbonded);  // the grid every platform uses
+  if (const std::optional<PmeParameters> pme = pme_parameters(s)) {  // the grid every platform uses
+    const PmeParameters& pp = *pme;
     fmt::print("  PME:            alpha {:.6f} /nm, grid {} x {} x {} ({})\n", pp.alpha_per_nm, pp.grid[0], pp.grid[1],
                pp.grid[2], to_string(s.nonbonded.pme_grid));
   }
@@ -180,9 +175,8 @@ int command_energy(const EnergyOptions& options) {
     throw RuntimeError(fmt::format("energy: the energy of {} is not finite ({}); no JSON written", cfg.system.pdb, bad));
   if (!options.forces_file.empty()) write_forces_h5(options.forces_file, model.positions_nm, forces);
 
-  const bool pme = s.nonbonded.method == NonbondedMethod::PME;
-  PmeParameters pp;
-  if (pme) pp = choose_pme_parameters(*s.box, s.nonbonded);  // the grid the evaluator uses (CPU and CUDA alike)
+  const std::optional<PmeParameters> pme = pme_parameters(s);  // the grid the evaluator uses (CPU and CUDA alike)
+  const PmeParameters pp = pme.value_or(PmeParameters{});
   if (options.json) {
     std::string out = "{\n";
     out += fmt::format("  \"atoms\": {},\n  \"platform\": \"{}\",\n", s.num_particles(), evaluator->description());
@@ -318,71 +312,55 @@ int command_run(const RunOptions& options, EnsembleComm* comm) {
 
 namespace {
 
-// Full steps with the config's integrator, constraints and thermostat (reporters off): starts from
-// the config's positions, constrained, with velocities at the integrator's temperature; `warmup`
-// steps, then `steps` timed (wall clock, synchronised at both ends).
-struct StepTiming {
-  double us_per_step = 0, ns_per_day = 0;
-  int list_builds = -1;  // tile-list builds during the timed steps (CUDA; -1: not counted)
-};
-StepTiming time_steps(Context& context, const Model& model, const RunConfig& cfg, int warmup, int steps,
-                      const std::function<int(Context&)>& count_builds = {}) {
-  context.set_positions(model.positions_nm);
-  if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
-  context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
-  StateRequest sync;  // downloading the velocities waits for the queued steps
-  sync.positions = false;
-  sync.velocities = true;
-  context.step(warmup);
-  context.state(sync);
-  const int builds_before = count_builds ? count_builds(context) : 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  context.step(steps);
-  context.state(sync);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  StepTiming t;
-  if (count_builds) t.list_builds = count_builds(context) - builds_before;
-  t.us_per_step = s * 1e6 / steps;
-  t.ns_per_day = cfg.integrator.timestep_ps * 1e-3 * steps * 86400.0 / s;
-  return t;
-}
-
 void print_step_table_header() {
   fmt::print("| atoms | integrator | timestep (fs) | constraints | timed steps | µs/step | ns/day | launches | "
              "list builds | context device MiB | bytes/atom |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
+std::string plural(int n, const char* word) { return fmt::format("{}{}", word, n == 1 ? "" : "s"); }
 
-// The CUDA step's timeline: a context whose graphs record the timeline's points, warmed up, then
-// `steps` single steps, each waited for; the mean, minimum and maximum time of each point after the
-// step's start.
-void print_step_timeline(const Model& model, const RunConfig& cfg, const CudaOptions& options, int steps) {
-  cuda::enable_step_timeline();
-  auto context = make_cuda_context(model.system, dynamics_settings(cfg), options);
-  (void)time_steps(*context, model, cfg, 500, 1);
-  struct Sum {
-    double total = 0, min = 1e300, max = 0;
-    int count = 0;
-  };
-  std::vector<std::pair<std::string, Sum>> sums;
-  for (int s = 0; s < steps; ++s) {
-    context->step(1);
-    for (const cuda::TimelinePoint& p : cuda::read_step_timeline()) {
-      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == p.label; });
-      if (it == sums.end()) it = sums.insert(sums.end(), {p.label, Sum{}});
-      it->second.total += p.us;
-      it->second.min = std::min(it->second.min, p.us);
-      it->second.max = std::max(it->second.max, p.us);
-      ++it->second.count;
-    }
-  }
-  std::sort(sums.begin(), sums.end(),
-            [](const auto& a, const auto& b) { return a.second.total / a.second.count < b.second.total / b.second.count; });
-  fmt::print("## step timeline ({} single steps, each waited for): µs after the step's start\n", steps);
+void print_cpu_bench(const RunConfig& cfg, const System& s, const BenchReport& r, const std::string& constraints) {
+  fmt::print("| system | atoms | platform | ms per evaluation (energy + forces, median of 5) |\n|---|---|---|---|\n");
+  fmt::print("| {} | {} | cpu (double) | {:.1f} |\n", cfg.system.pdb, s.num_particles(), r.cpu_ms_per_evaluation);
+  if (!r.steps) return;
+  const StepBench& t = *r.steps;
+  print_step_table_header();
+  fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - | - | - | - |\n", s.num_particles(),
+             to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, t.steps, t.us_per_step,
+             t.ns_per_day);
+}
+
+void print_cuda_parts(const RunConfig& cfg, const System& s, const ForcePartTimings& t) {
+  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", t.device_name,
+             to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1],
+             cfg.system.replicate[2], t.tiles);
+  fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
+             "device MiB | bytes/atom |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
+  const double mib = static_cast<double>(t.device_memory_bytes) / (1024.0 * 1024.0);
+  fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
+             s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us,
+             t.pme_us, t.bonded_us, mib, static_cast<double>(t.device_memory_bytes) / s.num_particles());
+}
+
+void print_cuda_steps(const RunConfig& cfg, const System& s, const StepBench& t, const std::string& constraints) {
+  print_step_table_header();
+  fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} {} per {} {} ({} kernels a step) + {} {} a step "
+             "| {} ({:.1f} steps apart) | {:.1f} | {:.0f} |\n",
+             s.num_particles(), to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, t.steps,
+             t.us_per_step, t.ns_per_day, t.graphs, plural(t.graphs, "graph"), t.steps_per_graph,
+             plural(t.steps_per_graph, "step"), t.kernels_per_step, t.separate_kernels_per_step,
+             plural(t.separate_kernels_per_step, "kernel"), t.list_builds,
+             static_cast<double>(t.steps) / std::max(1, t.list_builds), t.context_bytes / (1024.0 * 1024.0),
+             t.context_bytes / s.num_particles());
+}
+
+void print_timeline(const BenchReport& r) {
+  fmt::print("## step timeline ({} single steps, each waited for): µs after the step's start\n", r.timeline_steps);
   fmt::print("| point (stream: finished) | mean | min | max | steps |\n|---|---|---|---|---|\n");
-  for (const auto& [label, sum] : sums)
-    fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {} |\n", label, sum.total / sum.count, sum.min, sum.max, sum.count);
+  for (const TimelineRow& row : r.timeline)
+    fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {} |\n", row.label, row.mean_us, row.min_us, row.max_us, row.steps);
 }
 
 }  // namespace
@@ -394,65 +372,14 @@ int command_bench(const std::string& config_path, int steps, bool timeline) {
   const System& s = model.system;
   const std::string constraints = fmt::format("{}{}", to_string(cfg.system.constraints),
                                               cfg.system.rigid_water ? " + rigid water" : "");
-  if (platform.kind == PlatformKind::Cpu) {
-    CpuForceEvaluator eval(s);
-    std::vector<Vec3d> f;
-    std::vector<double> ms;
-    for (int r = 0; r < 5; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      eval.compute(model.positions_nm, &f);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    fmt::print("| system | atoms | platform | ms per evaluation (energy + forces, median of 5) |\n|---|---|---|---|\n");
-    fmt::print("| {} | {} | cpu (double) | {:.1f} |\n", cfg.system.pdb, s.num_particles(), ms[2]);
-    if (steps > 0) {
-      auto context = make_cpu_context(s, dynamics_settings(cfg));
-      const int cpu_steps = std::max(1, steps / 100);  // the CPU reference is ~1000x slower per step
-      const StepTiming t = time_steps(*context, model, cfg, 1, cpu_steps);
-      print_step_table_header();
-      fmt::print("| {} | {} | {:g} | {} | {} | {:.0f} | {:.3f} | - | - | - | - |\n", s.num_particles(),
-                 to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, cpu_steps,
-                 t.us_per_step, t.ns_per_day);
-    }
+  const BenchReport report = run_bench(cfg, model, platform, steps, timeline);
+  if (report.platform == PlatformKind::Cpu) {
+    print_cpu_bench(cfg, s, report, constraints);
     return 0;
   }
-  const CudaOptions options = cuda_options(cfg.platform, platform.device);
-  {
-    CudaForceEvaluator eval(s, options);
-    eval.set_positions(model.positions_nm);
-    const CudaTimings t = eval.benchmark(200);
-    fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", eval.device_name(),
-               to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1],
-               cfg.system.replicate[2], eval.num_tiles());
-    fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
-               "device MiB | bytes/atom |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
-    const double mib = static_cast<double>(eval.device_memory_bytes()) / (1024.0 * 1024.0);
-    fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
-               s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us,
-               t.pme_us, t.bonded_us, mib, static_cast<double>(eval.device_memory_bytes()) / s.num_particles());
-  }
-  if (steps > 0) {
-    // The context's whole device memory (evaluator, dynamics arrays, constraints, graphs, cuFFT work
-    // area): free memory before it was made less free memory after the timed steps.
-    const std::size_t free_before = cuda_free_memory_bytes();
-    auto context = make_cuda_context(s, dynamics_settings(cfg), options);
-    const StepTiming t = time_steps(*context, model, cfg, std::min(steps, 500), steps, cuda_list_builds);
-    const std::size_t free_after = cuda_free_memory_bytes();
-    const double context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
-    const CudaStepLaunches l = cuda_step_launches(*context);
-    print_step_table_header();
-    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} graph{} per {} step{} ({} kernels a step) + {} "
-               "kernel{} a step | {} ({:.1f} steps apart) | {:.1f} | {:.0f} |\n",
-               s.num_particles(), to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, steps,
-               t.us_per_step, t.ns_per_day, l.graphs, l.graphs == 1 ? "" : "s", l.steps_per_graph,
-               l.steps_per_graph == 1 ? "" : "s", l.kernels, l.separate_kernels, l.separate_kernels == 1 ? "" : "s",
-               t.list_builds,
-               static_cast<double>(steps) / std::max(1, t.list_builds), context_bytes / (1024.0 * 1024.0),
-               context_bytes / s.num_particles());
-  }
-  if (timeline) print_step_timeline(model, cfg, options, std::max(steps / 10, 100));
+  if (report.parts) print_cuda_parts(cfg, s, *report.parts);
+  if (report.steps) print_cuda_steps(cfg, s, *report.steps, constraints);
+  if (timeline) print_timeline(report);
   return 0;
 }
 

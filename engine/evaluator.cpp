@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/cuda_options.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 
 namespace mdsim {
@@ -26,6 +28,22 @@ class CudaEvaluator final : public ForceEvaluator {
   std::string description() const override {
     return fmt::format("cuda:{} {} ({} precision)", device_, eval_.device_name(), precision_);
   }
+  std::optional<ForcePartTimings> time_parts(const std::vector<Vec3d>& x, int repetitions) override {
+    eval_.set_positions(x);
+    const CudaTimings t = eval_.benchmark(repetitions);
+    ForcePartTimings out;
+    out.total_us = t.total_us;
+    out.total_energy_us = t.total_energy_us;
+    out.neighbor_us = t.neighbor_us;
+    out.nonbonded_us = t.nonbonded_us;
+    out.exceptions_us = t.exceptions_us;
+    out.pme_us = t.pme_us;
+    out.bonded_us = t.bonded_us;
+    out.device_name = eval_.device_name();
+    out.device_memory_bytes = eval_.device_memory_bytes();
+    out.tiles = eval_.num_tiles();
+    return out;
+  }
 
  private:
   CudaForceEvaluator eval_;
@@ -35,18 +53,15 @@ class CudaEvaluator final : public ForceEvaluator {
 
 }  // namespace
 
-CudaOptions cuda_options(const PlatformConfig& settings, int device) {
-  CudaOptions options;
-  options.device = device;
-  options.double_precision = settings.precision == Precision::Double;
-  options.neighbor_buffer_nm = settings.neighbor_buffer_nm;
-  return options;
-}
-
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
                                                const PlatformConfig& settings) {
   if (platform.kind == PlatformKind::Cpu) return std::make_unique<CpuEvaluator>(system);
   return std::make_unique<CudaEvaluator>(system, cuda_options(settings, platform.device));
+}
+
+std::optional<PmeParameters> pme_parameters(const System& system) {
+  if (system.nonbonded.method != NonbondedMethod::PME || !system.box) return std::nullopt;
+  return choose_pme_parameters(*system.box, system.nonbonded);
 }
 
 }  // namespace mdsim

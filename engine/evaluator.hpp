@@ -1,18 +1,34 @@
 // One interface over the platforms' force evaluation, for commands that need a single point
-// (`mdsim energy`, `mdsim check`) and for tests: CPU reference (double) or CUDA (mixed | double).
+// (`mdsim energy`, `mdsim check`, `mdsim bench`) and for tests: CPU reference (double) or CUDA (mixed | double).
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/platform.hpp"
-#include "kernels/cpu/cpu_forces.hpp"
-#include "kernels/cuda/cuda_forces.hpp"
 #include "model/run_config.hpp"
 #include "model/system.hpp"
+#include "physics/pme_params.hpp"
+#include "platform/energy_terms.hpp"
 
 namespace mdsim {
+
+// The parts of a device force evaluation, each timed on its own (µs; CUDA events around each part).
+struct ForcePartTimings {
+  double total_us = 0;         // whole evaluation, forces only
+  double total_energy_us = 0;  // whole evaluation with energies
+  double neighbor_us = 0;      // position gather + displacement check + forced tile-list rebuild
+  double nonbonded_us = 0;     // tile kernel
+  double exceptions_us = 0;    // exceptions and exclusion corrections
+  double pme_us = 0;           // reciprocal space
+  double bonded_us = 0;        // bonds, angles, torsions
+  std::string device_name;
+  std::size_t device_memory_bytes = 0;  // what the evaluator allocated
+  int tiles = 0;                        // tiles in the neighbour list
+};
 
 class ForceEvaluator {
  public:
@@ -20,12 +36,18 @@ class ForceEvaluator {
   // Energies by term; forces (kJ/mol/nm) overwritten when non-null.
   virtual EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) = 0;
   virtual std::string description() const = 0;  // "cpu (double)", "cuda:0 NVIDIA H100 (mixed)"
+  // Each part of `repetitions` evaluations at these positions timed (the CUDA platform); none elsewhere.
+  virtual std::optional<ForcePartTimings> time_parts(const std::vector<Vec3d>& positions_nm, int repetitions) {
+    (void)positions_nm;
+    (void)repetitions;
+    return std::nullopt;
+  }
 };
-
-// The CUDA platform's options from the config's `platform` section, for the given device.
-CudaOptions cuda_options(const PlatformConfig& settings, int device);
 
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
                                                const PlatformConfig& settings);
+
+// α and the grid of a PME system as every platform chooses them; none without PME.
+std::optional<PmeParameters> pme_parameters(const System& system);
 
 }  // namespace mdsim

@@ -3,13 +3,39 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "engine/cuda_options.hpp"
+#include "kernels/cpu/cpu_context.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_context.hpp"
+#include "kernels/cuda/device_query.hpp"
 
 namespace mdsim {
 
 std::size_t cuda_host_device_copies() { return cuda::transfer_count(); }
 
 const char* to_string(PlatformKind kind) { return kind == PlatformKind::Cuda ? "cuda" : "cpu"; }
+
+CudaProbe probe_devices() { return probe_cuda(); }
+
+CudaOptions cuda_options(const PlatformConfig& settings, int device) {
+  CudaOptions options;
+  options.device = device;
+  options.double_precision = settings.precision == Precision::Double;
+  options.neighbor_buffer_nm = settings.neighbor_buffer_nm;
+  return options;
+}
+
+std::unique_ptr<Context> make_context(const System& system, const DynamicsSettings& settings,
+                                      const PlatformChoice& platform, const PlatformConfig& platform_settings) {
+  if (platform.kind == PlatformKind::Cuda)
+    return make_cuda_context(system, settings, cuda_options(platform_settings, platform.device));
+  return make_cpu_context(system, settings);
+}
+
+std::string platform_description(const PlatformChoice& platform, const PlatformConfig& platform_settings) {
+  if (platform.kind == PlatformKind::Cpu) return "cpu (double precision)";
+  return platform_settings.precision == Precision::Double ? "cuda (double precision)" : "cuda (mixed precision)";
+}
 
 PlatformChoice choose_platform(const std::string& requested, int device_index) {
   PlatformChoice choice;

@@ -1,11 +1,17 @@
-// Platform discovery. The CUDA platform is used when the CUDA runtime finds a usable device;
-// otherwise (no driver, no device, incompatible driver) the CPU reference platform runs.
+// The platforms as the engine offers them: which one runs (the CUDA platform when the CUDA runtime finds a
+// usable device; otherwise, with no driver, no device or an incompatible driver, the CPU reference platform)
+// and the platform's dynamics context. Only the engine includes the platforms' own headers: everything above
+// it (the command line, prepare, Python) reaches a platform through these functions and engine/evaluator.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
-#include "kernels/cuda/device_query.hpp"
+#include "model/run_config.hpp"
+#include "model/system.hpp"
+#include "platform/context.hpp"
+#include "platform/devices.hpp"
 
 namespace mdsim {
 
@@ -22,6 +28,17 @@ struct PlatformChoice {
 PlatformChoice choose_platform(const std::string& requested, int device_index);
 
 const char* to_string(PlatformKind kind);
+
+// The CUDA devices of this machine (`mdsim platforms`); never throws: no driver gives none and a reason.
+CudaProbe probe_devices();
+
+// A dynamics context on the chosen platform: the CPU reference, or the CUDA context (whole step on the GPU)
+// on `platform.device` with the config's platform settings (precision, neighbour buffer).
+std::unique_ptr<Context> make_context(const System& system, const DynamicsSettings& settings,
+                                      const PlatformChoice& platform, const PlatformConfig& platform_settings);
+
+// "cpu (double precision)", "cuda (mixed precision)", "cuda (double precision)".
+std::string platform_description(const PlatformChoice& platform, const PlatformConfig& platform_settings);
 
 // Host <-> device copies the CUDA platform has made in this process so far (every DeviceBuffer upload and
 // download, every frame copy): what proves that steps copy nothing.

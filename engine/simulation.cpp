@@ -25,8 +25,6 @@
 #include "io/progress.hpp"
 #include "io/state_log.hpp"
 #include "io/trajectory_h5.hpp"
-#include "kernels/cpu/cpu_context.hpp"
-#include "kernels/cuda/cuda_context.hpp"
 #include "platform/context.hpp"
 
 namespace fs = std::filesystem;
@@ -49,11 +47,6 @@ void prepare_output_directory(const RunConfig& cfg) {
 
 std::string output_path(const RunConfig& cfg, const std::string& file) {
   return (fs::path(cfg.output.directory) / file).string();
-}
-
-// The checkpoint file's path, "" when the config has none.
-std::string checkpoint_path(const RunConfig& cfg) {
-  return cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
 }
 
 std::int64_t next_multiple(std::int64_t step, int interval) {
@@ -83,29 +76,24 @@ Checkpoint make_checkpoint(Context& context, const RunConfig& cfg, const System&
   return c;
 }
 
-// The platform for this run, with its CUDA options.
+// The platform for this run, with the config's platform settings.
 struct RunPlatform {
   PlatformChoice choice;
-  CudaOptions cuda;
+  PlatformConfig settings;
 };
 
 RunPlatform run_platform(const RunConfig& cfg, const PlatformChoice& choice, RunSummary& summary) {
-  RunPlatform p{choice, cuda_options(cfg.platform, choice.device)};
-  summary.platform = p.choice.kind == PlatformKind::Cuda
-                         ? std::string(p.cuda.double_precision ? "cuda (double precision)" : "cuda (mixed precision)")
-                         : std::string("cpu (double precision)");
+  RunPlatform p{choice, cfg.platform};
+  summary.platform = platform_description(p.choice, p.settings);
   return p;
 }
 
-// The platform's context: the CPU reference or the CUDA context (whole step on the GPU), with the
-// checkpoint's seed when the run resumes.
-std::unique_ptr<Context> make_context(const RunConfig& cfg, const System& system, const RunPlatform& platform,
-                                      const std::optional<Checkpoint>& restart, RunSummary& summary) {
+// The platform's context, with the checkpoint's seed when the run resumes.
+std::unique_ptr<Context> make_run_context(const RunConfig& cfg, const System& system, const RunPlatform& platform,
+                                          const std::optional<Checkpoint>& restart, RunSummary& summary) {
   DynamicsSettings settings = dynamics_settings(cfg);
   if (restart) settings.integrator.seed = restart->seed;
-  std::unique_ptr<Context> context = platform.choice.kind == PlatformKind::Cuda
-                                         ? make_cuda_context(system, settings, platform.cuda)
-                                         : make_cpu_context(system, settings);
+  std::unique_ptr<Context> context = make_context(system, settings, platform.choice, platform.settings);
   summary.seed = context->seed();
   return context;
 }
@@ -342,6 +330,10 @@ void write_state_line(Context& context, StateLog& state_log, const std::optional
 
 }  // namespace
 
+std::string checkpoint_path(const RunConfig& cfg) {
+  return cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
+}
+
 void check_output_paths(const RunConfig& cfg) {
   const auto& out = cfg.output;
   std::error_code ec;
@@ -539,8 +531,7 @@ struct Simulation::Impl {
                                next.barostat->temperature_k == settings.barostat->temperature_k &&
                                next.barostat->interval_steps == settings.barostat->interval_steps;
     const auto make = [this](const DynamicsSettings& with) {
-      return platform.choice.kind == PlatformKind::Cuda ? make_cuda_context(model.system, with, platform.cuda)
-                                                        : make_cpu_context(model.system, with);
+      return make_context(model.system, with, platform.choice, platform.settings);
     };
     context.reset();  // one context's device memory at a time
     try {
@@ -582,7 +573,7 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
     }
   }
   const RunConfig effective = s.effective_config();
-  s.context = make_context(effective, s.model.system, s.platform, s.setup.restart, s.summary);
+  s.context = make_run_context(effective, s.model.system, s.platform, s.setup.restart, s.summary);
   s.settings = dynamics_settings(effective);
   s.settings.integrator.seed = s.context->seed();
   if (s.setup.restart) {

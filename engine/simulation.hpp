@@ -99,6 +99,9 @@ class Simulation {
 
 RunSummary run_simulation(const RunConfig& config, const RunRequest& request);
 
+// The checkpoint file's path (in the output folder), "" when the config has none.
+std::string checkpoint_path(const RunConfig& config);
+
 // Everything `mdsim run` settles about a model before it writes anything; `mdsim check` goes through
 // the same steps, so it rejects what run would. InputError, located at the config key, when the
 // platform asked for is absent, the trajectory's atom selection does not fit the structure, the

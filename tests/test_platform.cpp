@@ -1,3 +1,3 @@
 #include "engine/platform.hpp"
 #include "support/catch.hpp"
-TEST_CASE("probe_cuda never throws") { REQUIRE_NOTHROW(mdsim::probe_cuda()); }
+TEST_CASE("probe_devices never throws") { REQUIRE_NOTHROW(mdsim::probe_devices()); }

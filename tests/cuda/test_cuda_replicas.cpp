@@ -58,7 +58,9 @@ TEST_CASE("CUDA: set_temperature moves the heat bath") {
   c.integrator.temperature_k = 300.0;
   c.integrator.friction_per_ps = 10.0;
   const Model model = build_model(c);
-  auto context = make_cuda_context(model.system, dynamics_settings(c), cuda_options(c.platform, 0));
+  PlatformChoice cuda;
+  cuda.kind = PlatformKind::Cuda;
+  auto context = make_context(model.system, dynamics_settings(c), cuda, c.platform);
   context->set_positions(model.positions_nm);
   context->apply_constraints(1e-6);
   context->set_velocities_to_temperature(300.0, 0);

@@ -9,19 +9,21 @@ import sys
 
 # folder -> layer, and what each layer may include (besides itself); keep in step with CMakeLists.txt.
 FOLDERS = {
-    "common": "common", "physics": "physics", "model": "model", "platform": "plan",
+    "common": "common", "physics": "physics", "model": "model", "platform": "platform",
     "kernels/cpu": "cpu", "kernels/cuda": "cuda", "io": "io", "engine": "engine", "prepare": "prepare",
     "app": "app", "python": "python",
 }
 BELOW = {
     "common": set(), "physics": set(), "model": {"common", "physics"},
-    "plan": {"model", "common", "physics"},
-    "cpu": {"plan", "model", "common", "physics"}, "cuda": {"plan", "model", "common", "physics"},
+    "platform": {"model", "common", "physics"},
+    "cpu": {"platform", "model", "common", "physics"}, "cuda": {"platform", "model", "common", "physics"},
     "io": {"model", "common", "physics"},
-    "engine": {"io", "cpu", "cuda", "plan", "model", "common", "physics"},
-    "prepare": {"engine", "io", "cpu", "cuda", "plan", "model", "common", "physics"},
-    "app": {"prepare", "engine", "io", "cpu", "cuda", "plan", "model", "common", "physics"},
-    "python": {"engine", "io", "plan", "model", "common", "physics"},  # the Python module binds the engine
+    "engine": {"io", "cpu", "cuda", "platform", "model", "common", "physics"},
+    # Above the engine nothing includes a platform (kernels/cpu, kernels/cuda): the engine chooses and makes them.
+    "prepare": {"engine", "io", "platform", "model", "common", "physics"},
+    # The command line talks to the engine (and prepare); it reads configs and writes files through io.
+    "app": {"prepare", "engine", "io", "model", "common"},
+    "python": {"engine", "io", "platform", "model", "common", "physics"},  # the Python module binds the engine
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".hpp", ".cpp", ".cu", ".cuh", ".in")

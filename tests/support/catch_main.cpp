@@ -8,7 +8,7 @@
 
 int main(int argc, char* argv[]) {
 #ifdef MDSIM_TEST_REQUIRES_CUDA
-  const mdsim::CudaProbe probe = mdsim::probe_cuda();
+  const mdsim::CudaProbe probe = mdsim::probe_devices();
   if (probe.devices.empty()) {
     std::printf("SKIPPED: no usable CUDA device (%s)\n", probe.reason.c_str());
     return 77;

@@ -1,0 +1,120 @@
+#include "engine/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+
+#include "kernels/cuda/cuda_context.hpp"
+#include "kernels/cuda/device_query.hpp"
+#include "kernels/cuda/step_timeline.hpp"
+
+namespace mdsim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// `warmup` steps, then `steps` timed; the velocities' download waits for the queued steps at both ends.
+StepBench time_steps(Context& context, const Model& model, const RunConfig& cfg, int warmup, int steps,
+                     bool count_builds) {
+  context.set_positions(model.positions_nm);
+  if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
+  context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+  StateRequest sync;
+  sync.positions = false;
+  sync.velocities = true;
+  context.step(warmup);
+  context.state(sync);
+  const int builds_before = count_builds ? cuda_list_builds(context) : 0;
+  const auto t0 = Clock::now();
+  context.step(steps);
+  context.state(sync);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  StepBench t;
+  t.steps = steps;
+  if (count_builds) t.list_builds = cuda_list_builds(context) - builds_before;
+  t.us_per_step = s * 1e6 / steps;
+  t.ns_per_day = cfg.integrator.timestep_ps * 1e-3 * steps * 86400.0 / s;
+  return t;
+}
+
+double cpu_ms_per_evaluation(ForceEvaluator& evaluator, const Model& model) {
+  std::vector<Vec3d> f;
+  std::vector<double> ms;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = Clock::now();
+    evaluator.compute(model.positions_nm, &f);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[2];
+}
+
+StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps) {
+  const std::size_t free_before = cuda_free_memory_bytes();
+  auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
+  StepBench t = time_steps(*context, model, cfg, std::min(steps, 500), steps, /*count_builds=*/true);
+  const std::size_t free_after = cuda_free_memory_bytes();
+  t.context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
+  const CudaStepLaunches l = cuda_step_launches(*context);
+  t.graphs = l.graphs;
+  t.steps_per_graph = l.steps_per_graph;
+  t.kernels_per_step = l.kernels;
+  t.separate_kernels_per_step = l.separate_kernels;
+  return t;
+}
+
+// A context whose graphs record the timeline's points, warmed up, then `steps` single steps, each waited for.
+std::vector<TimelineRow> cuda_timeline(const RunConfig& cfg, const Model& model, const PlatformChoice& platform,
+                                       int steps) {
+  cuda::enable_step_timeline();
+  auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
+  (void)time_steps(*context, model, cfg, 500, 1, false);
+  std::vector<TimelineRow> rows;
+  for (int s = 0; s < steps; ++s) {
+    context->step(1);
+    for (const cuda::TimelinePoint& p : cuda::read_step_timeline()) {
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const TimelineRow& r) { return r.label == p.label; });
+      if (it == rows.end()) it = rows.insert(rows.end(), TimelineRow{p.label, 0.0, 1e300, 0.0, 0});
+      it->mean_us += p.us;  // the sum until the division below
+      it->min_us = std::min(it->min_us, p.us);
+      it->max_us = std::max(it->max_us, p.us);
+      ++it->steps;
+    }
+  }
+  for (TimelineRow& r : rows) r.mean_us /= r.steps;
+  std::sort(rows.begin(), rows.end(), [](const TimelineRow& a, const TimelineRow& b) { return a.mean_us < b.mean_us; });
+  return rows;
+}
+
+}  // namespace
+
+BenchReport run_bench(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
+                      bool timeline) {
+  BenchReport report;
+  report.platform = platform.kind;
+  if (platform.kind == PlatformKind::Cpu) {
+    {
+      auto evaluator = make_evaluator(model.system, platform, cfg.platform);
+      report.cpu_ms_per_evaluation = cpu_ms_per_evaluation(*evaluator, model);
+    }
+    if (steps > 0) {
+      auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
+      const int cpu_steps = std::max(1, steps / 100);  // the CPU reference is ~1000x slower per step
+      report.steps = time_steps(*context, model, cfg, 1, cpu_steps, false);
+    }
+    return report;
+  }
+  {
+    auto evaluator = make_evaluator(model.system, platform, cfg.platform);
+    report.parts = evaluator->time_parts(model.positions_nm, 200);
+  }
+  if (steps > 0) report.steps = cuda_steps(cfg, model, platform, steps);
+  if (timeline) {
+    report.timeline_steps = std::max(steps / 10, 100);
+    report.timeline = cuda_timeline(cfg, model, platform, report.timeline_steps);
+  }
+  return report;
+}
+
+}  // namespace mdsim
