@@ -57,6 +57,131 @@ StateLines read_state_lines(const std::string& path) {
   return s;
 }
 
+// What the demultiplexing stages share: the ladder, the replicas' folders, the exchange log's maps and the
+// output folder.
+struct Demux {
+  const RunConfig& cfg;
+  const ReplicaConfig& rc;
+  int n;  // replicas = temperatures
+  fs::path dir;
+  std::string out_dir;
+  std::vector<ExchangeMapPoint> maps;
+
+  fs::path replica_dir(int k) const { return dir / replica_directory_name(k, n); }
+  // Temperature t's output file with `extension` (".h5", ".csv").
+  std::string output_path(int t, const char* extension) const {
+    return (fs::path(out_dir) / (temperature_name(t, rc.temperatures_k[t]) + extension)).string();
+  }
+};
+
+// Every replica's trajectory, all at the same steps and with the same atoms.
+std::vector<std::unique_ptr<TrajectoryReader>> open_replica_trajectories(const Demux& d, const std::string& file) {
+  std::vector<std::unique_ptr<TrajectoryReader>> readers;
+  for (int k = 0; k < d.n; ++k) {
+    readers.push_back(std::make_unique<TrajectoryReader>((d.replica_dir(k) / file).string()));
+    const TrajectoryReader& r = *readers.back();
+    if (r.steps() != readers.front()->steps() || r.atoms() != readers.front()->atoms())
+      throw InputError(fmt::format("{}: {} frames of {} atoms, but {} has {} of {} (or at other steps): the replicas' "
+                                   "trajectories must come from one ensemble run",
+                                   r.path(), r.frames(), r.atoms(), readers.front()->path(),
+                                   readers.front()->frames(), readers.front()->atoms()));
+  }
+  return readers;
+}
+
+// The per-temperature trajectories' options: the config's atom selection (which must match the replicas'
+// frames) and the arrays the replicas' trajectories record.
+TrajectoryOptions demux_trajectory_options(const RunConfig& cfg, const Topology& topology, const TrajectoryReader& first) {
+  const TrajectoryOutput& traj = cfg.output.trajectory;
+  TrajectoryOptions options;
+  options.atoms = select_atoms(topology, traj.atoms, at_config_key(cfg, "output.trajectory.atoms", "output.trajectory.atoms"));
+  if (static_cast<int>(options.atoms.size()) != first.atoms())
+    throw InputError(fmt::format("{}: {} atoms per frame, but output.trajectory.atoms ('{}') selects {}: demux with "
+                                 "the config that wrote it",
+                                 first.path(), first.atoms(), traj.atoms, options.atoms.size()));
+  options.selection = traj.atoms;
+  options.velocities = first.velocities();
+  options.forces = first.forces();
+  options.periodic = first.periodic();
+  return options;
+}
+
+// Trajectories: each frame of the replica at temperature t into temperature t's file.
+void demux_trajectories(const Demux& d, DemuxSummary& summary) {
+  const std::vector<std::unique_ptr<TrajectoryReader>> readers = open_replica_trajectories(d, d.cfg.output.trajectory.file);
+  const Model model = build_model(d.cfg);
+  const TrajectoryReader& first = *readers.front();
+  TrajectoryOptions options = demux_trajectory_options(d.cfg, model.topology, first);
+  std::vector<std::unique_ptr<TrajectoryWriter>> writers;
+  for (int t = 0; t < d.n; ++t) {
+    options.title = fmt::format("mdsim replica exchange, demultiplexed: temperature {} ({:.2f} K)", t, d.rc.temperatures_k[t]);
+    const std::string path = d.output_path(t, ".h5");
+    writers.push_back(std::make_unique<TrajectoryWriter>(path, model.topology, options));
+    summary.outputs.emplace_back(fmt::format("trajectory {:.2f} K", d.rc.temperatures_k[t]), path);
+  }
+  // Whole-system arrays (the writers select the recorded atoms again).
+  const std::size_t floats = 3 * static_cast<std::size_t>(model.system.num_particles());
+  std::vector<float> positions(floats), velocities(options.velocities ? floats : 0), forces(options.forces ? floats : 0);
+  const auto scatter = [&](const std::vector<float>& from, std::vector<float>& to) {
+    for (std::size_t i = 0; i < options.atoms.size(); ++i)
+      for (int c = 0; c < 3; ++c) to[3 * static_cast<std::size_t>(options.atoms[i]) + c] = from[3 * i + c];
+  };
+  for (std::int64_t i = 0; i < first.frames(); ++i) {
+    const std::vector<int> at = replicas_by_temperature_at(d.maps, first.steps()[static_cast<std::size_t>(i)], d.n);
+    for (int t = 0; t < d.n; ++t) {
+      const TrajectoryFrame f = readers[static_cast<std::size_t>(at[t])]->read(i);
+      scatter(f.positions_nm, positions);
+      if (options.velocities) scatter(f.velocities_nm_per_ps, velocities);
+      if (options.forces) scatter(f.forces_kj_per_mol_nm, forces);
+      FrameView view;
+      view.step = f.step;
+      view.time_ps = f.time_ps;
+      view.box = f.box;
+      view.positions_nm = positions;
+      view.velocities_nm_per_ps = velocities;
+      view.forces_kj_per_mol_nm = forces;
+      writers[static_cast<std::size_t>(t)]->write_frame(view);
+    }
+  }
+  for (auto& w : writers) w->close();
+  summary.frames = first.frames();
+}
+
+// Every replica's state log, all with the same header and lines at the same steps.
+std::vector<StateLines> read_replica_state_logs(const Demux& d, const std::string& file) {
+  std::vector<StateLines> logs;
+  for (int k = 0; k < d.n; ++k) {
+    const std::string path = (d.replica_dir(k) / file).string();
+    logs.push_back(read_state_lines(path));
+    const StateLines& a = logs.front();
+    const StateLines& b = logs.back();
+    bool same = a.header == b.header && a.lines.size() == b.lines.size();
+    for (std::size_t i = 0; same && i < a.lines.size(); ++i) same = a.lines[i].first == b.lines[i].first;
+    if (!same)
+      throw InputError(fmt::format("{}: its lines are not at the steps of {}'s: the replicas' state logs must come "
+                                   "from one ensemble run",
+                                   path, (d.replica_dir(0) / file).string()));
+  }
+  return logs;
+}
+
+// State logs: each line of the replica at temperature t into temperature t's log.
+void demux_state_logs(const Demux& d, DemuxSummary& summary) {
+  const std::vector<StateLines> logs = read_replica_state_logs(d, d.cfg.output.state.file);
+  std::vector<std::string> text(static_cast<std::size_t>(d.n));
+  for (std::string& t : text) t = logs.front().header + "\n";
+  for (std::size_t i = 0; i < logs.front().lines.size(); ++i) {
+    const std::vector<int> at = replicas_by_temperature_at(d.maps, logs.front().lines[i].first, d.n);
+    for (int t = 0; t < d.n; ++t) text[static_cast<std::size_t>(t)] += logs[static_cast<std::size_t>(at[t])].lines[i].second + "\n";
+  }
+  for (int t = 0; t < d.n; ++t) {
+    const std::string path = d.output_path(t, ".csv");
+    write_file_atomically(path, text[static_cast<std::size_t>(t)], "the demultiplexed state log");
+    summary.outputs.emplace_back(fmt::format("state log {:.2f} K", d.rc.temperatures_k[t]), path);
+  }
+  summary.state_lines = static_cast<std::int64_t>(logs.front().lines.size());
+}
+
 }  // namespace
 
 DemuxSummary demux_ensemble(const RunConfig& cfg, std::string out_dir) {
@@ -65,105 +190,17 @@ DemuxSummary demux_ensemble(const RunConfig& cfg, std::string out_dir) {
                        "demux sorts a temperature ladder's outputs by temperature: the config has no 'replicas' with "
                        "'exchange: temperature' (independent copies are already one per replica)");
   const ReplicaConfig& rc = *cfg.replicas;
-  const int n = rc.count;
   const fs::path dir(cfg.output.directory);
   if (out_dir.empty()) out_dir = (dir / "demux").string();
-  const std::vector<ExchangeMapPoint> maps = read_exchange_map((dir / rc.log).string(), n);
-  const auto replica_dir = [&](int k) { return dir / replica_directory_name(k, n); };
+  const Demux d{cfg, rc, rc.count, dir, out_dir, read_exchange_map((dir / rc.log).string(), rc.count)};
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", out_dir, ec.message()));
   DemuxSummary summary;
-
-  // Trajectories.
   const TrajectoryOutput& traj = cfg.output.trajectory;
-  if (traj.interval_steps > 0 && !traj.file.empty()) {
-    std::vector<std::unique_ptr<TrajectoryReader>> readers;
-    for (int k = 0; k < n; ++k) {
-      readers.push_back(std::make_unique<TrajectoryReader>((replica_dir(k) / traj.file).string()));
-      const TrajectoryReader& r = *readers.back();
-      if (r.steps() != readers.front()->steps() || r.atoms() != readers.front()->atoms())
-        throw InputError(fmt::format("{}: {} frames of {} atoms, but {} has {} of {} (or at other steps): the replicas' "
-                                     "trajectories must come from one ensemble run",
-                                     r.path(), r.frames(), r.atoms(), readers.front()->path(),
-                                     readers.front()->frames(), readers.front()->atoms()));
-    }
-    const Model model = build_model(cfg);
-    const TrajectoryReader& first = *readers.front();
-    TrajectoryOptions options;
-    options.atoms = select_atoms(model.topology, traj.atoms, at_config_key(cfg, "output.trajectory.atoms", "output.trajectory.atoms"));
-    if (static_cast<int>(options.atoms.size()) != first.atoms())
-      throw InputError(fmt::format("{}: {} atoms per frame, but output.trajectory.atoms ('{}') selects {}: demux with "
-                                   "the config that wrote it",
-                                   first.path(), first.atoms(), traj.atoms, options.atoms.size()));
-    options.selection = traj.atoms;
-    options.velocities = first.velocities();
-    options.forces = first.forces();
-    options.periodic = first.periodic();
-    std::vector<std::unique_ptr<TrajectoryWriter>> writers;
-    for (int t = 0; t < n; ++t) {
-      options.title = fmt::format("mdsim replica exchange, demultiplexed: temperature {} ({:.2f} K)", t, rc.temperatures_k[t]);
-      const std::string path = (fs::path(out_dir) / (temperature_name(t, rc.temperatures_k[t]) + ".h5")).string();
-      writers.push_back(std::make_unique<TrajectoryWriter>(path, model.topology, options));
-      summary.outputs.emplace_back(fmt::format("trajectory {:.2f} K", rc.temperatures_k[t]), path);
-    }
-    // Whole-system arrays (the writers select the recorded atoms again).
-    const std::size_t floats = 3 * static_cast<std::size_t>(model.system.num_particles());
-    std::vector<float> positions(floats), velocities(options.velocities ? floats : 0), forces(options.forces ? floats : 0);
-    const auto scatter = [&](const std::vector<float>& from, std::vector<float>& to) {
-      for (std::size_t i = 0; i < options.atoms.size(); ++i)
-        for (int d = 0; d < 3; ++d) to[3 * static_cast<std::size_t>(options.atoms[i]) + d] = from[3 * i + d];
-    };
-    for (std::int64_t i = 0; i < first.frames(); ++i) {
-      const std::vector<int> at = replicas_by_temperature_at(maps, first.steps()[static_cast<std::size_t>(i)], n);
-      for (int t = 0; t < n; ++t) {
-        const TrajectoryFrame f = readers[static_cast<std::size_t>(at[t])]->read(i);
-        scatter(f.positions_nm, positions);
-        if (options.velocities) scatter(f.velocities_nm_per_ps, velocities);
-        if (options.forces) scatter(f.forces_kj_per_mol_nm, forces);
-        FrameView view;
-        view.step = f.step;
-        view.time_ps = f.time_ps;
-        view.box = f.box;
-        view.positions_nm = positions;
-        view.velocities_nm_per_ps = velocities;
-        view.forces_kj_per_mol_nm = forces;
-        writers[static_cast<std::size_t>(t)]->write_frame(view);
-      }
-    }
-    for (auto& w : writers) w->close();
-    summary.frames = first.frames();
-  }
-
-  // State logs.
+  if (traj.interval_steps > 0 && !traj.file.empty()) demux_trajectories(d, summary);
   const StateOutput& state = cfg.output.state;
-  if (state.interval_steps > 0 && !state.file.empty()) {
-    std::vector<StateLines> logs;
-    for (int k = 0; k < n; ++k) {
-      const std::string path = (replica_dir(k) / state.file).string();
-      logs.push_back(read_state_lines(path));
-      const StateLines& a = logs.front();
-      const StateLines& b = logs.back();
-      bool same = a.header == b.header && a.lines.size() == b.lines.size();
-      for (std::size_t i = 0; same && i < a.lines.size(); ++i) same = a.lines[i].first == b.lines[i].first;
-      if (!same)
-        throw InputError(fmt::format("{}: its lines are not at the steps of {}'s: the replicas' state logs must come "
-                                     "from one ensemble run",
-                                     path, (replica_dir(0) / state.file).string()));
-    }
-    std::vector<std::string> text(static_cast<std::size_t>(n));
-    for (std::string& t : text) t = logs.front().header + "\n";
-    for (std::size_t i = 0; i < logs.front().lines.size(); ++i) {
-      const std::vector<int> at = replicas_by_temperature_at(maps, logs.front().lines[i].first, n);
-      for (int t = 0; t < n; ++t) text[static_cast<std::size_t>(t)] += logs[static_cast<std::size_t>(at[t])].lines[i].second + "\n";
-    }
-    for (int t = 0; t < n; ++t) {
-      const std::string path = (fs::path(out_dir) / (temperature_name(t, rc.temperatures_k[t]) + ".csv")).string();
-      write_file_atomically(path, text[static_cast<std::size_t>(t)], "the demultiplexed state log");
-      summary.outputs.emplace_back(fmt::format("state log {:.2f} K", rc.temperatures_k[t]), path);
-    }
-    summary.state_lines = static_cast<std::int64_t>(logs.front().lines.size());
-  }
+  if (state.interval_steps > 0 && !state.file.empty()) demux_state_logs(d, summary);
   if (summary.outputs.empty())
     throw_config_error(cfg, "output", "demux: the config writes neither trajectories nor state logs to sort");
   return summary;

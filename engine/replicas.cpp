@@ -79,7 +79,7 @@ std::pair<int, int> replica_block(int count, int ranks, int rank) {
 // modulo the visible CUDA devices (CUDA_VISIBLE_DEVICES applies). Rank 0 says so when GPUs stay idle.
 int rank_device(const RunConfig& cfg, const EnsembleComm& comm) {
   if (cfg.locations.count("platform.device") > 0 || cfg.platform.name == "cpu") return cfg.platform.device;
-  const CudaProbe probe = probe_cuda();
+  const CudaProbe probe = probe_devices();
   if (probe.devices.empty()) return cfg.platform.device;
   const int devices = static_cast<int>(probe.devices.size());
   const std::string notice = idle_devices_notice(comm.size(), devices, cfg.replicas->count);
@@ -183,21 +183,78 @@ void scale_velocities(Context& context, double scale) {
   context.set_velocities(v);
 }
 
-}  // namespace
+// Next multiple of `every` after step `s`; never when `every` is 0.
+std::int64_t next_multiple(std::int64_t s, std::int64_t every) {
+  return every > 0 ? (s / every + 1) * every : std::numeric_limits<std::int64_t>::max();
+}
 
-EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, EnsembleComm& comm) {
-  const ReplicaConfig& rc = *cfg.replicas;
-  const int count = rc.count;
-  const bool exchange = temperature_exchange(cfg);
-  const std::string checkpoint_file =
-      cfg.output.checkpoint.file.empty() ? std::string() : (fs::path(cfg.output.directory) / cfg.output.checkpoint.file).string();
-  const std::pair<int, int> block = replica_block(count, std::max(1, comm.size()), comm.rank());
-  const int first = block.first, last = block.second;
+// The ensemble's checkpoint for --resume, checked against the config (InputError when there is none).
+EnsembleCheckpoint read_ensemble_restart(const RunConfig& cfg, const std::string& checkpoint_file, const System& system) {
+  if (checkpoint_file.empty())
+    throw_config_error(cfg, "output.checkpoint", "--resume reads the ensemble's checkpoint, but output.checkpoint is off (null)");
+  if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
+  EnsembleCheckpoint restart = read_ensemble_checkpoint(checkpoint_file, system_fingerprint(system));
+  check_same_ensemble(cfg, restart, checkpoint_file);
+  return restart;
+}
 
-  // The model once per rank, this rank's platform and memory, and on --resume the ensemble's checkpoint.
-  Model model;
+// One rank's part of an ensemble run: the state its stages share. run_ensemble calls the stages in order, so
+// every rank makes the same collective calls in the same sequence.
+struct EnsembleRun {
+  EnsembleRun(const RunConfig& config, const RunRequest& run_request, EnsembleComm& ensemble_comm);
+
+  void set_up();
+  void choose_seeds();
+  void create_replicas();
+  void start_outputs();
+  void begin_summary();
+  void step_to_end();
+  void save_checkpoint();
+  void exchange_round();
+  void move_exchanged(const std::vector<ExchangeAttempt>& attempts);
+  void log_attempts(const std::vector<ExchangeAttempt>& attempts, const std::vector<double>& energies);
+  void finish_outputs();
+  EnsembleSummary summarise();
+  double bath_temperature(int k) const { return rex ? rex->temperature_of(k) : cfg.integrator.temperature_k; }
+
+  const RunConfig& cfg;
+  const RunRequest& request;
+  EnsembleComm& comm;
+  const ReplicaConfig& rc;
+  const int count;
+  const bool exchange;
+  const std::string checkpoint_file;  // "" when the config has none
+  const double pv_per_nm3;            // pressure times volume in kJ/mol per nm^3 (0 without a barostat)
+  int first = 0, last = 0;            // this rank's replicas: first .. last - 1
+  Model model;                        // until each replica holds its copy
   std::optional<EnsembleCheckpoint> restart;
   int device = 0;
+  std::uint64_t ensemble_seed = 0, exchange_seed = 0;
+  std::optional<ReplicaExchange> rex;
+  std::vector<std::unique_ptr<Simulation>> sims;  // this rank's replicas
+  std::optional<ExchangeLog> log;                 // rank 0 of a temperature ladder
+  std::string log_path;
+  std::int64_t step = 0;
+  Checkpoint shared;  // what every replica's checkpoint shares
+  EnsembleSummary summary;
+};
+
+EnsembleRun::EnsembleRun(const RunConfig& config, const RunRequest& run_request, EnsembleComm& ensemble_comm)
+    : cfg(config),
+      request(run_request),
+      comm(ensemble_comm),
+      rc(*config.replicas),
+      count(rc.count),
+      exchange(temperature_exchange(config)),
+      checkpoint_file(checkpoint_path(config)),
+      pv_per_nm3(config.barostat ? config.barostat->pressure_bar * kKjPerMolNm3PerBar : 0.0) {
+  const std::pair<int, int> block = replica_block(count, std::max(1, comm.size()), comm.rank());
+  first = block.first;
+  last = block.second;
+}
+
+// The model once per rank, this rank's platform and memory, and on --resume the ensemble's checkpoint.
+void EnsembleRun::set_up() {
   collectively(comm, [&] {
     if (comm.size() > count)
       throw_config_error(cfg, "replicas",
@@ -206,13 +263,7 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
                                      comm.size(), count, count, count));
     check_output_paths(cfg);
     model = build_model(cfg);
-    if (request.resume) {
-      if (checkpoint_file.empty())
-        throw_config_error(cfg, "output.checkpoint", "--resume reads the ensemble's checkpoint, but output.checkpoint is off (null)");
-      if (!fs::exists(checkpoint_file)) throw InputError(fmt::format("{}: no checkpoint to resume from", checkpoint_file));
-      restart = read_ensemble_checkpoint(checkpoint_file, system_fingerprint(model.system));
-      check_same_ensemble(cfg, *restart, checkpoint_file);
-    }
+    if (request.resume) restart = read_ensemble_restart(cfg, checkpoint_file, model.system);
     PlatformChoice platform;
     device = rank_device(cfg, comm);
     try {
@@ -222,16 +273,16 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
     }
     check_platform_memory(cfg, model.system, platform, last - first);
   });
+}
 
-  const std::uint64_t ensemble_seed =
-      restart ? restart->ensemble_seed : comm.broadcast(choose_seed(cfg.integrator.seed));
-  const std::uint64_t exchange_seed =
-      restart ? restart->exchange_seed : (rc.seed != 0 ? rc.seed : derived_exchange_seed(ensemble_seed));
-  std::optional<ReplicaExchange> rex;
-  const auto bath_temperature = [&](int k) { return rex ? rex->temperature_of(k) : cfg.integrator.temperature_k; };
+// The ensemble's seed (rank 0's) and the exchange decisions' seed, or the checkpoint's on --resume.
+void EnsembleRun::choose_seeds() {
+  ensemble_seed = restart ? restart->ensemble_seed : comm.broadcast(choose_seed(cfg.integrator.seed));
+  exchange_seed = restart ? restart->exchange_seed : (rc.seed != 0 ? rc.seed : derived_exchange_seed(ensemble_seed));
+}
 
-  // The exchange's state and this rank's replicas.
-  std::vector<std::unique_ptr<Simulation>> sims;
+// The exchange's state and this rank's replicas.
+void EnsembleRun::create_replicas() {
   collectively(comm, [&] {
     if (exchange) {
       rex.emplace(rc.temperatures_k, exchange_seed);
@@ -249,13 +300,13 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
     }
   });
   model = Model{};  // each replica holds its copy
+}
 
-  // Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0;
-  // what every replica's checkpoint shares.
-  std::optional<ExchangeLog> log;
-  const std::string log_path = (fs::path(cfg.output.directory) / rc.log).string();
-  std::int64_t step = restart ? restart->step : 0;
-  Checkpoint shared;
+// Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0;
+// what every replica's checkpoint shares.
+void EnsembleRun::start_outputs() {
+  log_path = (fs::path(cfg.output.directory) / rc.log).string();
+  step = restart ? restart->step : 0;
   collectively(comm, [&] {
     std::error_code ec;
     fs::create_directories(cfg.output.directory, ec);
@@ -265,8 +316,9 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
     shared = sims.front()->checkpoint();
     shared.physics = physics_settings(cfg);
   });
+}
 
-  EnsembleSummary summary;
+void EnsembleRun::begin_summary() {
   summary.replicas = count;
   summary.ranks = comm.size();
   summary.comm = comm.name();
@@ -275,96 +327,15 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   summary.platform = sims.front()->platform_description();
   summary.ensemble_seed = ensemble_seed;
   summary.exchange_seed = exchange ? exchange_seed : 0;
+}
 
-  // Writes the ensemble's checkpoint at the current step: every replica's state gathered to rank 0.
-  const auto write_ensemble = [&] {
-    if (checkpoint_file.empty()) return;
-    std::vector<double> mine;
-    collectively(comm, [&] {
-      for (std::size_t i = 0; i < sims.size(); ++i) {
-        sims[i]->flush_outputs();  // the trajectories on disk reach the checkpoint's step
-        pack_state(first + static_cast<int>(i), sims[i]->checkpoint(), mine);
-      }
-    });
-    const std::vector<double> all = comm.gather(mine);
-    collectively(comm, [&] {
-      if (comm.rank() != 0) return;
-      EnsembleCheckpoint e = unpack_states(all, count, static_cast<int>(shared.positions_nm.size()), shared);
-      e.exchange = to_string(rc.exchange);
-      e.temperatures_k = exchange ? rc.temperatures_k : std::vector<double>{};
-      e.ensemble_seed = ensemble_seed;
-      e.exchange_seed = exchange ? exchange_seed : 0;
-      if (rex) e.exchange_state = rex->state();
-      write_ensemble_checkpoint(checkpoint_file, e);
-    });
-  };
-
-  // One exchange round at `step`: energies gathered, the same decisions on every rank, this rank's
-  // replicas moved, the attempts logged on rank 0.
-  const double pv_per_nm3 = cfg.barostat ? cfg.barostat->pressure_bar * kKjPerMolNm3PerBar : 0.0;
-  const auto exchange_round = [&] {
-    std::vector<double> mine;  // per replica: potential (kJ/mol), volume (nm^3; 0 without a box)
-    collectively(comm, [&] {
-      StateRequest energy;
-      energy.positions = false;
-      energy.energy = true;
-      for (auto& sim : sims) {
-        const SimulationState s = sim->context().state(energy);
-        mine.push_back(s.potential.total);
-        mine.push_back(s.has_box ? s.box.volume() : 0.0);
-      }
-    });
-    const std::vector<double> all = comm.all_gather(mine);
-    collectively(comm, [&] {
-      std::vector<double> reduced(static_cast<std::size_t>(count));  // U + pV, kJ/mol
-      for (int k = 0; k < count; ++k) reduced[k] = all[2 * k] + pv_per_nm3 * all[2 * k + 1];
-      const std::vector<ExchangeAttempt> attempts = rex->exchange(reduced);
-      for (const ExchangeAttempt& a : attempts) {
-        if (!a.accepted) continue;
-        for (const auto& [replica, scale] : {std::pair{a.replica_lower, a.velocity_scale_lower},
-                                             std::pair{a.replica_upper, a.velocity_scale_upper}}) {
-          if (replica < first || replica >= last) continue;
-          Simulation& sim = *sims[static_cast<std::size_t>(replica - first)];
-          sim.context().set_temperature(rex->temperature_of(replica));
-          scale_velocities(sim.context(), scale);
-        }
-      }
-      if (!log) return;
-      std::vector<int> replica_at(static_cast<std::size_t>(count));
-      for (int t = 0; t < count; ++t) replica_at[t] = rex->replica_at(t);
-      for (const ExchangeAttempt& a : attempts) {
-        ExchangeLogRow row;
-        row.step = step;
-        row.time_ps = static_cast<double>(step) * cfg.integrator.timestep_ps;
-        row.round = a.round;
-        row.pair = a.lower;
-        row.temperature_lower_k = rc.temperatures_k[static_cast<std::size_t>(a.lower)];
-        row.temperature_upper_k = rc.temperatures_k[static_cast<std::size_t>(a.lower + 1)];
-        row.replica_lower = a.replica_lower;
-        row.replica_upper = a.replica_upper;
-        row.potential_lower_kj_per_mol = all[2 * a.replica_lower];
-        row.potential_upper_kj_per_mol = all[2 * a.replica_upper];
-        if (shared.box) {
-          row.volume_lower_nm3 = all[2 * a.replica_lower + 1];
-          row.volume_upper_nm3 = all[2 * a.replica_upper + 1];
-        }
-        row.probability = a.probability;
-        row.accepted = a.accepted;
-        row.replica_at = replica_at;
-        log->write(row);
-      }
-    });
-  };
-
-  // The steps: every replica to the next exchange, checkpoint or restart point, then the agreed stop
-  // request, the exchange round and the checkpoint when due.
+// The steps: every replica to the next exchange, checkpoint or restart point, then the agreed stop
+// request, the exchange round and the checkpoint when due.
+void EnsembleRun::step_to_end() {
   std::optional<ProgressReporter> progress;
   if (cfg.output.progress && comm.rank() == 0)
     progress.emplace(stderr, step, cfg.run.steps, cfg.integrator.timestep_ps,
                      ProgressOptions{std::nullopt, 0.25, 10.0, fmt::format("{} replicas: ", count)});
-  const auto next_multiple = [](std::int64_t s, std::int64_t every) {
-    return every > 0 ? (s / every + 1) * every : std::numeric_limits<std::int64_t>::max();
-  };
   const std::int64_t every_exchange = exchange ? rc.exchange_interval_steps : 0;
   const std::int64_t every_checkpoint = checkpoint_file.empty() ? 0 : cfg.output.checkpoint.interval_steps;
   const auto start = std::chrono::steady_clock::now();
@@ -378,7 +349,7 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
     step = target;
     const bool stop = comm.all_max(request.stop && request.stop->load() ? 1 : 0) != 0;
     if (every_exchange > 0 && step % every_exchange == 0) exchange_round();
-    if (every_checkpoint > 0 && step % every_checkpoint == 0 && step < cfg.run.steps) write_ensemble();
+    if (every_checkpoint > 0 && step % every_checkpoint == 0 && step < cfg.run.steps) save_checkpoint();
     if (progress) progress->update(step);
     if (stop) {
       summary.stopped_early = true;
@@ -387,15 +358,106 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   }
   if (progress) progress->finish(step);
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_ensemble();
+}
 
-  // Final outputs of every replica (the final structures when the run was not stopped, then the
-  // trajectories' complete mark) and the exchange log closed.
+// Writes the ensemble's checkpoint at the current step: every replica's state gathered to rank 0.
+void EnsembleRun::save_checkpoint() {
+  if (checkpoint_file.empty()) return;
+  std::vector<double> mine;
+  collectively(comm, [&] {
+    for (std::size_t i = 0; i < sims.size(); ++i) {
+      sims[i]->flush_outputs();  // the trajectories on disk reach the checkpoint's step
+      pack_state(first + static_cast<int>(i), sims[i]->checkpoint(), mine);
+    }
+  });
+  const std::vector<double> all = comm.gather(mine);
+  collectively(comm, [&] {
+    if (comm.rank() != 0) return;
+    EnsembleCheckpoint e = unpack_states(all, count, static_cast<int>(shared.positions_nm.size()), shared);
+    e.exchange = to_string(rc.exchange);
+    e.temperatures_k = exchange ? rc.temperatures_k : std::vector<double>{};
+    e.ensemble_seed = ensemble_seed;
+    e.exchange_seed = exchange ? exchange_seed : 0;
+    if (rex) e.exchange_state = rex->state();
+    write_ensemble_checkpoint(checkpoint_file, e);
+  });
+}
+
+// One exchange round at `step`: energies gathered, the same decisions on every rank, this rank's
+// replicas moved, the attempts logged on rank 0.
+void EnsembleRun::exchange_round() {
+  std::vector<double> mine;  // per replica: potential (kJ/mol), volume (nm^3; 0 without a box)
+  collectively(comm, [&] {
+    StateRequest energy;
+    energy.positions = false;
+    energy.energy = true;
+    for (auto& sim : sims) {
+      const SimulationState s = sim->context().state(energy);
+      mine.push_back(s.potential.total);
+      mine.push_back(s.has_box ? s.box.volume() : 0.0);
+    }
+  });
+  const std::vector<double> all = comm.all_gather(mine);
+  collectively(comm, [&] {
+    std::vector<double> reduced(static_cast<std::size_t>(count));  // U + pV, kJ/mol
+    for (int k = 0; k < count; ++k) reduced[k] = all[2 * k] + pv_per_nm3 * all[2 * k + 1];
+    const std::vector<ExchangeAttempt> attempts = rex->exchange(reduced);
+    move_exchanged(attempts);
+    if (log) log_attempts(attempts, all);
+  });
+}
+
+// This rank's replicas of the accepted attempts to their new temperatures, velocities scaled.
+void EnsembleRun::move_exchanged(const std::vector<ExchangeAttempt>& attempts) {
+  for (const ExchangeAttempt& a : attempts) {
+    if (!a.accepted) continue;
+    for (const auto& [replica, scale] : {std::pair{a.replica_lower, a.velocity_scale_lower},
+                                         std::pair{a.replica_upper, a.velocity_scale_upper}}) {
+      if (replica < first || replica >= last) continue;
+      Simulation& sim = *sims[static_cast<std::size_t>(replica - first)];
+      sim.context().set_temperature(rex->temperature_of(replica));
+      scale_velocities(sim.context(), scale);
+    }
+  }
+}
+
+// The round's attempts into the exchange log; `energies` per replica: potential, volume (exchange_round).
+void EnsembleRun::log_attempts(const std::vector<ExchangeAttempt>& attempts, const std::vector<double>& energies) {
+  std::vector<int> replica_at(static_cast<std::size_t>(count));
+  for (int t = 0; t < count; ++t) replica_at[t] = rex->replica_at(t);
+  for (const ExchangeAttempt& a : attempts) {
+    ExchangeLogRow row;
+    row.step = step;
+    row.time_ps = static_cast<double>(step) * cfg.integrator.timestep_ps;
+    row.round = a.round;
+    row.pair = a.lower;
+    row.temperature_lower_k = rc.temperatures_k[static_cast<std::size_t>(a.lower)];
+    row.temperature_upper_k = rc.temperatures_k[static_cast<std::size_t>(a.lower + 1)];
+    row.replica_lower = a.replica_lower;
+    row.replica_upper = a.replica_upper;
+    row.potential_lower_kj_per_mol = energies[2 * a.replica_lower];
+    row.potential_upper_kj_per_mol = energies[2 * a.replica_upper];
+    if (shared.box) {
+      row.volume_lower_nm3 = energies[2 * a.replica_lower + 1];
+      row.volume_upper_nm3 = energies[2 * a.replica_upper + 1];
+    }
+    row.probability = a.probability;
+    row.accepted = a.accepted;
+    row.replica_at = replica_at;
+    log->write(row);
+  }
+}
+
+// Final outputs of every replica (the final structures when the run was not stopped, then the
+// trajectories' complete mark) and the exchange log closed.
+void EnsembleRun::finish_outputs() {
   collectively(comm, [&] {
     for (auto& sim : sims) sim->finish_run(summary.stopped_early);
     if (log) log->close();
   });
+}
 
+EnsembleSummary EnsembleRun::summarise() {
   summary.last_step = step;
   summary.simulated_ps_per_replica = static_cast<double>(step - summary.first_step) * cfg.integrator.timestep_ps;
   summary.ns_per_day_per_replica =
@@ -413,7 +475,22 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
                                  (fs::path(cfg.output.directory) / replica_directory_name(k, count)).string());
   if (log) summary.outputs.emplace_back("exchange log", log_path);
   if (!checkpoint_file.empty()) summary.outputs.emplace_back("checkpoint", checkpoint_file);
-  return summary;
+  return std::move(summary);
+}
+
+}  // namespace
+
+EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, EnsembleComm& comm) {
+  EnsembleRun run(cfg, request, comm);
+  run.set_up();
+  run.choose_seeds();
+  run.create_replicas();
+  run.start_outputs();
+  run.begin_summary();
+  run.step_to_end();
+  run.save_checkpoint();  // the final state
+  run.finish_outputs();
+  return run.summarise();
 }
 
 }  // namespace mdsim

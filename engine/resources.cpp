@@ -17,15 +17,14 @@ namespace mdsim {
 
 namespace {
 
-// Per-atom figures: measured peaks (RSS of `mdsim check` and `mdsim energy` on DHFR and DHFR 2×2×2;
-// `mdsim bench`'s device MiB on the H100) with about 1.5× margin.
-// The model: topology, System terms and positions; measured ~400 B/atom at the peak of replicating
-// (the single copy and the tiled one both alive).
+// Per-atom figures: measured peak memory (host and device) with about 1.5× margin.
+// The model: topology, System terms and positions, at the peak of replicating (the single copy and the
+// tiled one both alive).
 constexpr double kModelHostBytesPerAtom = 640;
-// The CPU platform's context and evaluator beside the model: measured ~1,000 B/atom in all.
+// The CPU platform's context and evaluator beside the model.
 constexpr double kCpuHostBytesPerAtom = 1536;
 // The CUDA platform's device buffers (state, pair list, bonded terms, constraints; mixed or double
-// precision): measured ~1,300 B/atom for DHFR besides the PME grid.
+// precision) besides the PME grid.
 constexpr double kCudaDeviceBytesPerAtom = 2048;
 // A PME grid point: the real grid, its half-complex transform and the FFT's work space.
 constexpr double kPmeBytesPerGridPoint = 32;
@@ -118,7 +117,7 @@ void check_platform_memory(const RunConfig& c, const System& s, const PlatformCh
   std::optional<std::uint64_t> available;
   std::string where;
   if (cuda) {
-    const CudaProbe probe = probe_cuda();
+    const CudaProbe probe = probe_devices();
     for (const CudaDevice& d : probe.devices)
       if (d.index == platform.device) {
         available = d.memory_bytes;

@@ -1,5 +1,5 @@
-// What a run will need, estimated before anything is allocated or written (issue 15): host memory for
-// the model and the CPU platform, device memory for the CUDA platform, disk space for the trajectory.
+// What a run will need, estimated before anything is allocated or written: host memory for the model
+// and the CPU platform, device memory for the CUDA platform, disk space for the trajectory.
 // Each check throws InputError located at the config key that asks for too much, with the estimate,
 // what is available and how to ask for less. The per-atom figures are measured peaks with a margin
 // (see the constants in resources.cpp): the checks catch requests that cannot fit by a wide margin

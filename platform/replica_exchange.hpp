@@ -1,5 +1,5 @@
-// Temperature replica exchange, platform-neutral (issue 19's exchange rule and bookkeeping; the runner
-// that steps the replicas, alone or over MPI ranks, builds on it). Replicas keep their own coordinates
+// Temperature replica exchange, platform-neutral (the exchange rule and its bookkeeping; the runner that
+// steps the replicas, alone or over MPI ranks, builds on it). Replicas keep their own coordinates
 // and velocities; temperatures move between them. Round r attempts swaps between neighbouring
 // temperatures k and k + 1 for every k with k = r (mod 2), so even and odd pairs alternate as in GROMACS
 // and AMBER. An attempt is accepted with the Metropolis probability
