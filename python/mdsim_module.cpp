@@ -312,6 +312,28 @@ py::dict state_dict(PySimulation& s) {
   return d;
 }
 
+py::dict minimization_dict(const MinimizationResult& r) {
+  py::dict d;
+  d["initial_energy_kj_per_mol"] = r.initial_energy;
+  d["final_energy_kj_per_mol"] = r.final_energy;
+  d["max_force_kj_per_mol_nm"] = r.max_force_kj_per_mol_nm;
+  d["iterations"] = r.iterations;
+  d["converged"] = r.converged;
+  return d;
+}
+
+py::dict run_summary_dict(const RunSummary& r) {
+  py::dict d;
+  d["first_step"] = r.first_step;
+  d["last_step"] = r.last_step;
+  d["simulated_ps"] = r.simulated_ps;
+  d["wall_s"] = r.wall_s;
+  d["ns_per_day"] = r.ns_per_day;
+  d["seed"] = r.seed;
+  d["outputs"] = r.outputs;
+  return d;
+}
+
 py::dict topology_dict(const Topology& t) {
   const std::size_t n = t.atoms.size();
   py::list names, elements, residue_names, chain_ids;
@@ -338,19 +360,33 @@ py::dict topology_dict(const Topology& t) {
   return d;
 }
 
-}  // namespace
+// A per-atom property as a numpy array (a copy).
+py::array_t<double> per_atom_array(const std::vector<double>& values) {
+  return py::array_t<double>(static_cast<py::ssize_t>(values.size()), values.data());
+}
 
-PYBIND11_MODULE(_mdsim, m) {
-  m.doc() = "mdsim engine (units: nm, ps, kJ/mol, K, amu, e)";
-  m.attr("__version__") = MDSIM_VERSION_STRING;
-  // The CLI's two kinds of failure: input errors (exit code 2 there; the same file:line:column message) and
-  // run-time failures (exit code 1).
+// The N x 3 values a positions / velocities setter was given, checked against the system's size.
+std::vector<Vec3d> set_values(PySimulation& s, const py::handle& values, StateField field) {
+  return vectors_from(values, static_cast<std::size_t>(s.sim().model().system.num_particles()), field);
+}
+
+// ---- the bindings ----
+
+using SimulationClass = py::class_<PySimulation, std::shared_ptr<PySimulation>>;
+
+// The CLI's two kinds of failure: input errors (exit code 2 there; the same file:line:column message) and
+// run-time failures (exit code 1).
+void bind_errors(py::module_& m) {
   py::register_exception<InputError>(m, "ConfigError", PyExc_ValueError);
   py::register_exception<RuntimeError>(m, "SimulationError", PyExc_RuntimeError);
+}
 
+void bind_module_functions(py::module_& m) {
   m.def("_host_device_copies", &cuda_host_device_copies,
         "Host <-> device copies the CUDA platform has made so far (tests: steps copy nothing)");
+}
 
+void bind_device_array(py::module_& m) {
   py::class_<DeviceArray>(m, "DeviceArray",
                           "A CUDA device array of the engine's own memory (N x 3 float64), for CuPy, Numba, "
                           "PyTorch and others through __cuda_array_interface__")
@@ -360,33 +396,28 @@ PYBIND11_MODULE(_mdsim, m) {
           [](const DeviceArray& a, const py::object& stream, const py::kwargs&) { return a.dlpack(stream); },
           py::kw_only(), py::arg("stream") = py::none(),
           "A DLPack capsule of the engine's memory; `stream` (the consumer's) waits for the engine's work first")
-      .def("__dlpack_device__", [](const DeviceArray& a) { return py::make_tuple(static_cast<int>(kDLCUDA), a.array.device_index); })
+      .def("__dlpack_device__",
+           [](const DeviceArray& a) { return py::make_tuple(static_cast<int>(kDLCUDA), a.array.device_index); })
       .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.array.rows, 3); })
       .def_property_readonly("device", [](const DeviceArray& a) { return a.array.device_index; })
       .def("__repr__", [](const DeviceArray& a) {
         return "<mdsim.DeviceArray " + std::string(field_name(a.field)) + " (" + std::to_string(a.array.rows) +
                ", 3) float64 " + field_unit(a.field) + " on cuda:" + std::to_string(a.array.device_index) + ">";
       });
+}
 
-  py::class_<PySimulation, std::shared_ptr<PySimulation>>(m, "Simulation")
-      .def(py::init(&PySimulation::from_file), py::arg("config"),
-           "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run())")
+// Construction, and what the system and its platform are.
+void bind_simulation_system(SimulationClass& cls) {
+  cls.def(py::init(&PySimulation::from_file), py::arg("config"),
+          "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run())")
       .def_static("from_yaml", &PySimulation::from_yaml, py::arg("text"), py::arg("base_dir") = ".",
                   "A simulation from config text; relative paths in it resolve against base_dir")
-      .def_property_readonly("platform",
-                             [](PySimulation& s) { return s.sim().platform_kind() == PlatformKind::Cuda ? "cuda" : "cpu"; })
+      .def_property_readonly(
+          "platform", [](PySimulation& s) { return s.sim().platform_kind() == PlatformKind::Cuda ? "cuda" : "cpu"; })
       .def_property_readonly("platform_description", [](PySimulation& s) { return s.sim().platform_description(); })
       .def_property_readonly("n_atoms", [](PySimulation& s) { return s.sim().model().system.num_particles(); })
-      .def_property_readonly("masses",
-                             [](PySimulation& s) {
-                               const auto& mass = s.sim().model().system.mass_amu;
-                               return py::array_t<double>(static_cast<py::ssize_t>(mass.size()), mass.data());
-                             })
-      .def_property_readonly("charges",
-                             [](PySimulation& s) {
-                               const auto& q = s.sim().model().system.charge_e;
-                               return py::array_t<double>(static_cast<py::ssize_t>(q.size()), q.data());
-                             })
+      .def_property_readonly("masses", [](PySimulation& s) { return per_atom_array(s.sim().model().system.mass_amu); })
+      .def_property_readonly("charges", [](PySimulation& s) { return per_atom_array(s.sim().model().system.charge_e); })
       .def("_topology", [](PySimulation& s) { return topology_dict(s.sim().model().topology); })
       .def_property_readonly(
           "stream",
@@ -394,22 +425,19 @@ PYBIND11_MODULE(_mdsim, m) {
             return reinterpret_cast<std::uintptr_t>(s.sim().context().state_array(StateField::Positions).stream);
           },
           "The CUDA stream (cudaStream_t as an int) the engine orders its work on; 0 on the CPU platform")
-      .def_property_readonly("seed", [](PySimulation& s) { return s.sim().context().seed(); })
-      .def(
-          "minimize",
-          [](PySimulation& s, double tolerance, int max_iterations) {
-            s.take_view_writes();
-            const MinimizationResult r = s.sim().minimize(tolerance, max_iterations);
-            py::dict d;
-            d["initial_energy_kj_per_mol"] = r.initial_energy;
-            d["final_energy_kj_per_mol"] = r.final_energy;
-            d["max_force_kj_per_mol_nm"] = r.max_force_kj_per_mol_nm;
-            d["iterations"] = r.iterations;
-            d["converged"] = r.converged;
-            return d;
-          },
-          py::arg("tolerance") = 10.0, py::arg("max_iterations") = 0,
-          "L-BFGS until the largest atomic force is below tolerance (kJ/mol/nm); max_iterations 0: until converged")
+      .def_property_readonly("seed", [](PySimulation& s) { return s.sim().context().seed(); });
+}
+
+// Minimisation, steps, the config's run, and the state they reach.
+void bind_simulation_runs(SimulationClass& cls) {
+  cls.def(
+         "minimize",
+         [](PySimulation& s, double tolerance, int max_iterations) {
+           s.take_view_writes();
+           return minimization_dict(s.sim().minimize(tolerance, max_iterations));
+         },
+         py::arg("tolerance") = 10.0, py::arg("max_iterations") = 0,
+         "L-BFGS until the largest atomic force is below tolerance (kJ/mol/nm); max_iterations 0: until converged")
       .def(
           "step",
           [](PySimulation& s, int steps) {
@@ -428,50 +456,52 @@ PYBIND11_MODULE(_mdsim, m) {
               py::gil_scoped_release release;
               r = s.sim().run();
             }
-            py::dict d;
-            d["first_step"] = r.first_step;
-            d["last_step"] = r.last_step;
-            d["simulated_ps"] = r.simulated_ps;
-            d["wall_s"] = r.wall_s;
-            d["ns_per_day"] = r.ns_per_day;
-            d["seed"] = r.seed;
-            d["outputs"] = r.outputs;
-            return d;
+            return run_summary_dict(r);
           },
           "The config's run (its minimisation on a fresh start, then steps to run.steps) with every reporter")
-      .def("state", &state_dict, "Step, time (ps), energies (kJ/mol), temperature (K), box (nm), volume (nm^3)")
-      .def_property(
-          "positions", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Positions); },
-          [](PySimulation& s, const py::handle& v) {
-            s.sim().context().set_positions(
-                vectors_from(v, static_cast<std::size_t>(s.sim().model().system.num_particles()), StateField::Positions));
-          },
-          "Positions (nm), N x 3 float64: the engine's own memory (numpy on the CPU platform, a DeviceArray on CUDA)")
+      .def("state", &state_dict, "Step, time (ps), energies (kJ/mol), temperature (K), box (nm), volume (nm^3)");
+}
+
+// The state arrays as views of the engine's own memory.
+void bind_simulation_arrays(SimulationClass& cls) {
+  cls.def_property(
+         "positions", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Positions); },
+         [](PySimulation& s, const py::handle& v) {
+           s.sim().context().set_positions(set_values(s, v, StateField::Positions));
+         },
+         "Positions (nm), N x 3 float64: the engine's own memory (numpy on the CPU platform, a DeviceArray on CUDA)")
       .def_property(
           "velocities", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Velocities); },
           [](PySimulation& s, const py::handle& v) {
-            s.sim().context().set_velocities(vectors_from(
-                v, static_cast<std::size_t>(s.sim().model().system.num_particles()), StateField::Velocities));
+            s.sim().context().set_velocities(set_values(s, v, StateField::Velocities));
           },
           "Velocities (nm/ps), N x 3 float64: the engine's own memory")
       .def_property_readonly(
           "forces", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Forces); },
-          "Forces (kJ/mol/nm) of the current positions, N x 3 float64 (evaluated when the positions changed)")
+          "Forces (kJ/mol/nm) of the current positions, N x 3 float64 (evaluated when the positions changed)");
+}
+
+// Python force callbacks, and checkpoints.
+void bind_simulation_extensions(SimulationClass& cls) {
+  cls.def(
+         "add_force",
+         [](PySimulation& s, py::object callback) {
+           if (!PyCallable_Check(callback.ptr()))
+             throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
+           const int index = s.add_force_count();
+           Context& context = s.sim().context();
+           s.sim().add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index, &context));
+           return index;
+         },
+         py::arg("callback"),
+         "callback(positions, forces, box) is called inside every force evaluation: it adds its forces (kJ/mol/nm) "
+         "into `forces` and returns its energy (kJ/mol) or None; the arrays are valid during the call only")
       .def(
-          "add_force",
-          [](PySimulation& s, py::object callback) {
-            if (!PyCallable_Check(callback.ptr()))
-              throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
-            const int index = s.add_force_count();
-            Context& context = s.sim().context();
-            s.sim().add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index, &context));
-            return index;
+          "save_checkpoint",
+          [](PySimulation& s, const std::string& path) {
+            s.take_view_writes();
+            s.sim().save_checkpoint(path);
           },
-          py::arg("callback"),
-          "callback(positions, forces, box) is called inside every force evaluation: it adds its forces (kJ/mol/nm) "
-          "into `forces` and returns its energy (kJ/mol) or None; the arrays are valid during the call only")
-      .def(
-          "save_checkpoint", [](PySimulation& s, const std::string& path) { s.take_view_writes(); s.sim().save_checkpoint(path); },
           py::arg("path"), "Write the state as the CLI's checkpoint (HDF5, atomically)")
       .def(
           "load_checkpoint",
@@ -480,4 +510,23 @@ PYBIND11_MODULE(_mdsim, m) {
             s.sim().load_checkpoint(path);
           },
           py::arg("path"), "Continue from a checkpoint of this system written with the same physics settings");
+}
+
+void bind_simulation(py::module_& m) {
+  SimulationClass cls(m, "Simulation");
+  bind_simulation_system(cls);
+  bind_simulation_runs(cls);
+  bind_simulation_arrays(cls);
+  bind_simulation_extensions(cls);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_mdsim, m) {
+  m.doc() = "mdsim engine (units: nm, ps, kJ/mol, K, amu, e)";
+  m.attr("__version__") = MDSIM_VERSION_STRING;
+  bind_errors(m);
+  bind_module_functions(m);
+  bind_device_array(m);
+  bind_simulation(m);
 }
