@@ -1,5 +1,6 @@
-// Internal to model/ (and its tests): the steps of build_system (model/forcefield.hpp), one job each, as
-// OpenMM 7.7's app/forcefield.py has one generator per force. build_system runs them in createSystem's order:
+// Internal to model/ (and its tests; prepare/hydrogens uses the shared helpers): the steps of build_system
+// (model/forcefield.hpp), one job each, as OpenMM 7.7's app/forcefield.py has one generator per force.
+// build_system runs them in createSystem's order:
 //   GeneratorInput          check the topology, bonded graph, type tables, residue -> template matching
 //   assign_masses, repartition_hydrogen_masses
 //   list_bonded_terms       angles, propers, impropers as OpenMM enumerates them
@@ -43,7 +44,7 @@ struct NormalisedNames {
 };
 NormalisedNames normalise_names(const Topology& top, const StandardResidueData& standard);
 
-// The topology's bonded graph as the generators read it.
+// The topology's bonded graph as the generators (and prepare/hydrogens) read it.
 struct AtomGraph {
   std::vector<std::string> element;         // normalised element symbol per atom ("" = none)
   std::vector<std::vector<int>> bonded_to;  // per atom: bonded atoms from Topology::bonds, sorted, unique
