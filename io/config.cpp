@@ -88,12 +88,8 @@ void record_locations(const YAML::Node& map, const std::string& prefix, std::map
   }
 }
 
-void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
-  r.check_keys(n, {"structure", "pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "pme_grid",
-                   "switch_distance", "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass",
-                   "remove_cm_motion", "replicate"},
-               "system");
-  // The structure file: `structure` (PDB or PDBx/mmCIF), or its older name `pdb`; not both.
+// The structure file: `structure` (PDB or PDBx/mmCIF), or its older name `pdb`; not both.
+std::string structure_file(const ConfigReader& r, const YAML::Node& n, bool check_files) {
   if (n["structure"] && n["pdb"]) {
     const bool pdb_later = n["pdb"].Mark().line > n["structure"].Mark().line ||
                            (n["pdb"].Mark().line == n["structure"].Mark().line &&
@@ -106,33 +102,40 @@ void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, b
   if (!n[key])
     r.fail(n, "'system' needs the key 'structure' (the structure file: PDB or PDBx/mmCIF, e.g. structure: "
               "protein.pdb)");
-  s.pdb = r.path(r.str(n[key], key));
+  const std::string file = r.path(r.str(n[key], key));
   if (check_files) {
     std::error_code ec;
-    const fs::file_status st = fs::status(s.pdb, ec);
+    const fs::file_status st = fs::status(file, ec);
     if (fs::is_directory(st))
       r.fail(n[key], fmt::format("'{}': {} is a directory; name the structure file (PDB or PDBx/mmCIF) in it", key,
-                                 s.pdb));
-    if (!fs::exists(st)) r.fail(n[key], fmt::format("'{}': file not found: {}", key, s.pdb));
+                                 file));
+    if (!fs::exists(st)) r.fail(n[key], fmt::format("'{}': file not found: {}", key, file));
     if (!fs::is_regular_file(st))
       r.fail(n[key], fmt::format("'{}': {} is {}, not a regular file; name the structure file (PDB or PDBx/mmCIF)",
-                                 key, s.pdb, file_kind(st)));
+                                 key, file, file_kind(st)));
   }
-  if (const auto f = n["forcefield"]) {
-    s.forcefield.clear();
-    if (f.IsScalar()) {
-      s.forcefield.push_back(f.Scalar());
-      if (check_files) r.check_forcefield_file(f, f.Scalar());
-    } else if (f.IsSequence() && f.size() > 0) {
-      for (const auto& item : f) {
-        s.forcefield.push_back(r.str(item, "forcefield"));
-        if (check_files) r.check_forcefield_file(item, s.forcefield.back());
-      }
-    } else {
-      r.fail(f, "'forcefield' must be a file name or a list of them, e.g. [amber14-all.xml, amber14/tip3p.xml]");
+  return file;
+}
+
+// `forcefield`: one file name or a list of them.
+std::vector<std::string> forcefield_files(const ConfigReader& r, const YAML::Node& f, bool check_files) {
+  std::vector<std::string> files;
+  if (f.IsScalar()) {
+    files.push_back(f.Scalar());
+    if (check_files) r.check_forcefield_file(f, f.Scalar());
+  } else if (f.IsSequence() && f.size() > 0) {
+    for (const auto& item : f) {
+      files.push_back(r.str(item, "forcefield"));
+      if (check_files) r.check_forcefield_file(item, files.back());
     }
+  } else {
+    r.fail(f, "'forcefield' must be a file name or a list of them, e.g. [amber14-all.xml, amber14/tip3p.xml]");
   }
-  auto& nb = s.nonbonded;
+  return files;
+}
+
+// The nonbonded keys of `system`: method, cutoff, Ewald accuracy and PME grid, switching, dispersion correction.
+void parse_nonbonded(const ConfigReader& r, const YAML::Node& n, NonbondedSettings& nb) {
   if (const auto m = n["nonbonded_method"])
     nb.method = r.choice<NonbondedMethod>(m, "nonbonded_method",
                                           {{"pme", NonbondedMethod::PME},
@@ -158,6 +161,16 @@ void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, b
                              nb.cutoff_nm));
   }
   if (const auto d = n["dispersion_correction"]) nb.dispersion_correction = r.boolean(d, "dispersion_correction");
+}
+
+void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
+  r.check_keys(n, {"structure", "pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "pme_grid",
+                   "switch_distance", "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass",
+                   "remove_cm_motion", "replicate"},
+               "system");
+  s.pdb = structure_file(r, n, check_files);
+  if (const auto f = n["forcefield"]) s.forcefield = forcefield_files(r, f, check_files);
+  parse_nonbonded(r, n, s.nonbonded);
   if (const auto c = n["constraints"]) {
     if (c.IsNull()) {
       s.constraints = ConstraintMode::None;
@@ -177,19 +190,20 @@ void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, b
     if (!rep.IsSequence() || rep.size() != 3) r.fail(rep, "'replicate' must be a list of three whole numbers, e.g. [2, 2, 2]");
     for (int i = 0; i < 3; ++i) s.replicate[i] = static_cast<int>(r.integer(rep[i], "replicate", 1));
     const bool tiled = s.replicate != std::array<int, 3>{1, 1, 1};
-    const bool periodic = is_periodic(nb.method);
+    const bool periodic = is_periodic(s.nonbonded.method);
     if (tiled && !periodic)
       r.fail(rep, "'replicate' tiles a periodic box: it needs nonbonded_method pme or cutoff_periodic");
   }
 }
 
 void parse_platform(const ConfigReader& r, const YAML::Node& n, PlatformConfig& p) {
+  const std::vector<std::pair<std::string, std::string>> names = {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}};
   if (n.IsScalar()) {  // platform: cuda
-    p.name = r.choice<std::string>(n, "platform", {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}});
+    p.name = r.choice<std::string>(n, "platform", names);
     return;
   }
   r.check_keys(n, {"name", "precision", "device", "deterministic", "neighbor_buffer"}, "platform");
-  if (const auto v = n["name"]) p.name = r.choice<std::string>(v, "name", {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}});
+  if (const auto v = n["name"]) p.name = r.choice<std::string>(v, "name", names);
   if (const auto v = n["precision"])
     p.precision = r.choice<Precision>(v, "precision", {{"mixed", Precision::Mixed}, {"double", Precision::Double}});
   if (const auto v = n["device"]) p.device = static_cast<int>(r.integer(v, "device", 0));
@@ -273,25 +287,33 @@ void parse_barostat(const ConfigReader& r, const YAML::Node& n, BarostatConfig& 
 // steps exact in double precision up to 2^53.
 constexpr long long kMaxRunSteps = 1LL << 53;
 
-void parse_run(const ConfigReader& r, const YAML::Node& n, RunSection& s, double timestep_ps) {
-  r.check_keys(n, {"steps", "time", "initial_velocities"}, "run");
-  if (n["steps"] && n["time"]) r.fail(n["time"], "give either 'steps' or 'time' in 'run', not both");
+// The length of `section` (the run, or a stage): `steps`, or `time` in whole time steps of `timestep_ps`.
+// `steps` keeps its value when neither is given.
+void parse_length(const ConfigReader& r, const YAML::Node& n, const std::string& section, double timestep_ps,
+                  std::int64_t& steps) {
+  if (n["steps"] && n["time"])
+    r.fail(n["time"], fmt::format("give either 'steps' or 'time' in '{}', not both", section));
   if (const auto v = n["steps"]) {
-    s.steps = r.integer(v, "steps", 0, std::numeric_limits<long long>::max());
-    if (s.steps > kMaxRunSteps)
-      r.fail(v, fmt::format("'steps' ({}) is more than the {:.3g} a run can count", s.steps,
+    steps = r.integer(v, "steps", 0, std::numeric_limits<long long>::max());
+    if (steps > kMaxRunSteps)
+      r.fail(v, fmt::format("'steps' ({}) is more than the {:.3g} a run can count", steps,
                             static_cast<double>(kMaxRunSteps)));
   }
   if (const auto v = n["time"]) {
     const double t = r.positive(v, Dimension::Time, "time", true);
-    const double steps = t / timestep_ps;
-    if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps))
+    const double count = t / timestep_ps;
+    if (std::abs(count - std::round(count)) > 1e-6 * std::max(1.0, count))
       r.fail(v, fmt::format("'time' ({} ps) is not a whole number of time steps ({} ps)", t, timestep_ps));
-    if (!(steps <= kMaxRunSteps))
+    if (!(count <= kMaxRunSteps))
       r.fail(v, fmt::format("'time' ({} ps) is {:.3g} time steps of {} ps, more than the {:.3g} a run can count",
-                            t, steps, timestep_ps, static_cast<double>(kMaxRunSteps)));
-    s.steps = std::llround(steps);
+                            t, count, timestep_ps, static_cast<double>(kMaxRunSteps)));
+    steps = std::llround(count);
   }
+}
+
+void parse_run(const ConfigReader& r, const YAML::Node& n, RunSection& s, double timestep_ps) {
+  r.check_keys(n, {"steps", "time", "initial_velocities"}, "run");
+  parse_length(r, n, "run", timestep_ps, s.steps);
   if (const auto v = n["initial_velocities"])
     s.initial_velocities = r.choice<InitialVelocities>(v, "initial_velocities",
                                                        {{"temperature", InitialVelocities::Temperature},
@@ -328,62 +350,69 @@ void check_atom_selection(const ConfigReader& r, const YAML::Node& n, const std:
                         sel));
 }
 
+// The atom indices of a YAML list as the index list of an atom selection ("0,5,7").
+std::string index_list(const ConfigReader& r, const YAML::Node& list) {
+  std::string text;
+  for (const auto& i : list) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(r.integer(i, "atoms", 0));
+  }
+  return text;
+}
+
+// `output.trajectory`: off (null, false or off), or its file, intervals, contents and atoms.
+void parse_trajectory_output(const ConfigReader& r, const YAML::Node& t, TrajectoryOutput& o) {
+  if (t.IsNull() || (t.IsScalar() && (t.Scalar() == "false" || t.Scalar() == "off"))) {
+    o.interval_steps = 0;
+    o.file.clear();
+    return;
+  }
+  r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms", "flush_interval"}, "output.trajectory");
+  if (const auto v = t["file"]) o.file = r.file_name(v, "file", "trajectory: null");
+  if (const auto v = t["interval"]) o.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
+  if (const auto v = t["flush_interval"]) o.flush_interval_s = r.wall_seconds(v, "flush_interval");
+  if (const auto v = t["velocities"]) o.velocities = r.boolean(v, "velocities");
+  if (const auto v = t["forces"]) o.forces = r.boolean(v, "forces");
+  if (const auto v = t["atoms"]) {
+    o.atoms = v.IsSequence() ? index_list(r, v) : r.str(v, "atoms");
+    check_atom_selection(r, v, o.atoms);
+  }
+}
+
+// `output.state` and `output.checkpoint` (`name`): off (null), or a file written every `interval` steps.
+template <typename Output>
+void parse_file_output(const ConfigReader& r, const YAML::Node& n, const std::string& name, Output& o) {
+  if (n.IsNull()) {
+    o.interval_steps = 0;
+    o.file.clear();
+    return;
+  }
+  r.check_keys(n, {"file", "interval"}, "output." + name);
+  if (const auto v = n["file"]) o.file = r.file_name(v, "file", name + ": null");
+  if (const auto v = n["interval"]) o.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
+}
+
 void parse_output(const ConfigReader& r, const YAML::Node& n, OutputConfig& o) {
   r.check_keys(n, {"directory", "trajectory", "state", "checkpoint", "final_pdb", "progress"}, "output");
   if (const auto v = n["directory"]) {
     o.directory = r.str(v, "directory");
     if (o.directory.empty()) r.fail(v, "'directory' is empty: give a folder ('.' for the config's folder)");
   }
-  if (const auto t = n["trajectory"]) {
-    if (t.IsNull() || (t.IsScalar() && (t.Scalar() == "false" || t.Scalar() == "off"))) {
-      o.trajectory.interval_steps = 0;
-      o.trajectory.file.clear();
-    } else {
-      r.check_keys(t, {"file", "interval", "velocities", "forces", "atoms", "flush_interval"}, "output.trajectory");
-      if (const auto v = t["file"]) o.trajectory.file = r.file_name(v, "file", "trajectory: null");
-      if (const auto v = t["interval"]) o.trajectory.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
-      if (const auto v = t["flush_interval"]) o.trajectory.flush_interval_s = r.wall_seconds(v, "flush_interval");
-      if (const auto v = t["velocities"]) o.trajectory.velocities = r.boolean(v, "velocities");
-      if (const auto v = t["forces"]) o.trajectory.forces = r.boolean(v, "forces");
-      if (const auto v = t["atoms"]) {
-        if (v.IsSequence()) {
-          std::string list;
-          for (const auto& i : v) list += (list.empty() ? "" : ",") + std::to_string(r.integer(i, "atoms", 0));
-          o.trajectory.atoms = list;
-        } else {
-          o.trajectory.atoms = r.str(v, "atoms");
-        }
-        check_atom_selection(r, v, o.trajectory.atoms);
-      }
-    }
-  }
-  if (const auto s = n["state"]) {
-    if (s.IsNull()) {
-      o.state.interval_steps = 0;
-      o.state.file.clear();
-    } else {
-      r.check_keys(s, {"file", "interval"}, "output.state");
-      if (const auto v = s["file"]) o.state.file = r.file_name(v, "file", "state: null");
-      if (const auto v = s["interval"]) o.state.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
-    }
-  }
-  if (const auto c = n["checkpoint"]) {
-    if (c.IsNull()) {
-      o.checkpoint.interval_steps = 0;
-      o.checkpoint.file.clear();
-    } else {
-      r.check_keys(c, {"file", "interval"}, "output.checkpoint");
-      if (const auto v = c["file"]) o.checkpoint.file = r.file_name(v, "file", "checkpoint: null");
-      if (const auto v = c["interval"]) o.checkpoint.interval_steps = static_cast<int>(r.integer(v, "interval", 0));
-    }
-  }
+  if (const auto t = n["trajectory"]) parse_trajectory_output(r, t, o.trajectory);
+  if (const auto s = n["state"]) parse_file_output(r, s, "state", o.state);
+  if (const auto c = n["checkpoint"]) parse_file_output(r, c, "checkpoint", o.checkpoint);
   if (const auto v = n["final_pdb"]) o.final_pdb = v.IsNull() ? std::string() : r.file_name(v, "final_pdb", "final_pdb: null");
   if (const auto v = n["progress"]) o.progress = r.boolean(v, "progress");
 }
 
-// The `stages:` list (docs/config.md, "Staged protocols"): each stage overrides the top-level integrator,
-// barostat and output intervals; the top level's run length and minimisation give way to the stages'.
-void parse_stages(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg, bool check_files) {
+// `map[key]`, or an undefined node where `map` is absent or not a mapping.
+YAML::Node entry(const YAML::Node& map, const char* key) {
+  return map && map.IsMap() ? map[key] : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// What `stages:` asks of the rest of the config: a list of stages, and no run length or minimisation at the
+// top level (the stages set those).
+void check_stages_top_level(const ConfigReader& r, const YAML::Node& root, const RunConfig& cfg) {
   const YAML::Node list = root["stages"];
   if (!list.IsSequence())
     r.fail(list, "'stages' must be a list of stages, each a mapping such as {name: nvt, time: 10 ps}");
@@ -391,10 +420,10 @@ void parse_stages(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg,
     r.fail(list, "'stages' is empty: give at least one stage (or remove 'stages' for a single run)");
   if (const YAML::Node run = root["run"]) {
     for (const char* key : {"steps", "time"})
-      if (run.IsMap() && run[key])
-        r.fail(run[key], fmt::format("'run.{}' and 'stages' both set the run's length: with 'stages' each stage "
-                                     "sets its own ('steps' or 'time'); remove 'run.{}'",
-                                     key, key));
+      if (const YAML::Node v = entry(run, key))
+        r.fail(v, fmt::format("'run.{}' and 'stages' both set the run's length: with 'stages' each stage sets its "
+                              "own ('steps' or 'time'); remove 'run.{}'",
+                              key, key));
     if (cfg.run.initial_velocities == InitialVelocities::FromCheckpoint)
       r.fail(run["initial_velocities"], "'run.initial_velocities: from_checkpoint' cannot start a staged protocol: "
                                         "use temperature or zero (continue a staged run with --resume)");
@@ -402,162 +431,277 @@ void parse_stages(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg,
   if (const YAML::Node m = root["minimize"])
     r.fail(m, "'minimize' and 'stages' both present: with 'stages' a minimisation is a stage; move it into the "
               "first stage (stages: [{name: minimize, minimize: {tolerance: 10 kJ/mol/nm}}, ...])");
+}
+
+// A stage's `name`: a word (it is the state log's stage column), unlike the names of the stages before it.
+std::string stage_name(const ConfigReader& r, const YAML::Node& v, const std::vector<StageConfig>& before) {
+  const std::string name = r.str(v, "name");
+  const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+  if (!ok)
+    r.fail(v, fmt::format("'name' ('{}') must be letters, digits, '_', '-' or '.' (it is the state log's stage "
+                          "column)",
+                          name));
+  for (std::size_t j = 0; j < before.size(); ++j)
+    if (before[j].name == name)
+      r.fail(v, fmt::format("stage name '{}' is used twice (also stage {}): give each stage its own name", name,
+                            j + 1));
+  return name;
+}
+
+// A stage's barostat: the top level's unless the stage names its own or none (null). Its temperature follows
+// the stage's integrator unless a barostat temperature is written (at the top level or in the stage).
+std::optional<BarostatConfig> stage_barostat(const ConfigReader& r, const YAML::Node& n, const RunConfig& cfg,
+                                             double stage_temperature) {
   const bool top_barostat_temperature = cfg.locations.count("barostat.temperature") > 0;
-  const auto& out = cfg.output;
+  if (const auto v = n["barostat"]) {
+    if (v.IsNull()) return std::nullopt;
+    BarostatConfig b = cfg.barostat.value_or(BarostatConfig{});
+    const double default_temperature = top_barostat_temperature ? b.temperature_k : stage_temperature;
+    parse_barostat(r, v, b, default_temperature);
+    if (!is_periodic(cfg.system.nonbonded.method))
+      r.fail(v, fmt::format("'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic; this "
+                            "config's is {})",
+                            to_string(cfg.system.nonbonded.method)));
+    return b;
+  }
+  if (!cfg.barostat) return std::nullopt;
+  BarostatConfig b = *cfg.barostat;
+  if (!top_barostat_temperature) b.temperature_k = stage_temperature;
+  return b;
+}
+
+// A stage's `restraints`: the restrained atoms, the spring constant and the reference positions.
+RestraintConfig parse_restraints(const ConfigReader& r, const YAML::Node& v, const std::string& section,
+                                 bool check_files) {
+  r.check_keys(v, {"atoms", "k", "reference"}, section + ".restraints");
+  RestraintConfig rc;
+  if (!v["atoms"]) r.fail(v, "'restraints' needs 'atoms' (an atom selection such as \"protein and heavy\")");
+  if (!v["k"]) r.fail(v, "'restraints' needs 'k' (the spring constant, such as 1000 kJ/mol/nm^2)");
+  const YAML::Node atoms = v["atoms"];
+  if (atoms.IsSequence()) {
+    rc.atoms = index_list(r, atoms);
+    if (rc.atoms.empty()) r.fail(atoms, "'atoms' is an empty list: give atom indices or a selection");
+  } else {
+    rc.atoms = r.str(atoms, "atoms");
+    if (rc.atoms.find_first_not_of(" \t") == std::string::npos)
+      r.fail(atoms, "'atoms' is empty: give an atom selection such as \"protein and heavy\"");
+  }
+  rc.k_kj_per_mol_nm2 = r.positive(v["k"], Dimension::ForceConstant, "k");
+  if (const auto ref = v["reference"]) {
+    const std::string text = r.str(ref, "reference");
+    if (text == "initial") {
+      rc.reference = RestraintReference::Initial;
+    } else if (text == "start") {
+      rc.reference = RestraintReference::Start;
+    } else {
+      if (text.empty()) r.fail(ref, "'reference' is empty: give initial, start or a PDB file with the same atoms");
+      rc.reference = RestraintReference::File;
+      rc.reference_file = r.path(text);
+      if (check_files && !fs::is_regular_file(rc.reference_file))
+        r.fail(ref, fmt::format("'reference': {} is not a file; give initial (the structure as read), start (the "
+                                "positions at the stage's start) or a PDB file with the same atoms",
+                                rc.reference_file));
+    }
+  }
+  return rc;
+}
+
+// A stage's output intervals: the top level's unless the stage's `output` changes them. A stage only changes
+// an interval; it cannot turn on an output the top level does not write.
+void parse_stage_output(const ConfigReader& r, const YAML::Node& n, const std::string& section,
+                        const OutputConfig& out, StageConfig& st) {
+  st.trajectory_interval_steps = out.trajectory.interval_steps;
+  st.state_interval_steps = out.state.interval_steps;
+  st.checkpoint_interval_steps = out.checkpoint.interval_steps;
+  const YAML::Node o = n["output"];
+  if (!o) return;
+  r.check_keys(o, {"trajectory", "state", "checkpoint"}, section + ".output");
+  struct Override {
+    const char* key;
+    int* interval;
+    bool on;  // the top level writes this output
+    const char* how;
+  };
+  const Override overrides[] = {
+      {"trajectory", &st.trajectory_interval_steps, out.trajectory.interval_steps > 0 && !out.trajectory.file.empty(),
+       "output.trajectory.interval"},
+      {"state", &st.state_interval_steps, out.state.interval_steps > 0 && !out.state.file.empty(),
+       "output.state.interval"},
+      {"checkpoint", &st.checkpoint_interval_steps, !out.checkpoint.file.empty(), "output.checkpoint.file"}};
+  for (const Override& ov : overrides) {
+    const YAML::Node sub = o[ov.key];
+    if (!sub) continue;
+    r.check_keys(sub, {"interval"}, fmt::format("{}.output.{}", section, ov.key));
+    if (!sub["interval"]) continue;
+    *ov.interval = static_cast<int>(r.integer(sub["interval"], "interval", 0));
+    if (*ov.interval > 0 && !ov.on)
+      r.fail(sub["interval"], fmt::format("the top level writes no {0} ({1} is off): a stage only changes the "
+                                          "interval; turn the {0} on at the top level (and set interval 0 in the "
+                                          "stages that should write none)",
+                                          ov.key, ov.how));
+  }
+}
+
+// Stage i (from 0) of `stages:`, after the stages before it (cfg.stages). `total_steps` adds up the stages'
+// steps, this one's included.
+StageConfig parse_stage(const ConfigReader& r, const YAML::Node& n, std::size_t i, const RunConfig& cfg,
+                        bool check_files, std::int64_t& total_steps) {
+  const std::string section = fmt::format("stages[{}]", i + 1);
+  if (!n.IsMap())
+    r.fail(n, fmt::format("'{}' must be a mapping (name, minimize, steps or time, integrator, ...)", section));
+  r.check_keys(n, {"name", "minimize", "steps", "time", "integrator", "barostat", "restraints", "initial_velocities",
+                   "output"},
+               section);
+  StageConfig st;
+  st.name = fmt::format("stage{}", i + 1);
+  if (const auto v = n["name"]) st.name = stage_name(r, v, cfg.stages);
+  if (const auto v = n["minimize"]) {
+    st.minimize.emplace();
+    parse_minimize(r, v, *st.minimize);
+  }
+  st.integrator = cfg.integrator;
+  if (const auto v = n["integrator"]) {
+    if (v.IsMap() && v["seed"])
+      r.fail(v["seed"], "'seed' belongs to the whole run: set integrator.seed at the top level, not in a stage");
+    parse_integrator(r, v, st.integrator);
+  }
+  parse_length(r, n, section, st.integrator.timestep_ps, st.steps);
+  if (st.steps == 0 && !st.minimize)
+    r.fail(n, fmt::format("stage '{}' does nothing: give it 'steps' or 'time' (dynamics), 'minimize', or both",
+                          st.name));
+  total_steps += st.steps;
+  if (total_steps > kMaxRunSteps)
+    r.fail(n, fmt::format("the stages up to '{}' take {} steps, more than the {:.3g} a run can count", st.name,
+                          total_steps, static_cast<double>(kMaxRunSteps)));
+  if (st.steps == 0)
+    for (const char* key : {"barostat", "initial_velocities", "output"})
+      if (n[key])
+        r.fail(n[key], fmt::format("'{}' has no effect in stage '{}', which only minimises (no 'steps' or 'time')",
+                                   key, st.name));
+  st.barostat = stage_barostat(r, n, cfg, st.integrator.temperature_k);
+  if (const auto v = n["restraints"]; v && !v.IsNull()) st.restraints = parse_restraints(r, v, section, check_files);
+  if (const auto v = n["initial_velocities"])
+    st.initial_velocities = r.choice<InitialVelocities>(
+        v, "initial_velocities", {{"temperature", InitialVelocities::Temperature}, {"zero", InitialVelocities::Zero}});
+  parse_stage_output(r, n, section, cfg.output, st);
+  return st;
+}
+
+// The `stages:` list (docs/config.md, "Staged protocols"): each stage overrides the top-level integrator,
+// barostat and output intervals; the top level's run length and minimisation give way to the stages'.
+void parse_stages(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg, bool check_files) {
+  check_stages_top_level(r, root, cfg);
+  const YAML::Node list = root["stages"];
   std::int64_t total_steps = 0;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node n = list[i];
-    const std::string section = fmt::format("stages[{}]", i + 1);
-    if (!n.IsMap()) r.fail(n, fmt::format("'{}' must be a mapping (name, minimize, steps or time, integrator, ...)", section));
-    r.check_keys(n, {"name", "minimize", "steps", "time", "integrator", "barostat", "restraints", "initial_velocities",
-                     "output"},
-                 section);
-    StageConfig st;
-    st.name = fmt::format("stage{}", i + 1);
-    if (const auto v = n["name"]) {
-      st.name = r.str(v, "name");
-      const bool ok = !st.name.empty() && std::all_of(st.name.begin(), st.name.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-      });
-      if (!ok)
-        r.fail(v, fmt::format("'name' ('{}') must be letters, digits, '_', '-' or '.' (it is the state log's stage "
-                              "column)",
-                              st.name));
-      for (std::size_t j = 0; j < cfg.stages.size(); ++j)
-        if (cfg.stages[j].name == st.name)
-          r.fail(v, fmt::format("stage name '{}' is used twice (also stage {}): give each stage its own name", st.name,
-                                j + 1));
-    }
-    if (const auto v = n["minimize"]) {
-      st.minimize.emplace();
-      parse_minimize(r, v, *st.minimize);
-    }
-    st.integrator = cfg.integrator;
-    if (const auto v = n["integrator"]) {
-      if (v.IsMap() && v["seed"])
-        r.fail(v["seed"], "'seed' belongs to the whole run: set integrator.seed at the top level, not in a stage");
-      parse_integrator(r, v, st.integrator);
-    }
-    if (n["steps"] && n["time"]) r.fail(n["time"], fmt::format("give either 'steps' or 'time' in '{}', not both", section));
-    if (const auto v = n["steps"]) {
-      st.steps = r.integer(v, "steps", 0, std::numeric_limits<long long>::max());
-      if (st.steps > kMaxRunSteps)
-        r.fail(v, fmt::format("'steps' ({}) is more than the {:.3g} a run can count", st.steps,
-                              static_cast<double>(kMaxRunSteps)));
-    }
-    if (const auto v = n["time"]) {
-      const double t = r.positive(v, Dimension::Time, "time", true);
-      const double steps = t / st.integrator.timestep_ps;
-      if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps))
-        r.fail(v, fmt::format("'time' ({} ps) is not a whole number of time steps ({} ps)", t, st.integrator.timestep_ps));
-      if (!(steps <= kMaxRunSteps))
-        r.fail(v, fmt::format("'time' ({} ps) is {:.3g} time steps of {} ps, more than the {:.3g} a run can count", t,
-                              steps, st.integrator.timestep_ps, static_cast<double>(kMaxRunSteps)));
-      st.steps = std::llround(steps);
-    }
-    if (st.steps == 0 && !st.minimize)
-      r.fail(n, fmt::format("stage '{}' does nothing: give it 'steps' or 'time' (dynamics), 'minimize', or both",
-                            st.name));
-    total_steps += st.steps;
-    if (total_steps > kMaxRunSteps)
-      r.fail(n, fmt::format("the stages up to '{}' take {} steps, more than the {:.3g} a run can count", st.name,
-                            total_steps, static_cast<double>(kMaxRunSteps)));
-    if (st.steps == 0)
-      for (const char* key : {"barostat", "initial_velocities", "output"})
-        if (n[key])
-          r.fail(n[key], fmt::format("'{}' has no effect in stage '{}', which only minimises (no 'steps' or "
-                                     "'time')",
-                                     key, st.name));
-    // The barostat: the top level's unless the stage names its own or none (null). Its temperature follows
-    // the stage's integrator unless a barostat temperature was written.
-    const double stage_temperature = st.integrator.temperature_k;
-    if (const auto v = n["barostat"]) {
-      if (!v.IsNull()) {
-        BarostatConfig b = cfg.barostat.value_or(BarostatConfig{});
-        const double default_temperature = top_barostat_temperature ? b.temperature_k : stage_temperature;
-        parse_barostat(r, v, b, default_temperature);
-        if (!is_periodic(cfg.system.nonbonded.method))
-          r.fail(v, fmt::format("'barostat' needs a periodic system (nonbonded_method pme or cutoff_periodic; this "
-                                "config's is {})",
-                                to_string(cfg.system.nonbonded.method)));
-        st.barostat = b;
-      }
-    } else if (cfg.barostat) {
-      st.barostat = cfg.barostat;
-      if (!top_barostat_temperature) st.barostat->temperature_k = stage_temperature;
-    }
-    if (const auto v = n["restraints"]; v && !v.IsNull()) {
-      r.check_keys(v, {"atoms", "k", "reference"}, section + ".restraints");
-      RestraintConfig rc;
-      if (!v["atoms"]) r.fail(v, "'restraints' needs 'atoms' (an atom selection such as \"protein and heavy\")");
-      if (!v["k"]) r.fail(v, "'restraints' needs 'k' (the spring constant, such as 1000 kJ/mol/nm^2)");
-      const YAML::Node atoms = v["atoms"];
-      if (atoms.IsSequence()) {
-        for (const auto& a : atoms) {
-          if (!rc.atoms.empty()) rc.atoms += ',';
-          rc.atoms += std::to_string(r.integer(a, "atoms", 0));
-        }
-        if (rc.atoms.empty()) r.fail(atoms, "'atoms' is an empty list: give atom indices or a selection");
-      } else {
-        rc.atoms = r.str(atoms, "atoms");
-        if (rc.atoms.find_first_not_of(" \t") == std::string::npos)
-          r.fail(atoms, "'atoms' is empty: give an atom selection such as \"protein and heavy\"");
-      }
-      rc.k_kj_per_mol_nm2 = r.positive(v["k"], Dimension::ForceConstant, "k");
-      if (const auto ref = v["reference"]) {
-        const std::string text = r.str(ref, "reference");
-        if (text == "initial") {
-          rc.reference = RestraintReference::Initial;
-        } else if (text == "start") {
-          rc.reference = RestraintReference::Start;
-        } else {
-          if (text.empty()) r.fail(ref, "'reference' is empty: give initial, start or a PDB file with the same atoms");
-          rc.reference = RestraintReference::File;
-          rc.reference_file = r.path(text);
-          if (check_files && !fs::is_regular_file(rc.reference_file))
-            r.fail(ref, fmt::format("'reference': {} is not a file; give initial (the structure as read), start (the "
-                                    "positions at the stage's start) or a PDB file with the same atoms",
-                                    rc.reference_file));
-        }
-      }
-      st.restraints = rc;
-    }
-    if (const auto v = n["initial_velocities"])
-      st.initial_velocities = r.choice<InitialVelocities>(
-          v, "initial_velocities", {{"temperature", InitialVelocities::Temperature}, {"zero", InitialVelocities::Zero}});
-    st.trajectory_interval_steps = out.trajectory.interval_steps;
-    st.state_interval_steps = out.state.interval_steps;
-    st.checkpoint_interval_steps = out.checkpoint.interval_steps;
-    if (const auto o = n["output"]) {
-      r.check_keys(o, {"trajectory", "state", "checkpoint"}, section + ".output");
-      struct Override {
-        const char* key;
-        int* interval;
-        bool on;  // the top level writes this output
-        const char* how;
-      };
-      const Override overrides[] = {
-          {"trajectory", &st.trajectory_interval_steps, out.trajectory.interval_steps > 0 && !out.trajectory.file.empty(),
-           "output.trajectory.interval"},
-          {"state", &st.state_interval_steps, out.state.interval_steps > 0 && !out.state.file.empty(),
-           "output.state.interval"},
-          {"checkpoint", &st.checkpoint_interval_steps, !out.checkpoint.file.empty(), "output.checkpoint.file"}};
-      for (const Override& ov : overrides) {
-        const YAML::Node sub = o[ov.key];
-        if (!sub) continue;
-        r.check_keys(sub, {"interval"}, fmt::format("{}.output.{}", section, ov.key));
-        if (!sub["interval"]) continue;
-        *ov.interval = static_cast<int>(r.integer(sub["interval"], "interval", 0));
-        if (*ov.interval > 0 && !ov.on)
-          r.fail(sub["interval"], fmt::format("the top level writes no {0} ({1} is off): a stage only changes the "
-                                              "interval; turn the {0} on at the top level (and set interval 0 in "
-                                              "the stages that should write none)",
-                                              ov.key, ov.how));
-      }
-    }
+    StageConfig st = parse_stage(r, list[i], i, cfg, check_files, total_steps);
     cfg.stages.push_back(std::move(st));
   }
   cfg.run.steps = total_steps;
+}
+
+constexpr long long kMaxReplicas = 4096;
+
+// `exchange: none`: the number of independent copies, `count`; the keys of temperature exchange do not apply.
+int independent_copies(const ConfigReader& r, const YAML::Node& n) {
+  for (const char* key : {"temperatures", "exchange_interval", "log"})
+    if (n[key])
+      r.fail(n[key], fmt::format("'replicas.{}' belongs to temperature exchange; 'exchange: none' runs independent "
+                                 "copies at integrator.temperature",
+                                 key));
+  if (!n["count"]) r.fail(n, "'replicas' with 'exchange: none' needs 'count', the number of independent copies");
+  return static_cast<int>(r.integer(n["count"], "count", 2, kMaxReplicas));
+}
+
+// `temperatures`: the ladder as an increasing list, or geometric from {min, max, count}.
+std::vector<double> temperature_ladder(const ConfigReader& r, const YAML::Node& n) {
+  const YAML::Node t = n["temperatures"];
+  if (!t)
+    r.fail(n, "'replicas' with 'exchange: temperature' needs 'temperatures': a list [300 K, 320 K, ...] or a "
+              "geometric ladder {min: 300 K, max: 400 K, count: 8}");
+  if (t.IsSequence()) {
+    if (n["count"])
+      r.fail(n["count"], "'replicas.count' is the length of the 'temperatures' list: remove it (or give "
+                         "temperatures as {min, max, count})");
+    std::vector<double> ladder;
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      const double value = temperature(r, t[k], "temperatures");
+      if (!ladder.empty() && !(value > ladder.back()))
+        r.fail(t[k], fmt::format("'temperatures' must increase: {} K is not above the temperature before it ({} K)",
+                                 quoted_number(value), quoted_number(ladder.back())));
+      ladder.push_back(value);
+    }
+    if (ladder.size() < 2) r.fail(t, "'temperatures' needs at least 2 temperatures for an exchange");
+    if (ladder.size() > static_cast<std::size_t>(kMaxReplicas))
+      r.fail(t, fmt::format("'temperatures' lists {} temperatures, more than the {} replicas mdsim runs",
+                            ladder.size(), kMaxReplicas));
+    return ladder;
+  }
+  if (!t.IsMap())
+    r.fail(t, "'temperatures' must be a list [300 K, 320 K, ...] or a ladder {min: 300 K, max: 400 K, count: 8}");
+  r.check_keys(t, {"min", "max", "count"}, "replicas.temperatures");
+  for (const char* key : {"min", "max", "count"})
+    if (!t[key]) r.fail(t, fmt::format("'replicas.temperatures' needs min, max and count; '{}' is missing", key));
+  const double lo = temperature(r, t["min"], "min"), hi = temperature(r, t["max"], "max");
+  if (!(hi > lo))
+    r.fail(t["max"], fmt::format("'max' ({} K) must be above 'min' ({} K)", quoted_number(hi), quoted_number(lo)));
+  if (n["count"]) r.fail(n["count"], "give the ladder's length as 'replicas.temperatures.count', not 'replicas.count'");
+  return geometric_temperature_ladder(lo, hi, static_cast<int>(r.integer(t["count"], "count", 2, kMaxReplicas)));
+}
+
+// `exchange_interval`: a time in whole time steps of `timestep_ps`, as steps.
+std::int64_t exchange_interval_steps(const ConfigReader& r, const YAML::Node& n, double timestep_ps) {
+  const YAML::Node every = n["exchange_interval"];
+  if (!every) r.fail(n, "'replicas' with 'exchange: temperature' needs 'exchange_interval' (a time, e.g. 2 ps)");
+  const double interval_ps = r.positive(every, Dimension::Time, "exchange_interval");
+  const double steps = interval_ps / timestep_ps;
+  if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps) || std::round(steps) < 1)
+    r.fail(every, fmt::format("'exchange_interval' ({} ps) is not a whole number of time steps ({} ps): e.g. {} ps",
+                              quoted_number(interval_ps), quoted_number(timestep_ps),
+                              quoted_number(std::max(1.0, std::round(steps)) * timestep_ps)));
+  if (!(steps <= static_cast<double>(std::numeric_limits<int>::max())))
+    r.fail(every, fmt::format("'exchange_interval' ({} ps) is more steps than a run can count between exchanges",
+                              quoted_number(interval_ps)));
+  return std::llround(steps);
+}
+
+// `log`: the exchange log's file, which no other output may name.
+std::string exchange_log(const ConfigReader& r, const YAML::Node& v, const OutputConfig& output) {
+  const std::string log = r.str(v, "log");
+  if (log.empty()) r.fail(v, "'log' is empty: name the exchange log's file (default exchange.csv)");
+  for (const OutputFile& f : output_files(output))
+    if (fs::path(f.file).lexically_normal() == fs::path(log).lexically_normal())
+      r.fail(v, fmt::format("'replicas.log' and '{}' both name the file '{}': give them different names", f.key, log));
+  return log;
+}
+
+// Temperature exchange against the other sections: a heat bath whose temperature each replica sets, and
+// checkpoints between exchange rounds.
+void check_exchange_context(const ConfigReader& r, const YAML::Node& root, const RunConfig& cfg,
+                            std::int64_t interval_steps) {
+  const YAML::Node n = root["replicas"];
+  if (cfg.integrator.type != IntegratorType::LangevinMiddle)
+    r.fail(n["exchange"], fmt::format("temperature exchange needs a heat bath: integrator.type is {}; use "
+                                      "langevin_middle (or exchange: none)",
+                                      to_string(cfg.integrator.type)));
+  // Each replica's bath follows its ladder temperature.
+  if (const YAML::Node v = entry(root["integrator"], "temperature"))
+    r.fail(v, "'integrator.temperature' does not apply with temperature exchange: the replicas' temperatures come "
+              "from replicas.temperatures; remove it");
+  if (const YAML::Node v = entry(root["barostat"], "temperature"))
+    r.fail(v, "'barostat.temperature' does not apply with temperature exchange: each replica's barostat runs at its "
+              "replica's temperature; remove it");
+  const int checkpoint_every = cfg.output.checkpoint.interval_steps;
+  if (!cfg.output.checkpoint.file.empty() && checkpoint_every > 0 && checkpoint_every % interval_steps != 0) {
+    const std::int64_t suggestion = std::max<std::int64_t>(1, checkpoint_every / interval_steps) * interval_steps;
+    const YAML::Node written = entry(entry(root["output"], "checkpoint"), "interval");
+    r.fail(written ? written : n["exchange_interval"],
+           fmt::format("the ensemble's checkpoints are written after an exchange round: output.checkpoint.interval "
+                       "({} steps) must be a multiple of replicas.exchange_interval ({} steps), e.g. {}",
+                       checkpoint_every, interval_steps, suggestion));
+  }
 }
 
 // The `replicas:` section (docs/replicas.md), after the integrator, run and output sections it is
@@ -575,93 +719,14 @@ void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cf
   else
     r.fail(n, "'replicas' needs 'exchange': temperature (a temperature ladder with exchanges) or none (independent "
               "copies)");
-  constexpr long long kMaxReplicas = 4096;
   if (rc.exchange == ReplicaExchangeKind::None) {
-    for (const char* key : {"temperatures", "exchange_interval", "log"})
-      if (n[key])
-        r.fail(n[key], fmt::format("'replicas.{}' belongs to temperature exchange; 'exchange: none' runs independent "
-                                   "copies at integrator.temperature",
-                                   key));
-    if (!n["count"]) r.fail(n, "'replicas' with 'exchange: none' needs 'count', the number of independent copies");
-    rc.count = static_cast<int>(r.integer(n["count"], "count", 2, kMaxReplicas));
+    rc.count = independent_copies(r, n);
   } else {
-    const YAML::Node t = n["temperatures"];
-    if (!t)
-      r.fail(n, "'replicas' with 'exchange: temperature' needs 'temperatures': a list [300 K, 320 K, ...] or a "
-                "geometric ladder {min: 300 K, max: 400 K, count: 8}");
-    if (t.IsSequence()) {
-      if (n["count"])
-        r.fail(n["count"], "'replicas.count' is the length of the 'temperatures' list: remove it (or give "
-                           "temperatures as {min, max, count})");
-      for (std::size_t k = 0; k < t.size(); ++k) {
-        const double value = temperature(r, t[k], "temperatures");
-        if (!rc.temperatures_k.empty() && !(value > rc.temperatures_k.back()))
-          r.fail(t[k], fmt::format("'temperatures' must increase: {} K is not above the temperature before it ({} K)",
-                                   quoted_number(value), quoted_number(rc.temperatures_k.back())));
-        rc.temperatures_k.push_back(value);
-      }
-      if (rc.temperatures_k.size() < 2)
-        r.fail(t, "'temperatures' needs at least 2 temperatures for an exchange");
-      if (rc.temperatures_k.size() > static_cast<std::size_t>(kMaxReplicas))
-        r.fail(t, fmt::format("'temperatures' lists {} temperatures, more than the {} replicas mdsim runs",
-                              rc.temperatures_k.size(), kMaxReplicas));
-    } else if (t.IsMap()) {
-      r.check_keys(t, {"min", "max", "count"}, "replicas.temperatures");
-      for (const char* key : {"min", "max", "count"})
-        if (!t[key]) r.fail(t, fmt::format("'replicas.temperatures' needs min, max and count; '{}' is missing", key));
-      const double lo = temperature(r, t["min"], "min"), hi = temperature(r, t["max"], "max");
-      if (!(hi > lo)) r.fail(t["max"], fmt::format("'max' ({} K) must be above 'min' ({} K)", quoted_number(hi), quoted_number(lo)));
-      if (n["count"])
-        r.fail(n["count"], "give the ladder's length as 'replicas.temperatures.count', not 'replicas.count'");
-      rc.temperatures_k = geometric_temperature_ladder(lo, hi, static_cast<int>(r.integer(t["count"], "count", 2, kMaxReplicas)));
-    } else {
-      r.fail(t, "'temperatures' must be a list [300 K, 320 K, ...] or a ladder {min: 300 K, max: 400 K, count: 8}");
-    }
+    rc.temperatures_k = temperature_ladder(r, n);
     rc.count = static_cast<int>(rc.temperatures_k.size());
-    const YAML::Node every = n["exchange_interval"];
-    if (!every) r.fail(n, "'replicas' with 'exchange: temperature' needs 'exchange_interval' (a time, e.g. 2 ps)");
-    const double interval_ps = r.positive(every, Dimension::Time, "exchange_interval");
-    const double steps = interval_ps / cfg.integrator.timestep_ps;
-    if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps) || std::round(steps) < 1)
-      r.fail(every, fmt::format("'exchange_interval' ({} ps) is not a whole number of time steps ({} ps): e.g. {} ps",
-                                quoted_number(interval_ps), quoted_number(cfg.integrator.timestep_ps),
-                                quoted_number(std::max(1.0, std::round(steps)) * cfg.integrator.timestep_ps)));
-    if (!(steps <= static_cast<double>(std::numeric_limits<int>::max())))
-      r.fail(every, fmt::format("'exchange_interval' ({} ps) is more steps than a run can count between exchanges",
-                                quoted_number(interval_ps)));
-    rc.exchange_interval_steps = std::llround(steps);
-    if (const auto v = n["log"]) {
-      rc.log = r.str(v, "log");
-      if (rc.log.empty()) r.fail(v, "'log' is empty: name the exchange log's file (default exchange.csv)");
-      for (const OutputFile& f : output_files(cfg.output))
-        if (fs::path(f.file).lexically_normal() == fs::path(rc.log).lexically_normal())
-          r.fail(v, fmt::format("'replicas.log' and '{}' both name the file '{}': give them different names", f.key, rc.log));
-    }
-    if (cfg.integrator.type != IntegratorType::LangevinMiddle)
-      r.fail(n["exchange"], fmt::format("temperature exchange needs a heat bath: integrator.type is {}; use "
-                                        "langevin_middle (or exchange: none)",
-                                        to_string(cfg.integrator.type)));
-    // Each replica's bath follows its ladder temperature.
-    if (root["integrator"] && root["integrator"].IsMap() && root["integrator"]["temperature"])
-      r.fail(root["integrator"]["temperature"],
-             "'integrator.temperature' does not apply with temperature exchange: the replicas' temperatures come from "
-             "replicas.temperatures; remove it");
-    if (root["barostat"] && root["barostat"].IsMap() && root["barostat"]["temperature"])
-      r.fail(root["barostat"]["temperature"],
-             "'barostat.temperature' does not apply with temperature exchange: each replica's barostat runs at its "
-             "replica's temperature; remove it");
-    const int checkpoint_every = cfg.output.checkpoint.interval_steps;
-    if (!cfg.output.checkpoint.file.empty() && checkpoint_every > 0 && checkpoint_every % rc.exchange_interval_steps != 0) {
-      const std::int64_t suggestion = std::max<std::int64_t>(1, checkpoint_every / rc.exchange_interval_steps) * rc.exchange_interval_steps;
-      const YAML::Node out = root["output"];
-      const YAML::Node at = out && out.IsMap() && out["checkpoint"] && out["checkpoint"].IsMap() &&
-                                    out["checkpoint"]["interval"]
-                                ? out["checkpoint"]["interval"]
-                                : every;
-      r.fail(at, fmt::format("the ensemble's checkpoints are written after an exchange round: output.checkpoint.interval "
-                             "({} steps) must be a multiple of replicas.exchange_interval ({} steps), e.g. {}",
-                             checkpoint_every, rc.exchange_interval_steps, suggestion));
-    }
+    rc.exchange_interval_steps = exchange_interval_steps(r, n, cfg.integrator.timestep_ps);
+    if (const auto v = n["log"]) rc.log = exchange_log(r, v, cfg.output);
+    check_exchange_context(r, root, cfg, rc.exchange_interval_steps);
   }
   if (const auto v = n["seed"]) {
     if (rc.exchange == ReplicaExchangeKind::None)
