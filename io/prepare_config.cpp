@@ -6,9 +6,12 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -92,6 +95,77 @@ std::string one_of(const std::string& text, const std::vector<std::string>& opti
   return fmt::format("expected {}, got '{}'{}", list, text, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near));
 }
 
+// The parsers of set_prepare_value: `v` is the trimmed value, `text` the value as given (for messages).
+
+std::string parse_ph(const std::string& v, const std::string& text, double& out) {
+  char* end = nullptr;
+  const double ph = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(ph >= 0.0 && ph <= 14.0))
+    return fmt::format("expected a pH from 0 to 14, got '{}'", text);
+  out = ph;
+  return "";
+}
+
+// CHAIN:NUMBER[ICODE]=VARIANT.
+std::string parse_variant(const std::string& v, const std::string& text, std::map<std::string, std::string>& variants) {
+  const std::size_t eq = v.find('=');
+  const std::size_t colon = v.find(':');
+  if (eq == std::string::npos || colon == std::string::npos || colon > eq || eq + 1 == v.size())
+    return fmt::format("expected CHAIN:NUMBER[ICODE]=VARIANT (A:45=HIE), got '{}'", text);
+  const std::string residue = trimmed(v.substr(0, eq));
+  const std::string number = residue.substr(residue.find(':') + 1);
+  char* end = nullptr;
+  std::strtol(number.c_str(), &end, 10);
+  if (end == number.c_str() || (*end != '\0' && end[1] != '\0'))
+    return fmt::format("expected CHAIN:NUMBER[ICODE]=VARIANT (A:45=HIE; NUMBER a residue number, ICODE one "
+                       "letter), got '{}'",
+                       text);
+  variants[residue] = trimmed(v.substr(eq + 1));
+  return "";
+}
+
+std::string parse_box(const std::string& v, const std::string& text, std::optional<std::array<double, 3>>& out) {
+  std::string list = v;
+  for (char& c : list)
+    if (c == ',') c = ' ';
+  // "6 6 6", "6,6,6", "6 6 6 nm", "6 nm, 6 nm, 7 nm", "60A 60A 70A": three numbers, each with an optional unit
+  // (a word that starts with a letter belongs to the number before it); a unit only on the last applies to all.
+  std::istringstream in(list);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) {
+    const unsigned char c0 = static_cast<unsigned char>(w[0]);
+    if (!words.empty() && !(std::isdigit(c0) || c0 == '.' || c0 == '-' || c0 == '+')) words.back() += " " + w;
+    else words.push_back(w);
+  }
+  if (words.size() != 3) return fmt::format("expected three lengths a, b, c (nm), got '{}'", text);
+  const auto has_unit = [](const std::string& w) {
+    return std::any_of(w.begin(), w.end(), [](unsigned char c) { return std::isalpha(c) || c >= 0x80; });
+  };
+  std::string common_unit;
+  if (!has_unit(words[0]) && !has_unit(words[1]) && has_unit(words[2])) {
+    const std::size_t at = words[2].find_first_not_of("0123456789.eE+- ");
+    common_unit = " " + words[2].substr(at);
+  }
+  std::array<double, 3> box{};
+  for (int i = 0; i < 3; ++i) {
+    const std::string& w = words[static_cast<std::size_t>(i)];
+    const std::string e = quantity(i < 2 ? w + common_unit : w, Dimension::Length,
+                                   box[static_cast<std::size_t>(i)]);
+    if (!e.empty()) return e;
+  }
+  out = box;
+  return "";
+}
+
+std::string parse_seed(const std::string& v, const std::string& text, std::uint64_t& out) {
+  char* end = nullptr;
+  const unsigned long long s = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || v[0] == '-' || end == v.c_str() || *end != '\0')
+    return fmt::format("expected a whole number, got '{}'", text);
+  out = s;
+  return "";
+}
+
 }  // namespace
 
 std::string set_prepare_value(PrepareSettings& st, const std::string& key, const std::string& text) {
@@ -108,30 +182,8 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
     o.forcefield.push_back(v);
     return "";
   }
-  if (key == "ph") {
-    char* end = nullptr;
-    const double ph = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || !(ph >= 0.0 && ph <= 14.0))
-      return fmt::format("expected a pH from 0 to 14, got '{}'", text);
-    o.ph = ph;
-    return "";
-  }
-  if (key == "variant") {
-    const std::size_t eq = v.find('=');
-    const std::size_t colon = v.find(':');
-    if (eq == std::string::npos || colon == std::string::npos || colon > eq || eq + 1 == v.size())
-      return fmt::format("expected CHAIN:NUMBER[ICODE]=VARIANT (A:45=HIE), got '{}'", text);
-    const std::string residue = trimmed(v.substr(0, eq));
-    const std::string number = residue.substr(residue.find(':') + 1);
-    char* end = nullptr;
-    std::strtol(number.c_str(), &end, 10);
-    if (end == number.c_str() || (*end != '\0' && end[1] != '\0'))
-      return fmt::format("expected CHAIN:NUMBER[ICODE]=VARIANT (A:45=HIE; NUMBER a residue number, ICODE one "
-                         "letter), got '{}'",
-                         text);
-    o.variants[residue] = trimmed(v.substr(eq + 1));
-    return "";
-  }
+  if (key == "ph") return parse_ph(v, text, o.ph);
+  if (key == "variant") return parse_variant(v, text, o.variants);
   if (key == "solvent") return boolean(v, o.solvate);
   if (key == "neutralize") return boolean(v, o.neutralize);
   if (key == "padding") {
@@ -139,38 +191,7 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
     if (e.empty()) o.box_nm.reset();
     return e;
   }
-  if (key == "box") {
-    std::string list = v;
-    for (char& c : list)
-      if (c == ',') c = ' ';
-    // "6 6 6", "6,6,6", "6 6 6 nm", "6 nm, 6 nm, 7 nm", "60A 60A 70A": three numbers, each with an optional unit
-    // (a word that starts with a letter belongs to the number before it); a unit only on the last applies to all.
-    std::istringstream in(list);
-    std::vector<std::string> words;
-    for (std::string w; in >> w;) {
-      const unsigned char c0 = static_cast<unsigned char>(w[0]);
-      if (!words.empty() && !(std::isdigit(c0) || c0 == '.' || c0 == '-' || c0 == '+')) words.back() += " " + w;
-      else words.push_back(w);
-    }
-    if (words.size() != 3) return fmt::format("expected three lengths a, b, c (nm), got '{}'", text);
-    const auto has_unit = [](const std::string& w) {
-      return std::any_of(w.begin(), w.end(), [](unsigned char c) { return std::isalpha(c) || c >= 0x80; });
-    };
-    std::string common_unit;
-    if (!has_unit(words[0]) && !has_unit(words[1]) && has_unit(words[2])) {
-      const std::size_t at = words[2].find_first_not_of("0123456789.eE+- ");
-      common_unit = " " + words[2].substr(at);
-    }
-    std::array<double, 3> box{};
-    for (int i = 0; i < 3; ++i) {
-      const std::string& w = words[static_cast<std::size_t>(i)];
-      const std::string e = quantity(i < 2 ? w + common_unit : w, Dimension::Length,
-                                     box[static_cast<std::size_t>(i)]);
-      if (!e.empty()) return e;
-    }
-    o.box_nm = box;
-    return "";
-  }
+  if (key == "box") return parse_box(v, text, o.box_nm);
   if (key == "box_shape") {
     std::string s;
     const std::string e = one_of(v, {"cube", "dodecahedron", "octahedron"}, s);
@@ -182,13 +203,7 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
   if (key == "ionic_strength") return quantity(v, Dimension::Concentration, o.ionic_strength_molar, true);
   if (key == "positive_ion") return one_of(v, {"Na+", "K+"}, o.positive_ion);
   if (key == "negative_ion") return one_of(v, {"Cl-"}, o.negative_ion);
-  if (key == "seed") {
-    char* end = nullptr;
-    const unsigned long long s = std::strtoull(v.c_str(), &end, 10);
-    if (v.empty() || v[0] == '-' || end == v.c_str() || *end != '\0') return fmt::format("expected a whole number, got '{}'", text);
-    o.seed = s;
-    return "";
-  }
+  if (key == "seed") return parse_seed(v, text, o.seed);
   if (key == "chain_breaks") {
     std::string s;
     const std::string e = one_of(v, {"error", "split"}, s);

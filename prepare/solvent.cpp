@@ -270,8 +270,11 @@ int rounded_total_charge(const System& system) {
   return static_cast<int>(std::floor(0.5 + total));
 }
 
-Topology add_solvent(const Topology& solute, const System& solute_system, const SolventOptions& options,
-                     SolventReport* report) {
+namespace {
+
+// The stages of add_solvent.
+
+void check_solvent_inputs(const Topology& solute, const System& solute_system, const SolventOptions& options) {
   check_positions(solute, "solvent");
   if (solute_system.num_particles() != solute.num_atoms() ||
       solute_system.sigma_nm.size() != solute.atoms.size() || solute_system.epsilon_kj_per_mol.size() != solute.atoms.size())
@@ -282,80 +285,122 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     throw InputError(fmt::format("solvent: unknown water model '{}'; the bundled water box is tip3p", options.water_model));
   if (!(options.cutoff_nm > 0) || !std::isfinite(options.cutoff_nm))
     throw InputError(fmt::format("solvent: the cutoff must be positive (got {} nm)", nm(options.cutoff_nm)));
+}
 
-  // The bundled pre-equilibrated box.
-  const std::string box_path = find_data_file(options.water_model + ".pdb");
-  const Topology water_box = read_pdb(box_path);
-  if (!water_box.box || water_box.box->triclinic())
+// A water of the bundled box placed in the new box: which one, and where its oxygen lands.
+struct PlacedWater {
+  int water;  // index into WaterBox::waters
+  Vec3d oxygen;
+};
+
+// The bundled pre-equilibrated box: its structure, its rectangular edges (the tile) and its waters.
+struct WaterBox {
+  Topology top;
+  Vec3d tile;
+  std::vector<BoxWater> waters;
+
+  // The positions of a placed water's atoms, file order: the box's water moved with its oxygen.
+  std::vector<Vec3d> atom_positions(const PlacedWater& p) const {
+    const BoxWater& w = waters[static_cast<std::size_t>(p.water)];
+    const Vec3d& box_oxygen = top.positions_nm[static_cast<std::size_t>(w.oxygen)];
+    std::vector<Vec3d> atoms;
+    for (int a : w.atoms) atoms.push_back(p.oxygen + top.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);
+    return atoms;
+  }
+};
+
+WaterBox load_water_box(const std::string& water_model) {
+  const std::string box_path = find_data_file(water_model + ".pdb");
+  WaterBox water_box;
+  water_box.top = read_pdb(box_path);
+  const Topology& top = water_box.top;
+  if (!top.box || top.box->triclinic())
     throw InputError(located(box_path, 0, 0, "the water box needs a rectangular CRYST1 record"));
-  const Vec3d tile(water_box.box->a.x, water_box.box->b.y, water_box.box->c.z);
-  std::vector<BoxWater> box_waters;
-  for (const auto& residue : water_box.residues) {
+  water_box.tile = Vec3d(top.box->a.x, top.box->b.y, top.box->c.z);
+  for (const auto& residue : top.residues) {
     BoxWater w;
     w.atoms = residue.atoms;
     for (int a : residue.atoms)
-      if (water_box.atoms[static_cast<std::size_t>(a)].element == "O") {
+      if (top.atoms[static_cast<std::size_t>(a)].element == "O") {
         w.oxygen = a;
         break;
       }
     if (w.oxygen < 0) throw InputError(located(box_path, residue.line, 0, "water residue without an oxygen atom"));
-    box_waters.push_back(std::move(w));
+    water_box.waters.push_back(std::move(w));
   }
+  return water_box;
+}
 
-  // The solute's extent and centre (the middle of its bounding box), as Modeller.
-  const std::vector<Vec3d>& positions = solute.positions_nm;
-  Vec3d lower(0, 0, 0), upper(0, 0, 0), center(0, 0, 0);
+// The solute's bounding box, its largest edge and its centre (the middle of the bounding box), as Modeller.
+struct SoluteExtent {
+  Vec3d lower, upper, center;
   double max_size = 0;
+};
+
+SoluteExtent solute_extent(const std::vector<Vec3d>& positions) {
+  SoluteExtent s;
   if (!positions.empty()) {
-    lower = upper = positions[0];
+    s.lower = s.upper = positions[0];
     for (const Vec3d& p : positions)
-      for (int d = 0; d < 3; ++d) lower[d] = std::min(lower[d], p[d]), upper[d] = std::max(upper[d], p[d]);
+      for (int d = 0; d < 3; ++d) s.lower[d] = std::min(s.lower[d], p[d]), s.upper[d] = std::max(s.upper[d], p[d]);
     for (int d = 0; d < 3; ++d) {
-      max_size = std::max(max_size, upper[d] - lower[d]);
-      center[d] = (upper[d] + lower[d]) / 2;
+      s.max_size = std::max(s.max_size, s.upper[d] - s.lower[d]);
+      s.center[d] = (s.upper[d] + s.lower[d]) / 2;
     }
   }
+  return s;
+}
 
-  // The box.
+struct ChosenBox {
   Boxd box;
   double width = 0;
-  bool enlarged = false;
-  if (options.box_nm) {
-    const auto& e = *options.box_nm;
-    for (int d = 0; d < 3; ++d) {
-      if (!(e[static_cast<std::size_t>(d)] > 0) || !std::isfinite(e[static_cast<std::size_t>(d)]))
-        throw InputError(fmt::format("solvent: box edges must be positive (got {} {} {} nm)", nm(e[0]), nm(e[1]), nm(e[2])));
-      if (upper[d] - lower[d] > e[static_cast<std::size_t>(d)])
-        throw InputError(fmt::format(
-            "solvent: the solute spans {} nm along {} but the box edge is {} nm; give a box larger than the solute "
-            "(by twice the padding you want) or use padding instead",
-            nm(upper[d] - lower[d]), "xyz"[d], nm(e[static_cast<std::size_t>(d)])));
-    }
-    box.a = {e[0], 0, 0}, box.b = {0, e[1], 0}, box.c = {0, 0, e[2]};
-    width = std::min({e[0], e[1], e[2]});
-  } else {
-    if (!(options.padding_nm > 0) || !std::isfinite(options.padding_nm))
-      throw InputError(fmt::format("solvent: padding must be positive (got {} nm); 1.0 nm is usual", nm(options.padding_nm)));
-    width = max_size + 2 * options.padding_nm;
-    box = shaped_box(options.shape, width);
-    if (options.shape != BoxShape::Cube) {
-      // The cube's width keeps every solute atom 2 * padding from the solute's images (their bounding boxes
-      // are that far apart along an axis); a dodecahedron or octahedron of the same width may bring an
-      // elongated solute closer along its slanted lattice vectors. Widen it (by the shortfall each time) until
-      // the solute keeps at least `padding` from its images, OpenMM 8's guarantee for these shapes; at the
-      // latest the width reaches the solute's bounding-sphere diameter + padding, which guarantees it.
-      const double wanted = options.padding_nm;
-      for (double d = solute_image_distance(positions, box, wanted); d < wanted * (1 - 1e-9);
-           d = solute_image_distance(positions, box, wanted)) {
-        width += std::max(wanted - d, 0.01);
-        box = shaped_box(options.shape, width);
-        enlarged = true;
-      }
+  bool enlarged = false;  // widened to keep the solute `padding` from its images
+};
+
+// The user's rectangular box, which must hold the solute.
+ChosenBox explicit_box(const std::array<double, 3>& e, const SoluteExtent& solute) {
+  for (int d = 0; d < 3; ++d) {
+    if (!(e[static_cast<std::size_t>(d)] > 0) || !std::isfinite(e[static_cast<std::size_t>(d)]))
+      throw InputError(fmt::format("solvent: box edges must be positive (got {} {} {} nm)", nm(e[0]), nm(e[1]), nm(e[2])));
+    if (solute.upper[d] - solute.lower[d] > e[static_cast<std::size_t>(d)])
+      throw InputError(fmt::format(
+          "solvent: the solute spans {} nm along {} but the box edge is {} nm; give a box larger than the solute "
+          "(by twice the padding you want) or use padding instead",
+          nm(solute.upper[d] - solute.lower[d]), "xyz"[d], nm(e[static_cast<std::size_t>(d)])));
+  }
+  ChosenBox chosen;
+  chosen.box.a = {e[0], 0, 0}, chosen.box.b = {0, e[1], 0}, chosen.box.c = {0, 0, e[2]};
+  chosen.width = std::min({e[0], e[1], e[2]});
+  return chosen;
+}
+
+// The shaped box of width max_size + 2 * padding, widened where the shape needs it.
+ChosenBox padded_box(const std::vector<Vec3d>& positions, double max_size, const SolventOptions& options) {
+  if (!(options.padding_nm > 0) || !std::isfinite(options.padding_nm))
+    throw InputError(fmt::format("solvent: padding must be positive (got {} nm); 1.0 nm is usual", nm(options.padding_nm)));
+  ChosenBox chosen;
+  chosen.width = max_size + 2 * options.padding_nm;
+  chosen.box = shaped_box(options.shape, chosen.width);
+  if (options.shape != BoxShape::Cube) {
+    // The cube's width keeps every solute atom 2 * padding from the solute's images (their bounding boxes
+    // are that far apart along an axis); a dodecahedron or octahedron of the same width may bring an
+    // elongated solute closer along its slanted lattice vectors. Widen it (by the shortfall each time) until
+    // the solute keeps at least `padding` from its images, OpenMM 8's guarantee for these shapes; at the
+    // latest the width reaches the solute's bounding-sphere diameter + padding, which guarantees it.
+    const double wanted = options.padding_nm;
+    for (double d = solute_image_distance(positions, chosen.box, wanted); d < wanted * (1 - 1e-9);
+         d = solute_image_distance(positions, chosen.box, wanted)) {
+      chosen.width += std::max(wanted - d, 0.01);
+      chosen.box = shaped_box(options.shape, chosen.width);
+      chosen.enlarged = true;
     }
   }
+  return chosen;
+}
 
-  // The box must hold the cutoff: no particle may see two images of another (minimum image distance at least
-  // twice the cutoff), and the engine (as OpenMM) needs the cutoff at most half of each diagonal element.
+// The box must hold the cutoff: no particle may see two images of another (minimum image distance at least
+// twice the cutoff), and the engine (as OpenMM) needs the cutoff at most half of each diagonal element.
+void check_box_holds_cutoff(const Boxd& box, const SolventOptions& options, double max_size) {
   const double min_image = minimum_image_distance(box);
   const double min_diagonal = std::min({box.a.x, box.b.y, box.c.z});
   if (min_image < 2 * options.cutoff_nm || min_diagonal < 2 * options.cutoff_nm) {
@@ -372,9 +417,42 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
         options.box_nm ? "rectangular" : to_string(options.shape), nm(options.cutoff_nm), nm(min_image),
         nm(min_diagonal), fix));
   }
+}
 
+// What the water stages share: the water box, the periodic box, and the brick the water box is tiled over,
+// the box's rectangular brick [0, a.x] x [0, b.y] x [0, c.z] (for a reduced box a region that holds one copy of
+// every point of the periodic system) moved to be centred on the solute.
+struct Solvation {
+  const WaterBox& water_box;
+  const Boxd& box;
+  Vec3d center;  // of the brick
+  Vec3d extent;  // of the brick
+  double water_radius;
+
+  // Whether p lies within `skin` of a lower face of the brick.
+  bool near_lower_face(const Vec3d& p, double skin) const {
+    bool near = false;
+    for (int d = 0; d < 3; ++d) near = near || p[d] < center[d] - extent[d] / 2 + skin;
+    return near;
+  }
+  // Whether p lies within `skin` of an upper face of the brick (or beyond it).
+  bool near_upper_face(const Vec3d& p, double skin) const {
+    bool near = false;
+    for (int d = 0; d < 3; ++d) near = near || !(p[d] < center[d] + extent[d] / 2 - skin);
+    return near;
+  }
+
+  std::vector<PlacedWater> tile(const std::vector<Vec3d>& positions, const System& solute_system,
+                                int& near_solute) const;
+  std::vector<PlacedWater> without_boundary_clashes(const std::vector<PlacedWater>& placed) const;
+  int drop_atom_clashes(std::vector<PlacedWater>& kept) const;
+};
+
+// Tile the water box over the brick and keep the waters whose oxygen lies in it and overlaps no solute atom
+// (counted in near_solute).
+std::vector<PlacedWater> Solvation::tile(const std::vector<Vec3d>& positions, const System& solute_system,
+                                         int& near_solute) const {
   // Each solute atom's overlap distance with a water oxygen: the sum of their radii.
-  const double water_radius = kTip3pSigmaNm * kVdwRadiusPerSigma;
   std::vector<double> overlap(positions.size(), water_radius);
   double max_overlap = water_radius;
   for (std::size_t i = 0; i < positions.size(); ++i) {
@@ -383,26 +461,19 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
   }
   const CellGrid solute_grid(positions, box, max_overlap);
 
-  // Tile the water box over the box's rectangular brick [0, a.x] x [0, b.y] x [0, c.z] (for a reduced box a
-  // region that holds one copy of every point of the periodic system) moved to be centred on the solute, and
-  // keep the waters whose oxygen lies in it and overlaps no solute atom.
-  const Vec3d extent(box.a.x, box.b.y, box.c.z);
+  const Vec3d& tile_edges = water_box.tile;
   Vec3d shift;
   for (int d = 0; d < 3; ++d) shift[d] = center[d] - extent[d] / 2;
   std::array<int, 3> tiles{};
-  for (int d = 0; d < 3; ++d) tiles[static_cast<std::size_t>(d)] = static_cast<int>(std::ceil(extent[d] / tile[d]));
-  struct Placed {
-    int water;  // index into box_waters
-    Vec3d oxygen;
-  };
-  std::vector<Placed> placed;
-  int near_solute = 0;
+  for (int d = 0; d < 3; ++d)
+    tiles[static_cast<std::size_t>(d)] = static_cast<int>(std::ceil(extent[d] / tile_edges[d]));
+  std::vector<PlacedWater> placed;
   for (int tx = 0; tx < tiles[0]; ++tx)
     for (int ty = 0; ty < tiles[1]; ++ty)
       for (int tz = 0; tz < tiles[2]; ++tz) {
-        const Vec3d offset(tx * tile.x, ty * tile.y, tz * tile.z);
-        for (std::size_t w = 0; w < box_waters.size(); ++w) {
-          Vec3d o = water_box.positions_nm[static_cast<std::size_t>(box_waters[w].oxygen)] + offset;
+        const Vec3d offset(tx * tile_edges.x, ty * tile_edges.y, tz * tile_edges.z);
+        for (std::size_t w = 0; w < water_box.waters.size(); ++w) {
+          Vec3d o = water_box.top.positions_nm[static_cast<std::size_t>(water_box.waters[w].oxygen)] + offset;
           if (o.x > extent.x || o.y > extent.y || o.z > extent.z) continue;
           o += shift;
           bool clash = false;
@@ -418,24 +489,22 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
           placed.push_back({static_cast<int>(w), o});
         }
       }
+  return placed;
+}
 
-  // Waters that clash with another across the periodic boundary: a water within the water radius of an upper
-  // face of the brick is dropped when a water near a lower face lies within the water radius of it by
-  // periodic distance but not directly (Modeller's rule; every face-crossing pair has one of each).
+// Waters that clash with another across the periodic boundary: a water within the water radius of an upper
+// face of the brick is dropped when a water near a lower face lies within the water radius of it by
+// periodic distance but not directly (Modeller's rule; every face-crossing pair has one of each).
+std::vector<PlacedWater> Solvation::without_boundary_clashes(const std::vector<PlacedWater>& placed) const {
   std::vector<Vec3d> lower_skin;
-  for (const Placed& p : placed) {
-    bool in_skin = false;
-    for (int d = 0; d < 3; ++d) in_skin = in_skin || p.oxygen[d] < center[d] - extent[d] / 2 + water_radius;
-    if (in_skin) lower_skin.push_back(p.oxygen);
-  }
+  for (const PlacedWater& p : placed)
+    if (near_lower_face(p.oxygen, water_radius)) lower_skin.push_back(p.oxygen);
   const CellGrid skin_grid(lower_skin, box, water_radius);
-  std::vector<Placed> kept;
+  std::vector<PlacedWater> kept;
   kept.reserve(placed.size());
-  for (const Placed& p : placed) {
-    bool in_upper_skin = false;
-    for (int d = 0; d < 3; ++d) in_upper_skin = in_upper_skin || !(p.oxygen[d] < center[d] + extent[d] / 2 - water_radius);
+  for (const PlacedWater& p : placed) {
     bool clash = false;
-    if (in_upper_skin) {
+    if (near_upper_face(p.oxygen, water_radius)) {
       skin_grid.for_each_near(p.oxygen, [&](int i) {
         const Vec3d& q = lower_skin[static_cast<std::size_t>(i)];
         if (!clash && norm2(skin_grid.delta(q, p.oxygen)) < water_radius * water_radius &&
@@ -445,55 +514,53 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     }
     if (!clash) kept.push_back(p);
   }
+  return kept;
+}
 
-  // Modeller's rule looks at oxygens only, so it keeps face-crossing pairs whose hydrogens nearly coincide
-  // (H-H 0.04 nm seen on villin), which the engine refuses as overlapping atoms. An addition to Modeller: a
-  // water near an upper face with any atom closer than kBoundaryAtomClashNm (twice the engine's overlap
-  // distance, far below any contact in liquid water) to an atom of a water across the face is dropped too.
-  const auto atom_positions = [&](const Placed& p) {
-    const BoxWater& w = box_waters[static_cast<std::size_t>(p.water)];
-    const Vec3d& box_oxygen = water_box.positions_nm[static_cast<std::size_t>(w.oxygen)];
-    std::vector<Vec3d> atoms;
-    for (int a : w.atoms) atoms.push_back(p.oxygen + water_box.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);
-    return atoms;
-  };
+// Modeller's rule looks at oxygens only, so it keeps face-crossing pairs whose hydrogens nearly coincide,
+// which the engine refuses as overlapping atoms. An addition to Modeller: a water near an upper face with any
+// atom closer than kBoundaryAtomClashNm (twice the engine's overlap distance, far below any contact in liquid
+// water) to an atom of a water across the face is dropped too. Returns how many were dropped.
+int Solvation::drop_atom_clashes(std::vector<PlacedWater>& kept) const {
   constexpr double kBoundaryAtomClashNm = 0.1;
   constexpr double kWaterReachNm = 0.1;  // oxygen to its farthest atom, with room (TIP3P O-H 0.09572 nm)
   const double skin = kBoundaryAtomClashNm + 2 * kWaterReachNm;
   std::vector<int> lower_atoms_of;  // kept waters near a lower face, by index into kept
   std::vector<Vec3d> lower_oxygens;
   for (std::size_t k = 0; k < kept.size(); ++k) {
-    bool in_skin = false;
-    for (int d = 0; d < 3; ++d) in_skin = in_skin || kept[k].oxygen[d] < center[d] - extent[d] / 2 + skin;
-    if (in_skin) lower_atoms_of.push_back(static_cast<int>(k)), lower_oxygens.push_back(kept[k].oxygen);
+    if (!near_lower_face(kept[k].oxygen, skin)) continue;
+    lower_atoms_of.push_back(static_cast<int>(k));
+    lower_oxygens.push_back(kept[k].oxygen);
   }
   const CellGrid lower_grid(lower_oxygens, box, skin);
   std::vector<char> dropped(kept.size(), 0);
-  for (std::size_t k = 0; k < kept.size() && options.drop_atom_clashes; ++k) {
-    const Placed& p = kept[k];
-    bool in_upper_skin = false;
-    for (int d = 0; d < 3; ++d) in_upper_skin = in_upper_skin || !(p.oxygen[d] < center[d] + extent[d] / 2 - skin);
-    if (!in_upper_skin) continue;
-    const std::vector<Vec3d> mine = atom_positions(p);
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    const PlacedWater& p = kept[k];
+    if (!near_upper_face(p.oxygen, skin)) continue;
+    const std::vector<Vec3d> mine = water_box.atom_positions(p);
     lower_grid.for_each_near(p.oxygen, [&](int i) {
       const int other = lower_atoms_of[static_cast<std::size_t>(i)];
       if (dropped[k] || dropped[static_cast<std::size_t>(other)] || static_cast<std::size_t>(other) == k) return;
       const Vec3d& q = lower_oxygens[static_cast<std::size_t>(i)];
       if (norm2(p.oxygen - q) <= norm2(lower_grid.delta(q, p.oxygen)) + 1e-12) return;  // not across a face
-      for (const Vec3d& a : atom_positions(kept[static_cast<std::size_t>(other)]))
+      for (const Vec3d& a : water_box.atom_positions(kept[static_cast<std::size_t>(other)]))
         for (const Vec3d& b : mine)
           if (norm2(lower_grid.delta(a, b)) < kBoundaryAtomClashNm * kBoundaryAtomClashNm) dropped[k] = 1;
     });
   }
   const int atom_clashes = static_cast<int>(std::count(dropped.begin(), dropped.end(), 1));
   if (atom_clashes > 0) {
-    std::vector<Placed> remaining;
+    std::vector<PlacedWater> remaining;
     for (std::size_t k = 0; k < kept.size(); ++k)
       if (!dropped[k]) remaining.push_back(kept[k]);
     kept.swap(remaining);
   }
+  return atom_clashes;
+}
 
-  // The result: the solute as it is, then a chain of waters.
+// The result: the solute as it is, then a chain of waters (HOH; bonds O-H).
+Topology with_water_chain(const Topology& solute, const Boxd& box, const WaterBox& water_box,
+                          const std::vector<PlacedWater>& kept) {
   Topology out = solute;
   out.box = box;
   TopologyChain chain;
@@ -502,18 +569,18 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
   out.atoms.reserve(out.atoms.size() + 3 * kept.size());
   out.positions_nm.reserve(out.atoms.size() + 3 * kept.size());
   int number = 0;
-  for (const Placed& p : kept) {
-    const BoxWater& w = box_waters[static_cast<std::size_t>(p.water)];
+  for (const PlacedWater& p : kept) {
+    const BoxWater& w = water_box.waters[static_cast<std::size_t>(p.water)];
     TopologyResidue residue;
     residue.name = "HOH";
     residue.chain = chain_index;
     residue.number = ++number;
     const int residue_index = static_cast<int>(out.residues.size());
-    const Vec3d& box_oxygen = water_box.positions_nm[static_cast<std::size_t>(w.oxygen)];
+    const Vec3d& box_oxygen = water_box.top.positions_nm[static_cast<std::size_t>(w.oxygen)];
     int oxygen = -1;
     std::vector<int> hydrogens;
     for (int a : w.atoms) {
-      const TopologyAtom& src = water_box.atoms[static_cast<std::size_t>(a)];
+      const TopologyAtom& src = water_box.top.atoms[static_cast<std::size_t>(a)];
       TopologyAtom atom;
       atom.name = src.name;
       atom.element = src.element;
@@ -521,7 +588,8 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
       atom.serial = out.num_atoms() + 1;
       const int index = out.num_atoms();
       out.atoms.push_back(atom);
-      out.positions_nm.push_back(p.oxygen + water_box.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);  // Modeller's order
+      // Modeller's order of operations.
+      out.positions_nm.push_back(p.oxygen + water_box.top.positions_nm[static_cast<std::size_t>(a)] - box_oxygen);
       residue.atoms.push_back(index);
       if (a == w.oxygen) oxygen = index;
       if (src.element == "H") hydrogens.push_back(index);
@@ -531,31 +599,55 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
     out.residues.push_back(std::move(residue));
   }
   if (!chain.residues.empty()) out.chains.push_back(std::move(chain));
+  return out;
+}
 
+}  // namespace
+
+Topology add_solvent(const Topology& solute, const System& solute_system, const SolventOptions& options,
+                     SolventReport* report) {
+  check_solvent_inputs(solute, solute_system, options);
+  const WaterBox water_box = load_water_box(options.water_model);  // the bundled pre-equilibrated box
+  const std::vector<Vec3d>& positions = solute.positions_nm;
+  const SoluteExtent extent = solute_extent(positions);
+  const ChosenBox chosen =
+      options.box_nm ? explicit_box(*options.box_nm, extent) : padded_box(positions, extent.max_size, options);
+  const Boxd& box = chosen.box;
+  check_box_holds_cutoff(box, options, extent.max_size);
+
+  const Solvation solvation{water_box, box, extent.center, Vec3d(box.a.x, box.b.y, box.c.z),
+                            kTip3pSigmaNm * kVdwRadiusPerSigma};
+  int near_solute = 0;
+  const std::vector<PlacedWater> placed = solvation.tile(positions, solute_system, near_solute);
+  std::vector<PlacedWater> kept = solvation.without_boundary_clashes(placed);
+  const int atom_clashes = options.drop_atom_clashes ? solvation.drop_atom_clashes(kept) : 0;
+
+  Topology out = with_water_chain(solute, box, water_box, kept);
   if (report) {
     report->waters_added = static_cast<int>(kept.size());
     report->removed_near_solute = near_solute;
     report->removed_boundary_clashes = static_cast<int>(placed.size() - kept.size()) - atom_clashes;
     report->removed_atom_clashes = atom_clashes;
     report->box = box;
-    report->width_nm = width;
-    report->enlarged = enlarged;
+    report->width_nm = chosen.width;
+    report->enlarged = chosen.enlarged;
   }
   return out;
 }
 
-Topology add_ions(const Topology& solvated, double total_charge_e, const IonOptions& options, IonReport* report) {
-  check_positions(solvated, "ions");
-  const IonKind& positive = find_ion(kPositiveIons, options.positive_ion, "positive");
-  const IonKind& negative = find_ion(kNegativeIons, options.negative_ion, "negative");
-  if (!(options.ionic_strength_molar >= 0) || !std::isfinite(options.ionic_strength_molar))
-    throw InputError(fmt::format("ions: the ionic strength must be zero or positive (got {} M); 0.15 M is physiological",
-                                 nm(options.ionic_strength_molar)));
-  if (!std::isfinite(total_charge_e)) throw InputError("ions: the total charge is not finite");
+namespace {
 
-  // The waters (every HOH residue, crystal waters too, as Modeller) and the solute (everything else).
+// The stages of add_ions.
+
+// The waters (every HOH residue, crystal waters too, as Modeller) and the solute (everything else).
+struct WatersAndSolute {
   std::vector<int> waters;  // residue indices
   std::vector<Vec3d> water_oxygen;
+  std::vector<Vec3d> solute;
+};
+
+WatersAndSolute split_waters(const Topology& solvated) {
+  WatersAndSolute s;
   std::vector<char> is_water_atom(solvated.atoms.size(), 0);
   for (std::size_t r = 0; r < solvated.residues.size(); ++r) {
     const auto& residue = solvated.residues[r];
@@ -566,66 +658,78 @@ Topology add_ions(const Topology& solvated, double total_charge_e, const IonOpti
       if (oxygen < 0 && solvated.atoms[static_cast<std::size_t>(a)].element == "O") oxygen = a;
     }
     if (oxygen < 0) throw InputError(located(solvated.source, residue.line, 0, "ions: water residue HOH without an oxygen atom"));
-    waters.push_back(static_cast<int>(r));
-    water_oxygen.push_back(solvated.positions_nm[static_cast<std::size_t>(oxygen)]);
+    s.waters.push_back(static_cast<int>(r));
+    s.water_oxygen.push_back(solvated.positions_nm[static_cast<std::size_t>(oxygen)]);
   }
-  std::vector<Vec3d> solute;
   for (std::size_t a = 0; a < solvated.atoms.size(); ++a)
-    if (!is_water_atom[a]) solute.push_back(solvated.positions_nm[a]);
-  const int num_waters = static_cast<int>(waters.size());
+    if (!is_water_atom[a]) s.solute.push_back(solvated.positions_nm[a]);
+  return s;
+}
 
-  // How many ions: neutralise, then pairs for the ionic strength of the remaining water (Modeller's count).
-  const int charge = static_cast<int>(std::floor(0.5 + total_charge_e));
-  int num_positive = 0, num_negative = 0;
+struct IonCounts {
+  int charge = 0;  // the rounded total charge
+  int positive = 0, negative = 0;
+  int neutralizing = 0;
+  int pairs = 0;
+  int total = 0;
+};
+
+// How many ions: neutralise, then pairs for the ionic strength of the remaining water (Modeller's count).
+IonCounts count_ions(double total_charge_e, int num_waters, const IonOptions& options) {
+  IonCounts n;
+  n.charge = static_cast<int>(std::floor(0.5 + total_charge_e));
   if (options.neutralize) {
-    if (std::abs(charge) > num_waters)
+    if (std::abs(n.charge) > num_waters)
       throw InputError(fmt::format("ions: cannot neutralise a net charge of {} e with {} waters to replace; use a larger "
                                    "box (more padding)",
-                                   charge, num_waters));
-    (charge > 0 ? num_negative : num_positive) = std::abs(charge);
+                                   n.charge, num_waters));
+    (n.charge > 0 ? n.negative : n.positive) = std::abs(n.charge);
   }
-  const int neutralizing = num_positive + num_negative;
-  int pairs = 0;
+  n.neutralizing = n.positive + n.negative;
   if (options.ionic_strength_molar > 0) {
-    const double ions = (num_waters - num_positive - num_negative) * options.ionic_strength_molar / kWaterMolarity;
-    pairs = static_cast<int>(std::floor(ions + 0.5));
+    const double ions = (num_waters - n.positive - n.negative) * options.ionic_strength_molar / kWaterMolarity;
+    n.pairs = static_cast<int>(std::floor(ions + 0.5));
   }
-  num_positive += pairs, num_negative += pairs;
-  const int total_ions = num_positive + num_negative;
-  if (total_ions > num_waters)
+  n.positive += n.pairs, n.negative += n.pairs;
+  n.total = n.positive + n.negative;
+  if (n.total > num_waters)
     throw InputError(fmt::format("ions: {} M needs {} ions but there are only {} waters to replace; lower ionic_strength "
                                  "or use a larger box",
-                                 nm(options.ionic_strength_molar), total_ions, num_waters));
+                                 nm(options.ionic_strength_molar), n.total, num_waters));
+  return n;
+}
 
-  // Draw waters at random, far from the solute first; no two ions closer than ion_cutoff_nm.
-  const std::optional<Boxd>& box = solvated.box;
+// Draw waters at random, far from the solute first; no two ions closer than ion_cutoff_nm. Returns indices into
+// the waters in draw order; counts those near the solute in near_solute.
+std::vector<int> draw_waters(const WatersAndSolute& s, const std::optional<Boxd>& box, int total_ions,
+                             const IonOptions& options, int& near_solute) {
+  const int num_waters = static_cast<int>(s.waters.size());
   std::vector<int> far_pool, near_pool;  // indices into waters
   {
     const double r = options.solute_distance_nm;
-    const CellGrid grid(solute, box, std::max(r, 0.1));
+    const CellGrid grid(s.solute, box, std::max(r, 0.1));
     for (int w = 0; w < num_waters; ++w) {
+      const Vec3d& o = s.water_oxygen[static_cast<std::size_t>(w)];
       bool near = false;
       if (r > 0)
-        grid.for_each_near(water_oxygen[static_cast<std::size_t>(w)], [&](int i) {
-          if (!near && norm2(grid.delta(water_oxygen[static_cast<std::size_t>(w)], solute[static_cast<std::size_t>(i)])) < r * r)
-            near = true;
+        grid.for_each_near(o, [&](int i) {
+          if (!near && norm2(grid.delta(o, s.solute[static_cast<std::size_t>(i)])) < r * r) near = true;
         });
       (near ? near_pool : far_pool).push_back(w);
     }
   }
   std::mt19937_64 rng(options.seed);
-  std::vector<int> chosen;  // indices into waters, in draw order
-  int near_solute = 0;
+  std::vector<int> chosen;
   for (std::vector<int>* pool : {&far_pool, &near_pool}) {
     while (static_cast<int>(chosen.size()) < total_ions && !pool->empty()) {
       const std::size_t k = uniform_index(rng, pool->size());
       const int w = (*pool)[k];
       (*pool)[k] = pool->back();
       pool->pop_back();
-      const Vec3d& o = water_oxygen[static_cast<std::size_t>(w)];
+      const Vec3d& o = s.water_oxygen[static_cast<std::size_t>(w)];
       bool clash = false;
       for (int c : chosen) {
-        const Vec3d d = o - water_oxygen[static_cast<std::size_t>(c)];
+        const Vec3d d = o - s.water_oxygen[static_cast<std::size_t>(c)];
         if (norm(box ? box->minimum_image(d) : d) <= options.ion_cutoff_nm) clash = true;
       }
       if (clash) continue;
@@ -637,10 +741,11 @@ Topology add_ions(const Topology& solvated, double total_charge_e, const IonOpti
     throw InputError(fmt::format("ions: could place only {} of {} ions at least {} nm apart; lower ionic_strength or use "
                                  "a larger box",
                                  chosen.size(), total_ions, nm(options.ion_cutoff_nm)));
+  return chosen;
+}
 
-  // The result: every residue but the replaced waters (empty chains dropped), then the ion chain.
-  std::vector<char> replaced(solvated.residues.size(), 0);
-  for (int w : chosen) replaced[static_cast<std::size_t>(waters[static_cast<std::size_t>(w)])] = 1;
+// Every residue of `solvated` but the replaced waters (empty chains dropped), with the bonds among the atoms kept.
+Topology without_waters(const Topology& solvated, const std::vector<char>& replaced) {
   Topology out;
   out.source = solvated.source;
   out.box = solvated.box;
@@ -673,41 +778,73 @@ Topology add_ions(const Topology& solvated, double total_charge_e, const IonOpti
       if (a >= 0 && b >= 0) pairs_out.emplace_back(std::min(a, b), std::max(a, b));
     }
   }
-  if (!chosen.empty()) {
-    TopologyChain ion_chain;
-    ion_chain.id = unused_chain_id(out);
-    const int chain_index = static_cast<int>(out.chains.size());
-    for (std::size_t k = 0; k < chosen.size(); ++k) {
-      const IonKind& kind = static_cast<int>(k) < num_positive ? positive : negative;
-      TopologyResidue residue;
-      residue.name = kind.residue;
-      residue.chain = chain_index;
-      residue.number = static_cast<int>(k) + 1;
-      residue.atoms.push_back(out.num_atoms());
-      TopologyAtom atom;
-      atom.name = kind.atom;
-      atom.element = kind.element;
-      atom.residue = static_cast<int>(out.residues.size());
-      atom.serial = out.num_atoms() + 1;
-      out.atoms.push_back(std::move(atom));
-      out.positions_nm.push_back(water_oxygen[static_cast<std::size_t>(chosen[k])]);
-      ion_chain.residues.push_back(static_cast<int>(out.residues.size()));
-      out.residues.push_back(std::move(residue));
-    }
-    out.chains.push_back(std::move(ion_chain));
+  return out;
+}
+
+// The ion chain after the others: one residue per ion at its water's oxygen, the first num_positive positive.
+void append_ion_chain(Topology& out, const std::vector<Vec3d>& positions, int num_positive, const IonKind& positive,
+                      const IonKind& negative) {
+  TopologyChain ion_chain;
+  ion_chain.id = unused_chain_id(out);
+  const int chain_index = static_cast<int>(out.chains.size());
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    const IonKind& kind = static_cast<int>(k) < num_positive ? positive : negative;
+    TopologyResidue residue;
+    residue.name = kind.residue;
+    residue.chain = chain_index;
+    residue.number = static_cast<int>(k) + 1;
+    residue.atoms.push_back(out.num_atoms());
+    TopologyAtom atom;
+    atom.name = kind.atom;
+    atom.element = kind.element;
+    atom.residue = static_cast<int>(out.residues.size());
+    atom.serial = out.num_atoms() + 1;
+    out.atoms.push_back(std::move(atom));
+    out.positions_nm.push_back(positions[k]);
+    ion_chain.residues.push_back(static_cast<int>(out.residues.size()));
+    out.residues.push_back(std::move(residue));
   }
+  out.chains.push_back(std::move(ion_chain));
+}
+
+}  // namespace
+
+Topology add_ions(const Topology& solvated, double total_charge_e, const IonOptions& options, IonReport* report) {
+  check_positions(solvated, "ions");
+  const IonKind& positive = find_ion(kPositiveIons, options.positive_ion, "positive");
+  const IonKind& negative = find_ion(kNegativeIons, options.negative_ion, "negative");
+  if (!(options.ionic_strength_molar >= 0) || !std::isfinite(options.ionic_strength_molar))
+    throw InputError(fmt::format("ions: the ionic strength must be zero or positive (got {} M); 0.15 M is physiological",
+                                 nm(options.ionic_strength_molar)));
+  if (!std::isfinite(total_charge_e)) throw InputError("ions: the total charge is not finite");
+
+  const WatersAndSolute split = split_waters(solvated);
+  const int num_waters = static_cast<int>(split.waters.size());
+  const IonCounts count = count_ions(total_charge_e, num_waters, options);
+  int near_solute = 0;
+  const std::vector<int> chosen = draw_waters(split, solvated.box, count.total, options, near_solute);
+
+  // The result: every residue but the replaced waters, then the ions at the replaced waters' oxygens.
+  std::vector<char> replaced(solvated.residues.size(), 0);
+  std::vector<Vec3d> ion_positions;
+  for (int w : chosen) {
+    replaced[static_cast<std::size_t>(split.waters[static_cast<std::size_t>(w)])] = 1;
+    ion_positions.push_back(split.water_oxygen[static_cast<std::size_t>(w)]);
+  }
+  Topology out = without_waters(solvated, replaced);
+  if (!chosen.empty()) append_ion_chain(out, ion_positions, count.positive, positive, negative);
 
   if (report) {
-    report->positive = num_positive;
-    report->negative = num_negative;
-    report->neutralizing = neutralizing;
-    report->pairs = pairs;
+    report->positive = count.positive;
+    report->negative = count.negative;
+    report->neutralizing = count.neutralizing;
+    report->pairs = count.pairs;
     report->near_solute = near_solute;
-    report->net_charge_before = charge;
-    report->net_charge_after = charge + num_positive - num_negative;
-    report->waters_left = num_waters - total_ions;
-    const int solvent_waters = num_waters - neutralizing;
-    report->ionic_strength_molar = solvent_waters > 0 ? pairs * kWaterMolarity / solvent_waters : 0.0;
+    report->net_charge_before = count.charge;
+    report->net_charge_after = count.charge + count.positive - count.negative;
+    report->waters_left = num_waters - count.total;
+    const int solvent_waters = num_waters - count.neutralizing;
+    report->ionic_strength_molar = solvent_waters > 0 ? count.pairs * kWaterMolarity / solvent_waters : 0.0;
   }
   return out;
 }
