@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "physics/integrator_steps.hpp"
 
 namespace mdsim {
 
@@ -81,6 +82,26 @@ void check_position_restraints(const PositionRestraints& r, std::size_t particle
       throw InputError("position restraints: the reference position of atom " + std::to_string(atom) + " (entry " +
                        std::to_string(e) + ") is not finite");
   }
+}
+
+SimulationState assemble_state(const StateRequest& request, std::int64_t step, double time_ps, const Boxd* box,
+                               int dof, const StateReaders& read) {
+  SimulationState st;
+  st.step = step;
+  st.time_ps = time_ps;
+  st.has_box = box != nullptr;
+  if (st.has_box) st.box = *box;
+  st.degrees_of_freedom = dof;
+  if (request.positions) st.positions_nm = read.positions();
+  if (request.velocities) st.velocities_nm_per_ps = read.velocities();
+  if (request.forces || request.energy) read.evaluate();
+  if (request.forces) st.forces_kj_per_mol_nm = read.forces();
+  if (request.energy) {
+    st.potential = read.potential();
+    st.kinetic_kj_per_mol = read.kinetic_energy();
+    st.temperature_k = dof > 0 ? 2.0 * st.kinetic_kj_per_mol / (dof * kBoltzmannKjPerMolK) : 0.0;
+  }
+  return st;
 }
 
 double checked_external_energy(const ExternalForce& force, double energy) {

@@ -237,6 +237,22 @@ inline int degrees_of_freedom(const System& system, bool remove_cm_motion) {
   return dof;
 }
 
+// What a context's state() reads from its platform. assemble_state calls only those the request needs,
+// in the order declared here.
+struct StateReaders {
+  std::function<std::vector<Vec3d>()> positions;   // nm, the System's order
+  std::function<std::vector<Vec3d>()> velocities;  // nm/ps
+  std::function<void()> evaluate;                   // before forces or energy are read: brings them up to date
+  std::function<std::vector<Vec3d>()> forces;       // kJ/mol/nm
+  std::function<EnergyTerms()> potential;           // kJ/mol
+  std::function<double()> kinetic_energy;           // kJ/mol
+};
+
+// The SimulationState every platform's state() returns: step, time, box (null: none), degrees of freedom
+// `dof`, and what `request` asks for from `read`; the temperature as 2 KE / (dof k_B) (0 unless dof > 0).
+SimulationState assemble_state(const StateRequest& request, std::int64_t step, double time_ps, const Boxd* box,
+                               int dof, const StateReaders& read);
+
 // A nonzero seed: the given one, or (given 0) one mixed from std::random_device and the clock.
 inline std::uint64_t choose_seed(std::uint64_t requested) {
   if (requested != 0) return requested;

@@ -80,8 +80,7 @@ bool line_search(MinimizerBackend& backend, ManifoldObjective& objective, const 
     backend.add_scaled(trial.x, start.x, p, a);
     objective.retract(start.x, trial.x);
     // The retraction can fail far from the constraint surface (SETTLE of a strongly distorted water gives
-    // NaN; seen next to an ion placed on a crowded water site): such a point counts as infinitely uphill, so
-    // the step shrinks, instead of being evaluated.
+    // NaN): such a point counts as infinitely uphill, so the step shrinks, instead of being evaluated.
     double da = std::numeric_limits<double>::quiet_NaN();
     if (std::isfinite(backend.dot(trial.x, trial.x))) {
       trial.f = objective.evaluate(trial.x, trial.g);
@@ -127,9 +126,8 @@ double force_measure(MinimizerBackend& backend, Vector g, ForceCriterion criteri
 // L-BFGS from x (in/out, on the manifold) until the force measure falls below the tolerance, the
 // iteration budget (negative = none) is spent, or two line searches in a row fail.
 LbfgsResult lbfgs(MinimizerBackend& backend, Vector x, double tolerance, ForceCriterion criterion, long budget) {
-  // Correction pairs: 64 (a long memory pays off on the many soft modes of a solvated system;
-  // ala2_water needs ~1000 iterations with 64 pairs, ~2400 with 8), fewer when that would take
-  // more than ~256 MB.
+  // Correction pairs: 64 (a long memory pays off on the many soft modes of a solvated system),
+  // fewer when that would take more than ~256 MB.
   const std::size_t per_pair_bytes = 2 * backend.particles() * sizeof(Vec3d);
   const std::size_t kHistory = std::clamp<std::size_t>((std::size_t(256) << 20) / std::max<std::size_t>(per_pair_bytes, 1), 8, 64);
   constexpr double kMaxStepNm = 0.05;     // largest per-atom displacement of one line-search step

@@ -6,10 +6,9 @@
 // constraint vectors of x (a retraction, SETTLE + CCMA to 1e-10 relative), and gradients and search
 // directions are projected onto the tangent space (forces minus their components along the
 // constraints, Euclidean metric). OpenMM's LocalEnergyMinimizer instead adds a harmonic penalty
-// k (r - d)^2 and raises k until the constraints hold; we tried that (also with Lagrange-multiplier
-// estimates) and it needs 2-6x more iterations on ala2_water, because the penalty adds modes as
-// stiff as k next to the soft intermolecular ones. The end state is the same: exactly constrained
-// positions at which the constraint-free force vanishes.
+// k (r - d)^2 and raises k until the constraints hold, which needs more iterations: the penalty adds
+// modes as stiff as k next to the soft intermolecular ones. The end state is the same: exactly
+// constrained positions at which the constraint-free force vanishes.
 //
 // Convergence (ForceCriterion::MaxAtom, what Context::minimize uses): the largest per-atom force,
 // constraint components removed, is below the tolerance. OpenMM 7.7 stops when the RMS per-atom

@@ -145,25 +145,17 @@ class CpuContext final : public Context {
   }
 
   SimulationState state(const StateRequest& request) override {
-    SimulationState st;
-    st.step = step_;
-    st.time_ps = time_ps_;
-    st.has_box = system_.box.has_value();
-    if (st.has_box) st.box = box_;
-    st.degrees_of_freedom = dof_;
-    if (request.positions) st.positions_nm = x_;
-    if (request.velocities) st.velocities_nm_per_ps = v_;
-    if (request.forces || request.energy) {
+    StateReaders read;
+    read.positions = [this] { return x_; };
+    read.velocities = [this] { return v_; };
+    read.evaluate = [this] {
       require_positions("state");
       ensure_forces();
-    }
-    if (request.forces) st.forces_kj_per_mol_nm = f_;
-    if (request.energy) {
-      st.potential = energy_;
-      st.kinetic_kj_per_mol = kinetic_energy();
-      st.temperature_k = dof_ > 0 ? 2.0 * st.kinetic_kj_per_mol / (dof_ * kBoltzmannKjPerMolK) : 0.0;
-    }
-    return st;
+    };
+    read.forces = [this] { return f_; };
+    read.potential = [this] { return energy_; };
+    read.kinetic_energy = [this] { return kinetic_energy(); };
+    return assemble_state(request, step_, time_ps_, system_.box ? &box_ : nullptr, dof_, read);
   }
 
   MinimizationResult minimize(double tolerance, int max_iterations) override {

@@ -83,6 +83,15 @@ struct CpuForceEvaluator::Impl {
   std::vector<std::vector<Vec3d>> thread_forces;
   std::vector<std::vector<int>> thread_stamp;
   PositionRestraints restraints;
+
+  // The stages of compute (defined below the pair loop).
+  double pair_energy(const System& s, const NonbondedPlan& plan, const std::vector<Vec3d>& x,
+                     std::vector<Vec3d>* forces);
+  void add_exceptions(const System& s, const std::vector<Vec3d>& x, std::vector<Vec3d>* forces, double& direct) const;
+  void add_exception_ewald_corrections(const System& s, const std::vector<Vec3d>& x, double alpha,
+                                       std::vector<Vec3d>* forces, double& direct) const;
+  double reciprocal_energy(const System& s, double alpha, const std::vector<Vec3d>& x, std::vector<Vec3d>* forces);
+  double restraint_energy(const System& s, const std::vector<Vec3d>& x, std::vector<Vec3d>* forces) const;
 };
 
 CpuForceEvaluator::CpuForceEvaluator(const System& system)
@@ -96,9 +105,9 @@ CpuForceEvaluator::CpuForceEvaluator(const System& system)
     const PmeParameters& pme = plan_.pme_parameters;
     impl_->pme = std::make_unique<CpuPme>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm);
   }
-  // Below a few hundred atoms a parallel region costs more than the pairs it shares out (alanine
-  // dipeptide in vacuum: 2 threads no faster than 1), and its threads spin at every barrier, which
-  // stalls whatever else shares the cores: such systems run on one thread.
+  // Below a few hundred atoms a parallel region costs more than the pairs it shares out, and its
+  // threads spin at every barrier, which stalls whatever else shares the cores: such systems run on
+  // one thread.
   const int threads = n < kThreadedMinAtoms ? 1 : max_threads();
   impl_->thread_forces.resize(size_t(threads));
   impl_->thread_stamp.assign(size_t(threads), std::vector<int>(size_t(n), -1));
@@ -207,17 +216,36 @@ double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& threa
   return total;
 }
 
-}  // namespace
+// The pair loop instantiated for the plan's method: Coulomb flavour, geometry, cutoff and switching.
+double run_pair_loop(const NonbondedPlan& plan, bool shifts_exact, const PairLoopInput& in,
+                     std::vector<std::vector<Vec3d>>& tf, std::vector<std::vector<int>>& ts, bool want) {
+  const bool sw = plan.switching;
+  const NonbondedMethod method = plan.method;
+  if (method == NonbondedMethod::NoCutoff)
+    return pair_loop<CoulombMethod::Plain, Geometry::Open, false, false>(in, tf, ts, want);
+  if (method == NonbondedMethod::CutoffNonPeriodic)
+    return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, true>(in, tf, ts, want)
+              : pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, false>(in, tf, ts, want);
+  // periodic: reaction field or Ewald, image shifts per neighbour cell or wraps per pair
+  if (method == NonbondedMethod::CutoffPeriodic) {
+    if (shifts_exact)
+      return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
+                : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
+    return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
+              : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
+  }
+  if (shifts_exact)
+    return sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
+              : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
+  return sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
+            : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
+}
 
-// ---------------------------------------------------------------------------------------------
-
-EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<Vec3d>* forces, unsigned terms) {
-  const System& s = system_;
-  const int n = s.num_particles();
+// A non-finite coordinate would send the cell list out of range: stop with the cause instead.
+void check_positions(const std::vector<Vec3d>& x, int n) {
   if (x.size() != size_t(n))
     throw RuntimeError("cpu_compute: " + std::to_string(x.size()) + " positions for a system of " + std::to_string(n) +
                        " particles");
-  // A non-finite coordinate would send the cell list out of range: stop with the cause instead.
   for (int i = 0; i < n; ++i) {
     const Vec3d& p = x[size_t(i)];
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
@@ -226,6 +254,104 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
                          ") nm: the simulation became unstable (overlapping atoms, a time step too long for the "
                          "system, or an unminimised start); minimise first or shorten the time step");
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The stages of an evaluation. Forces are ADDED to *forces when it is non-null; energies are
+// accumulated into `direct` in the order the terms are visited.
+
+// Real-space pairs over the cell list (built from x), excluded and exception pairs skipped.
+double CpuForceEvaluator::Impl::pair_energy(const System& s, const NonbondedPlan& plan, const std::vector<Vec3d>& x,
+                                            std::vector<Vec3d>* forces) {
+  const int n = s.num_particles();
+  const double cutoff = plan.cutoff_nm;
+  cells.build(x, plan.periodic ? &*box : nullptr, cutoff);
+  qs.resize(size_t(n));
+  lj.resize(size_t(n));
+  for (int p = 0; p < n; ++p) {
+    const size_t i = size_t(cells.atoms[size_t(p)]);
+    qs[size_t(p)] = s.charge_e[i];
+    lj[size_t(p)] = lj_particle<double>(s.sigma_nm[i], s.epsilon_kj_per_mol[i]);
+  }
+  std::optional<Imager> imager;
+  if (plan.periodic) imager.emplace(*box);
+  PairLoopInput in{&cells, &cells.sorted_positions, &qs, &lj, &plan.exclusion_start,
+                   &plan.exclusion_partner, imager ? &*imager : nullptr, cutoff * cutoff, plan.pair};
+  const double energy = run_pair_loop(plan, cells.shifts_exact, in, thread_forces, thread_stamp, forces != nullptr);
+  if (forces) {
+    for (const std::vector<Vec3d>& buffer : thread_forces) {
+      for (int p = 0; p < n; ++p) (*forces)[size_t(cells.atoms[size_t(p)])] += buffer[size_t(p)];
+    }
+  }
+  return energy;
+}
+
+// Exceptions: plain Coulomb + LJ with their own parameters, no cutoff, no periodic images.
+void CpuForceEvaluator::Impl::add_exceptions(const System& s, const std::vector<Vec3d>& x,
+                                             std::vector<Vec3d>* forces, double& direct) const {
+  for (const NonbondedException& ex : interacting) {
+    const Vec3d d = x[size_t(ex.j)] - x[size_t(ex.i)];
+    const PairResult<double> pr = exception_interaction(exception_params<double>(s, ex), std::sqrt(dot(d, d)));
+    direct += pr.energy;
+    if (forces) {
+      (*forces)[size_t(ex.j)] += d * pr.f_over_r;
+      (*forces)[size_t(ex.i)] -= d * pr.f_over_r;
+    }
+  }
+}
+
+// Ewald: every exception pair's share of the reciprocal sum is taken out again.
+void CpuForceEvaluator::Impl::add_exception_ewald_corrections(const System& s, const std::vector<Vec3d>& x,
+                                                              double alpha, std::vector<Vec3d>* forces,
+                                                              double& direct) const {
+  const Imager img(*box);
+  for (const NonbondedException& ex : s.exceptions) {
+    const ExceptionParams<double> params = exception_params<double>(s, ex);
+    if (params.atoms_charge_product_e2 == 0.0) continue;
+    const Vec3d d = img(x[size_t(ex.j)] - x[size_t(ex.i)]);
+    const PairResult<double> pr = exception_ewald_correction(params, std::sqrt(dot(d, d)), alpha);
+    direct += pr.energy;
+    if (forces) {
+      (*forces)[size_t(ex.j)] += d * pr.f_over_r;
+      (*forces)[size_t(ex.i)] -= d * pr.f_over_r;
+    }
+  }
+}
+
+// The reciprocal-space forces go straight into the output (added to what is there).
+double CpuForceEvaluator::Impl::reciprocal_energy(const System& s, double alpha, const std::vector<Vec3d>& x,
+                                                  std::vector<Vec3d>* forces) {
+  double recip = pme->compute(x, s.charge_e, *box, forces);
+  // Per charge, in order (not plan_.self_energy_kj_per_mol: the same terms, summed into recip).
+  for (int i = 0; i < s.num_particles(); ++i) recip += ewald_self_energy(s.charge_e[size_t(i)], alpha);
+  return recip;
+}
+
+// The current box when the system has one (a barostat trial's during the trial; the reference
+// points are not scaled with it), the System's box for a non-periodic method, none in vacuum.
+double CpuForceEvaluator::Impl::restraint_energy(const System& s, const std::vector<Vec3d>& x,
+                                                 std::vector<Vec3d>* forces) const {
+  const Boxd* restraint_box = box ? &*box : (s.box ? &*s.box : nullptr);
+  const PositionRestraints& r = restraints;
+  double restraint = 0.0;
+  for (std::size_t k = 0; k < r.atoms.size(); ++k) {
+    const std::size_t atom = static_cast<std::size_t>(r.atoms[k]);
+    const RestraintResult<double> rr =
+        position_restraint(restraint_displacement(x[atom], r.reference_nm[k], restraint_box), r.k_kj_per_mol_nm2);
+    restraint += rr.energy;
+    if (forces) (*forces)[atom] += rr.force;
+  }
+  return restraint;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<Vec3d>* forces, unsigned terms) {
+  const System& s = system_;
+  const int n = s.num_particles();
+  check_positions(x, n);
   if (forces) forces->assign(size_t(n), Vec3d());
   EnergyTerms e;
   s.for_each_bonded([&](const auto& list) {
@@ -233,118 +359,22 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
     if (terms & term_bit(Term::kEnergy)) e.bonded(Term::kEnergy) += cpu_bonded_energy(list, x, forces);
   });
 
-  const bool periodic = plan_.periodic;
   const bool pme = plan_.pme;
   const double alpha = plan_.pair.ewald.a;
   Impl& im = *impl_;
 
   if (terms & kTermNonbondedDirect) {
-    // Real-space pairs.
-    const double cutoff = plan_.cutoff_nm;
-    im.cells.build(x, periodic ? &*im.box : nullptr, cutoff);
-    im.qs.resize(size_t(n));
-    im.lj.resize(size_t(n));
-    for (int p = 0; p < n; ++p) {
-      const size_t i = size_t(im.cells.atoms[size_t(p)]);
-      im.qs[size_t(p)] = s.charge_e[i];
-      im.lj[size_t(p)] = lj_particle<double>(s.sigma_nm[i], s.epsilon_kj_per_mol[i]);
-    }
-    std::optional<Imager> imager;
-    if (periodic) imager.emplace(*im.box);
-    PairLoopInput in{&im.cells, &im.cells.sorted_positions, &im.qs, &im.lj, &plan_.exclusion_start,
-                     &plan_.exclusion_partner, imager ? &*imager : nullptr, cutoff * cutoff, plan_.pair};
-    const bool sw = plan_.switching;
-    const NonbondedMethod method = plan_.method;
-    const bool want = forces != nullptr;
-    auto& tf = im.thread_forces;
-    auto& ts = im.thread_stamp;
-    double pair_energy = 0.0;
-    if (method == NonbondedMethod::NoCutoff) {
-      pair_energy = pair_loop<CoulombMethod::Plain, Geometry::Open, false, false>(in, tf, ts, want);
-    } else if (method == NonbondedMethod::CutoffNonPeriodic) {
-      pair_energy = sw ? pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, true>(in, tf, ts, want)
-                       : pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, false>(in, tf, ts, want);
-    } else {
-      // periodic: reaction field or Ewald, image shifts per neighbour cell or wraps per pair
-      const bool exact = im.cells.shifts_exact;
-      if (method == NonbondedMethod::CutoffPeriodic) {
-        if (exact)
-          pair_energy = sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
-                           : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
-        else
-          pair_energy = sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
-                           : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
-      } else {
-        if (exact)
-          pair_energy = sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
-                           : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
-        else
-          pair_energy = sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
-                           : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
-      }
-    }
-    if (forces) {
-      for (const std::vector<Vec3d>& buffer : im.thread_forces) {
-        for (int p = 0; p < n; ++p) (*forces)[size_t(im.cells.atoms[size_t(p)])] += buffer[size_t(p)];
-      }
-    }
-    double direct = pair_energy;
-
-    // Exceptions: plain Coulomb + LJ with their own parameters, no cutoff, no periodic images.
-    for (const NonbondedException& ex : im.interacting) {
-      const Vec3d d = x[size_t(ex.j)] - x[size_t(ex.i)];
-      const PairResult<double> pr = exception_interaction(exception_params<double>(s, ex), std::sqrt(dot(d, d)));
-      direct += pr.energy;
-      if (forces) {
-        (*forces)[size_t(ex.j)] += d * pr.f_over_r;
-        (*forces)[size_t(ex.i)] -= d * pr.f_over_r;
-      }
-    }
-    // Ewald: every exception pair's share of the reciprocal sum is taken out again.
-    if (pme) {
-      const Imager img(*im.box);
-      for (const NonbondedException& ex : s.exceptions) {
-        const ExceptionParams<double> params = exception_params<double>(s, ex);
-        if (params.atoms_charge_product_e2 == 0.0) continue;
-        const Vec3d d = img(x[size_t(ex.j)] - x[size_t(ex.i)]);
-        const PairResult<double> pr = exception_ewald_correction(params, std::sqrt(dot(d, d)), alpha);
-        direct += pr.energy;
-        if (forces) {
-          (*forces)[size_t(ex.j)] += d * pr.f_over_r;
-          (*forces)[size_t(ex.i)] -= d * pr.f_over_r;
-        }
-      }
-    }
-    if (periodic && plan_.dispersion_coefficient != 0.0) {
+    double direct = im.pair_energy(s, plan_, x, forces);
+    im.add_exceptions(s, x, forces, direct);
+    if (pme) im.add_exception_ewald_corrections(s, x, alpha, forces, direct);
+    if (plan_.periodic && plan_.dispersion_coefficient != 0.0) {
       e.dispersion_correction = plan_.dispersion_coefficient / im.box->volume();
       direct += e.dispersion_correction;
     }
     e.nonbonded_direct = direct;
   }
-
-  if ((terms & kTermNonbondedReciprocal) && pme) {
-    // The reciprocal-space forces go straight into the output (added to what is there).
-    double recip = im.pme->compute(x, s.charge_e, *im.box, forces);
-    // Per charge, in order (not plan_.self_energy_kj_per_mol: the same terms, summed into recip).
-    for (int i = 0; i < n; ++i) recip += ewald_self_energy(s.charge_e[size_t(i)], alpha);
-    e.nonbonded_reciprocal = recip;
-  }
-
-  if ((terms & kTermRestraint) && !im.restraints.empty()) {
-    // The current box when the system has one (a barostat trial's during the trial; the reference
-    // points are not scaled with it), the System's box for a non-periodic method, none in vacuum.
-    const Boxd* box = im.box ? &*im.box : (s.box ? &*s.box : nullptr);
-    const PositionRestraints& r = im.restraints;
-    double restraint = 0.0;
-    for (std::size_t k = 0; k < r.atoms.size(); ++k) {
-      const std::size_t atom = static_cast<std::size_t>(r.atoms[k]);
-      const RestraintResult<double> rr =
-          position_restraint(restraint_displacement(x[atom], r.reference_nm[k], box), r.k_kj_per_mol_nm2);
-      restraint += rr.energy;
-      if (forces) (*forces)[atom] += rr.force;
-    }
-    e.restraint = restraint;
-  }
+  if ((terms & kTermNonbondedReciprocal) && pme) e.nonbonded_reciprocal = im.reciprocal_energy(s, alpha, x, forces);
+  if ((terms & kTermRestraint) && !im.restraints.empty()) e.restraint = im.restraint_energy(s, x, forces);
 
   e.nonbonded = e.nonbonded_direct + e.nonbonded_reciprocal;
   e.total = e.bond + e.angle + e.torsion + e.nonbonded + e.restraint;

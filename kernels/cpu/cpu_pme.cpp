@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_pme.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/errors.hpp"
@@ -27,15 +28,10 @@ CpuPme::CpuPme(int nx, int ny, int nz, double alpha_per_nm)
   grid_.resize(static_cast<size_t>(nx) * ny * nz);
 }
 
-double CpuPme::compute(const std::vector<Vec3d>& positions_nm, const std::vector<double>& charges_e,
-                       const Boxd& box, std::vector<Vec3d>* forces) {
+// 1. Grid index and B-spline weights of every atom along each axis.
+void CpuPme::compute_spline_weights(const std::vector<Vec3d>& positions_nm, const Vec3d recip[3]) {
   constexpr int P = kPmeOrder;
   const size_t natoms = positions_nm.size();
-  const int nx = n_[0], ny = n_[1], nz = n_[2];
-  Vec3d recip[3];
-  reciprocal_box_vectors(box, recip);
-
-  // 1. Grid index and B-spline weights of every atom along each axis.
   first_index_.resize(3 * natoms);
   theta_.resize(3 * P * natoms);
   dtheta_.resize(3 * P * natoms);
@@ -52,8 +48,12 @@ double CpuPme::compute(const std::vector<Vec3d>& positions_nm, const std::vector
       bspline_weights<P, double>(w, &theta_[(3 * i + d) * P], &dtheta_[(3 * i + d) * P]);
     }
   }
+}
 
-  // 2. Spread the charges.
+// 2. Spread the charges.
+void CpuPme::spread_charges(const std::vector<double>& charges_e, size_t natoms) {
+  constexpr int P = kPmeOrder;
+  const int nx = n_[0], ny = n_[1], nz = n_[2];
   std::fill(grid_.begin(), grid_.end(), std::complex<double>(0.0, 0.0));
   for (size_t i = 0; i < natoms; ++i) {
     const double q = charges_e[i];
@@ -74,8 +74,11 @@ double CpuPme::compute(const std::vector<Vec3d>& positions_nm, const std::vector
       }
     }
   }
+}
 
-  // 3. Forward FFT, multiply by the influence function, accumulate the energy.
+// 3. Forward FFT, multiply by the influence function, accumulate the energy (returned).
+double CpuPme::convolve(const Boxd& box, const Vec3d recip[3]) {
+  const int nx = n_[0], ny = n_[1], nz = n_[2];
   fft_.forward(grid_.data());
   const double factor = kPi * kPi / (alpha_ * alpha_);
   const double box_factor = kPi * box.volume();
@@ -103,11 +106,15 @@ double CpuPme::compute(const std::vector<Vec3d>& positions_nm, const std::vector
       }
     }
   }
-  const double energy = 0.5 * energy_sum;
-  if (forces == nullptr) return energy;
+  return 0.5 * energy_sum;
+}
 
-  // 4. Back to real space: the grid now holds the potential convolved with the spline; the force
-  //    on an atom is minus its charge times the gradient of the interpolated potential.
+// 4. Back to real space: the grid now holds the potential convolved with the spline; the force
+//    on an atom is minus its charge times the gradient of the interpolated potential.
+void CpuPme::gather_forces(const std::vector<double>& charges_e, size_t natoms, const Vec3d recip[3],
+                           std::vector<Vec3d>& forces) {
+  constexpr int P = kPmeOrder;
+  const int nx = n_[0], ny = n_[1], nz = n_[2];
   fft_.backward(grid_.data());
   for (size_t i = 0; i < natoms; ++i) {
     const double q = charges_e[i];
@@ -137,11 +144,22 @@ double CpuPme::compute(const std::vector<Vec3d>& positions_nm, const std::vector
     fx *= nx;
     fy *= ny;
     fz *= nz;
-    Vec3d& f = (*forces)[i];
+    Vec3d& f = forces[i];
     f.x -= q * (fx * recip[0][0] + fy * recip[0][1] + fz * recip[0][2]);
     f.y -= q * (fx * recip[1][0] + fy * recip[1][1] + fz * recip[1][2]);
     f.z -= q * (fx * recip[2][0] + fy * recip[2][1] + fz * recip[2][2]);
   }
+}
+
+double CpuPme::compute(const std::vector<Vec3d>& positions_nm, const std::vector<double>& charges_e,
+                       const Boxd& box, std::vector<Vec3d>* forces) {
+  Vec3d recip[3];
+  reciprocal_box_vectors(box, recip);
+  compute_spline_weights(positions_nm, recip);
+  spread_charges(charges_e, positions_nm.size());
+  const double energy = convolve(box, recip);
+  if (forces == nullptr) return energy;
+  gather_forces(charges_e, positions_nm.size(), recip, *forces);
   return energy;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <vector>
 
 #include "kernels/cpu/fft3d.hpp"
@@ -33,6 +34,13 @@ class CpuPme {
   const std::vector<double>& bspline_moduli(int axis) const { return moduli_[axis]; }
 
  private:
+  // The stages of compute, in order (the grid and the per-atom weights carry between them).
+  void compute_spline_weights(const std::vector<Vec3d>& positions_nm, const Vec3d recip[3]);
+  void spread_charges(const std::vector<double>& charges_e, std::size_t natoms);
+  double convolve(const Boxd& box, const Vec3d recip[3]);  // the energy
+  void gather_forces(const std::vector<double>& charges_e, std::size_t natoms, const Vec3d recip[3],
+                     std::vector<Vec3d>& forces);
+
   int n_[3];
   double alpha_;
   std::vector<double> moduli_[3];

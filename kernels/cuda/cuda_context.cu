@@ -21,7 +21,6 @@
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
 #include "kernels/cuda/step_timeline.hpp"
-#include "physics/integrator_steps.hpp"
 #include "platform/constraint_plan.hpp"
 #include "platform/minimizer.hpp"
 #include "platform/velocities.hpp"
@@ -233,25 +232,17 @@ class CudaContext final : public Context {
   }
 
   SimulationState state(const StateRequest& request) override {
-    SimulationState st;
-    st.step = step_;
-    st.time_ps = time_ps_;
-    st.has_box = system_.box.has_value();
-    if (st.has_box) st.box = box_;
-    st.degrees_of_freedom = dof_;
-    if (request.positions) st.positions_nm = evaluator_.positions();
-    if (request.velocities) st.velocities_nm_per_ps = atoms_.v.download(stream_);
-    if (request.forces || request.energy) {
+    StateReaders read;
+    read.positions = [this] { return evaluator_.positions(); };
+    read.velocities = [this] { return atoms_.v.download(stream_); };
+    read.evaluate = [this, &request] {
       require_positions("state");
       ensure_forces(request.energy);
-    }
-    if (request.forces) st.forces_kj_per_mol_nm = evaluator_.forces();
-    if (request.energy) {
-      st.potential = evaluator_.energies();
-      st.kinetic_kj_per_mol = integrator_.kinetic_energy();
-      st.temperature_k = dof_ > 0 ? 2.0 * st.kinetic_kj_per_mol / (dof_ * kBoltzmannKjPerMolK) : 0.0;
-    }
-    return st;
+    };
+    read.forces = [this] { return evaluator_.forces(); };
+    read.potential = [this] { return evaluator_.energies(); };
+    read.kinetic_energy = [this] { return integrator_.kinetic_energy(); };
+    return assemble_state(request, step_, time_ps_, system_.box ? &box_ : nullptr, dof_, read);
   }
 
   // The minimiser of platform/minimizer (L-BFGS on the constraint manifold) on the device
