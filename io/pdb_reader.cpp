@@ -146,6 +146,20 @@ class NumberColumn {
 
 enum class ElementState { kKnown, kExtraParticle, kInfer };
 
+// The fields of an ATOM/HETATM record.
+struct AtomRecord {
+  long raw_serial = 0;  // as written, before unwrapping
+  std::string_view atom_name;
+  char altloc = ' ';
+  std::string_view residue_name;
+  char chain_id = ' ';
+  std::string_view resseq_text;
+  char insertion_code = ' ';
+  Vec3d position_angstrom;
+  long resseq = 0;
+  bool resseq_ok = false;
+};
+
 struct PendingConect {
   int line;
   int count;
@@ -250,6 +264,16 @@ class PdbParser {
   }
 
   void add_atom(std::string_view line, int number) {
+    check_atom_record(line, number);
+    const AtomRecord record = read_atom_record(line, number);
+    const Placement placement = place_atom(record, number);
+    if (placement == Placement::kDropped) return;
+    if (placement == Placement::kNewResidue) start_residue(record, number);
+    residue_atoms_.emplace(record.atom_name, SeenAtom{std::string(1, record.altloc), number});
+    append_atom(line, record, number);
+  }
+
+  void check_atom_record(std::string_view line, int number) const {
     if (line.size() < 54) {
       fail(number, static_cast<int>(line.size()) + 1,
            "ATOM/HETATM record is " + std::to_string(line.size()) +
@@ -263,87 +287,96 @@ class PdbParser {
         fail(number, static_cast<int>(i) + 1,
              fmt::format("byte 0x{:02x} in column {} is not ASCII text; PDB records are plain ASCII", c, i + 1));
     }
-    // Serial number (columns 7-11); undecodable ones continue the count, as OpenMM does.
-    long raw_serial = 0;
-    if (!serial_column_.decode(columns(line, 6, 11), raw_serial)) raw_serial = previous_raw_serial_ + 1;
-    if (have_previous_serial_ && raw_serial + 50000 < previous_raw_serial_) serial_offset_ += 100000;  // wrapped
-    have_previous_serial_ = true;
-    previous_raw_serial_ = raw_serial;
+  }
 
-    const std::string_view atom_name = trim(columns(line, 12, 16));
-    const char altloc = line[16];
-    std::string_view residue_name = trim(columns(line, 17, 20));
+  // The fields of an ATOM/HETATM record at least 54 characters long.
+  AtomRecord read_atom_record(std::string_view line, int number) {
+    AtomRecord r;
+    // Serial number (columns 7-11); undecodable ones continue the count, as OpenMM does.
+    if (!serial_column_.decode(columns(line, 6, 11), r.raw_serial)) r.raw_serial = previous_raw_serial_ + 1;
+    if (have_previous_serial_ && r.raw_serial + 50000 < previous_raw_serial_) serial_offset_ += 100000;  // wrapped
+    have_previous_serial_ = true;
+    previous_raw_serial_ = r.raw_serial;
+
+    r.atom_name = trim(columns(line, 12, 16));
+    r.altloc = line[16];
+    r.residue_name = trim(columns(line, 17, 20));
     if (line[20] != ' ') {
-      if (residue_name.size() != 3) {
+      if (r.residue_name.size() != 3) {
         fail(number, 18, "misaligned residue name '" + std::string(columns(line, 17, 21)) +
                              "': a 4-character name must fill columns 18-21");
       }
-      residue_name = columns(line, 17, 21);
+      r.residue_name = columns(line, 17, 21);
     }
-    const char chain_id = line[21];
-    const std::string_view resseq_text = trim(columns(line, 22, 26));
-    const char insertion_code = line[26];
+    r.chain_id = line[21];
+    r.resseq_text = trim(columns(line, 22, 26));
+    r.insertion_code = line[26];
     const Vec3d position_angstrom(coordinate(line, number, 30, "x"), coordinate(line, number, 38, "y"),
                                   coordinate(line, number, 46, "z"));
-    long resseq = 0;
-    const bool resseq_ok = resseq_column_.decode(columns(line, 22, 26), resseq);
+    r.position_angstrom = position_angstrom;
+    r.resseq_ok = resseq_column_.decode(columns(line, 22, 26), r.resseq);
+    return r;
+  }
 
-    // Chain: new when the ID changes or after TER.
-    bool new_residue = false;
-    if (chain_ < 0 || chain_has_ter_ || top_.chains[chain_].id[0] != chain_id) {
+  enum class Placement { kSameResidue, kNewResidue, kDropped };
+
+  // Where the atom goes. Chain: new when the ID changes or after TER (starting a chain here).
+  Placement place_atom(const AtomRecord& r, int number) {
+    if (chain_ < 0 || chain_has_ter_ || top_.chains[chain_].id[0] != r.chain_id) {
       chain_ = static_cast<int>(top_.chains.size());
-      top_.chains.push_back(TopologyChain{std::string(1, chain_id), {}});
+      top_.chains.push_back(TopologyChain{std::string(1, r.chain_id), {}});
       chain_has_ter_ = false;
-      new_residue = true;
-    } else if (resseq_text != residue_resseq_ || insertion_code != residue_icode_ ||
-               (residue_name != residue_name_ && altloc == ' ')) {
-      new_residue = true;
-    } else {
-      if (residue_name != residue_name_) return;  // other residue of a point-mutation alternate
-      auto found = residue_atoms_.find(atom_name);
-      if (found != residue_atoms_.end()) {
-        if (found->second.altlocs.find(altloc) == std::string::npos) {
-          found->second.altlocs.push_back(altloc);  // another alternate location of a kept atom
-          return;
-        }
-        // The same name again: in unnumbered residues (e.g. waters) the next residue; in a numbered
-        // one two atoms with one name, which no template can match.
-        if (resseq_ok) {
-          const TopologyResidue& residue = top_.residues.back();
-          fail(number, 13,
-               "duplicate atom name '" + std::string(atom_name) + "' in residue " + residue.name + " " +
-                   std::to_string(residue.number) + " (chain '" + top_.chains[chain_].id +
-                   "'): already on line " + std::to_string(found->second.line) +
-                   "; give each atom of a residue its own name, or give a separate residue its own number");
-        }
-        new_residue = true;
-      }
+      return Placement::kNewResidue;
     }
-
-    if (new_residue) {
-      const int number_as_read = resseq_ok ? static_cast<int>(resseq) : last_resseq_ + 1;
-      TopologyResidue residue;
-      residue.name = std::string(residue_name);
-      residue.chain = chain_;
-      residue.number = number_as_read;
-      residue.insertion_code = insertion_code;
-      residue.line = number;
-      top_.chains[chain_].residues.push_back(static_cast<int>(top_.residues.size()));
-      top_.residues.push_back(std::move(residue));
-      residue_resseq_ = resseq_text;
-      residue_icode_ = insertion_code;
-      residue_name_ = residue_name;
-      residue_atoms_.clear();
-      last_resseq_ = number_as_read;
+    if (r.resseq_text != residue_resseq_ || r.insertion_code != residue_icode_ ||
+        (r.residue_name != residue_name_ && r.altloc == ' ')) {
+      return Placement::kNewResidue;
     }
-    residue_atoms_.emplace(atom_name, SeenAtom{std::string(1, altloc), number});
+    if (r.residue_name != residue_name_) return Placement::kDropped;  // other residue of a point-mutation alternate
+    auto found = residue_atoms_.find(r.atom_name);
+    if (found == residue_atoms_.end()) return Placement::kSameResidue;
+    if (found->second.altlocs.find(r.altloc) == std::string::npos) {
+      found->second.altlocs.push_back(r.altloc);  // another alternate location of a kept atom
+      return Placement::kDropped;
+    }
+    // The same name again: in unnumbered residues (e.g. waters) the next residue; in a numbered
+    // one two atoms with one name, which no template can match.
+    if (r.resseq_ok) {
+      const TopologyResidue& residue = top_.residues.back();
+      fail(number, 13,
+           "duplicate atom name '" + std::string(r.atom_name) + "' in residue " + residue.name + " " +
+               std::to_string(residue.number) + " (chain '" + top_.chains[chain_].id + "'): already on line " +
+               std::to_string(found->second.line) +
+               "; give each atom of a residue its own name, or give a separate residue its own number");
+    }
+    return Placement::kNewResidue;
+  }
 
+  void start_residue(const AtomRecord& r, int number) {
+    const int number_as_read = r.resseq_ok ? static_cast<int>(r.resseq) : last_resseq_ + 1;
+    TopologyResidue residue;
+    residue.name = std::string(r.residue_name);
+    residue.chain = chain_;
+    residue.number = number_as_read;
+    residue.insertion_code = r.insertion_code;
+    residue.line = number;
+    top_.chains[chain_].residues.push_back(static_cast<int>(top_.residues.size()));
+    top_.residues.push_back(std::move(residue));
+    residue_resseq_ = r.resseq_text;
+    residue_icode_ = r.insertion_code;
+    residue_name_ = r.residue_name;
+    residue_atoms_.clear();
+    last_resseq_ = number_as_read;
+  }
+
+  // The atom in the current residue; its element from columns 77-78 when they name one.
+  void append_atom(std::string_view line, const AtomRecord& r, int number) {
     const int residue_index = static_cast<int>(top_.residues.size()) - 1;
     const int atom_index = static_cast<int>(top_.atoms.size());
     TopologyAtom atom;
-    atom.name = std::string(atom_name);
+    atom.name = std::string(r.atom_name);
     atom.residue = residue_index;
-    atom.serial = static_cast<int>(raw_serial + serial_offset_);
+    atom.serial = static_cast<int>(r.raw_serial + serial_offset_);
     atom.line = number;
     const std::string_view element_text = trim(columns(line, 76, 78));
     ElementState state = ElementState::kInfer;
@@ -357,8 +390,8 @@ class PdbParser {
     top_.atoms.push_back(std::move(atom));
     element_state_.push_back(state);
     element_text_.push_back(element_text);
-    raw_serials_.emplace_back(raw_serial, atom_index);
-    top_.positions_nm.push_back(position_angstrom * 0.1);
+    raw_serials_.emplace_back(r.raw_serial, atom_index);
+    top_.positions_nm.push_back(r.position_angstrom * 0.1);
   }
 
   void add_conect(std::string_view line, int number) {

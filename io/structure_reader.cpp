@@ -137,6 +137,27 @@ struct ChainIn {
   std::vector<ResidueIn> residues;
 };
 
+// The chains, residues and atoms a reader found, in input order, before alternate locations are resolved.
+struct StructureIn {
+  std::vector<ChainIn> chains;
+  int num_input = 0;    // atoms read
+  int last_number = 0;  // a residue without a number follows the previous one
+
+  void start_chain(const std::string& id) { chains.push_back(ChainIn{id.empty() ? std::string(" ") : id, {}}); }
+
+  void start_residue(std::string name, std::optional<int> number, char icode) {
+    ResidueIn residue;
+    residue.name = std::move(name);
+    residue.number = number ? *number : last_number + 1;
+    last_number = residue.number;
+    residue.icode = icode;
+    chains.back().residues.push_back(std::move(residue));
+  }
+
+  ResidueIn& residue() { return chains.back().residues.back(); }
+  const std::string& chain_id() const { return chains.back().id; }
+};
+
 // Positions beyond 10 µm, or not numbers, are damaged records (as read_pdb refuses them).
 void check_coordinates(const std::string& path, const AtomIn& a) {
   for (int k = 0; k < 3; ++k) {
@@ -155,12 +176,12 @@ void check_coordinates(const std::string& path, const AtomIn& a) {
 
 // Builds the Topology, keeping of each atom (a name within a residue) the location with the highest
 // occupancy (ties: the first); returns the topology index of every input atom (-1 = dropped).
-std::vector<int> build_topology(const std::string& path, std::vector<ChainIn>& chains, int num_input, Topology& top,
+std::vector<int> build_topology(const std::string& path, StructureIn& in, Topology& top,
                                 std::vector<std::string>& notes) {
   top.source = path;
-  std::vector<int> index_of(static_cast<std::size_t>(num_input), -1);
+  std::vector<int> index_of(static_cast<std::size_t>(in.num_input), -1);
   std::map<char, int> dropped;  // altloc -> atoms dropped
-  for (ChainIn& chain : chains) {
+  for (ChainIn& chain : in.chains) {
     const int chain_index = static_cast<int>(top.chains.size());
     top.chains.push_back(TopologyChain{chain.id, {}});
     for (ResidueIn& residue : chain.residues) {
@@ -205,6 +226,10 @@ std::vector<int> build_topology(const std::string& path, std::vector<ChainIn>& c
                                 altloc == ' ' ? std::string("(none)") : std::string(1, altloc), count,
                                 count == 1 ? "" : "s"));
   return index_of;
+}
+
+void note_models(std::vector<std::string>& notes, const std::string& first, std::size_t count) {
+  if (count > 1) notes.push_back(fmt::format("model {} of {} used (the file holds {} models)", first, count, count));
 }
 
 void sort_unique(std::vector<std::pair<int, int>>& pairs) {
@@ -269,8 +294,8 @@ std::string trimmed(std::string_view s) {
 // The copy of a PDB file gemmi reads. PDB records are plain ASCII: a byte outside it in an ATOM/HETATM record is
 // refused where it is, as read_pdb does; elsewhere it becomes '?'. Only the records read here are kept (ATOM,
 // HETATM, TER, MODEL, ENDMDL, END, CRYST1, CONECT, as OpenMM's PDBFile); the others are blanked, so gemmi's
-// parsers of records nobody uses never see them: in gemmi 0.5.7 a short LINK/SSBOND/CISPEP record is read past
-// its end (a heap overflow) and a DBREF2 number of 10 digits overflows an int (both found by fuzz_structure).
+// parsers of records nobody uses never see them: gemmi 0.5.7 reads a short LINK/SSBOND/CISPEP record past its
+// end (a heap overflow) and overflows an int on a DBREF2 number of 10 digits.
 std::string gemmi_input(const std::string& path, const std::string& text) {
   std::string out = text;
   int line = 1;
@@ -306,13 +331,12 @@ std::string gemmi_input(const std::string& path, const std::string& text) {
   return out;
 }
 
-StructureFile read_pdb_structure(const std::string& path, const std::string& original) {
-  const std::string text = gemmi_input(path, original);
+// gemmi's reading of the cleaned text; its "Problem in line N: what" is reported at line N.
+gemmi::Structure parse_pdb(const std::string& path, const std::string& text) {
   gemmi::PdbReadOptions options;
   options.split_chain_on_ter = true;  // a new chain after TER, as OpenMM's PDBFile
-  gemmi::Structure st;
   try {
-    st = gemmi::read_pdb_from_memory(text.data(), text.size(), path, options);
+    return gemmi::read_pdb_from_memory(text.data(), text.size(), path, options);
   } catch (const std::exception& e) {
     std::string message = one_line(e.what());
     int line = 0;
@@ -326,87 +350,112 @@ StructureFile read_pdb_structure(const std::string& path, const std::string& ori
                                  "structure tool)",
                                  message));
   }
-  StructureFile out;
-  const std::vector<std::string_view> lines = split_lines(text);
-  // The lines of the first model's ATOM/HETATM records by (serial, name, altloc), for messages.
-  std::map<std::tuple<int, std::string, char>, std::vector<int>> line_of;
+}
+
+// The lines of the first model's ATOM/HETATM records by (serial, name, altloc), for messages, and the CRYST1 line.
+struct PdbRecordLines {
+  using Key = std::tuple<int, std::string, char>;
+  std::map<Key, std::vector<int>> line_of;
+  std::map<Key, std::size_t> used;  // lines of each key handed out
   int cryst1_line = 0;
-  bool atoms_seen = false, first_model_done = false;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view line = lines[i];
-    const int number = static_cast<int>(i) + 1;
-    if (record_is(line, "ATOM  ") || record_is(line, "HETATM")) {
-      if (first_model_done || line.size() < 17) continue;
-      atoms_seen = true;
-      const char altloc = line[16] == ' ' ? '\0' : line[16];
-      line_of[{pdb_serial(line, 6), trimmed(line.substr(12, 4)), altloc}].push_back(number);
-    } else if (record_is(line, "ENDMDL") || record_is(line, "MODEL ")) {
-      if (atoms_seen) first_model_done = true;
-    } else if (record_is(line, "CRYST1")) {
-      cryst1_line = number;
-    } else if (record_is(line, "END") && (line.size() == 3 || line[3] == ' ')) {
-      break;
+
+  explicit PdbRecordLines(const std::vector<std::string_view>& lines) {
+    bool atoms_seen = false, first_model_done = false;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::string_view line = lines[i];
+      const int number = static_cast<int>(i) + 1;
+      if (record_is(line, "ATOM  ") || record_is(line, "HETATM")) {
+        if (first_model_done || line.size() < 17) continue;
+        atoms_seen = true;
+        const char altloc = line[16] == ' ' ? '\0' : line[16];
+        line_of[{pdb_serial(line, 6), trimmed(line.substr(12, 4)), altloc}].push_back(number);
+      } else if (record_is(line, "ENDMDL") || record_is(line, "MODEL ")) {
+        if (atoms_seen) first_model_done = true;
+      } else if (record_is(line, "CRYST1")) {
+        cryst1_line = number;
+      } else if (record_is(line, "END") && (line.size() == 3 || line[3] == ' ')) {
+        break;
+      }
     }
   }
-  std::map<std::tuple<int, std::string, char>, std::size_t> used;
-  auto take_line = [&](const gemmi::Atom& atom) {
-    const std::tuple<int, std::string, char> key{atom.serial, atom.name, atom.altloc};
+
+  // The next unused line of a record matching `atom` (0 = none).
+  int take(const gemmi::Atom& atom) {
+    const Key key{atom.serial, atom.name, atom.altloc};
     auto found = line_of.find(key);
     if (found == line_of.end()) return 0;
     std::size_t& next = used[key];
     return next < found->second.size() ? found->second[next++] : 0;
-  };
+  }
+};
 
-  if (st.models.size() > 1)
-    out.notes.push_back(fmt::format("model {} of {} used (the file holds {} models)", st.models.front().name,
-                                    st.models.size(), st.models.size()));
-  // The first model's atoms with their chain and residue. gemmi files an atom under the residue of its chain
-  // with the same number and name, even one far back in the file (residue numbers wrap past 9999 in big
-  // systems): in file order (by line) a residue is therefore a run of atoms gemmi put in one residue, and a
-  // name repeated without an alternate location starts the next one.
-  struct Placed {
-    std::size_t chain;
-    const gemmi::Residue* residue;
-    const gemmi::Atom* atom;
-    int line;
-  };
-  std::vector<Placed> placed;
+struct PlacedAtom {
+  std::size_t chain;
+  const gemmi::Residue* residue;
+  const gemmi::Atom* atom;
+  int line;
+};
+
+// The first model's atoms with their chain and residue. gemmi files an atom under the residue of its chain
+// with the same number and name, even one far back in the file (residue numbers wrap past 9999 in big
+// systems): in file order (by line) a residue is therefore a run of atoms gemmi put in one residue, and a
+// name repeated without an alternate location starts the next one.
+std::vector<PlacedAtom> atoms_in_file_order(const gemmi::Structure& st, PdbRecordLines& record_lines) {
+  std::vector<PlacedAtom> placed;
   if (!st.models.empty()) {
     const auto& model_chains = st.models.front().chains;
     for (std::size_t c = 0; c < model_chains.size(); ++c)
       for (const gemmi::Residue& residue : model_chains[c].residues)
-        for (const gemmi::Atom& atom : residue.atoms) placed.push_back({c, &residue, &atom, take_line(atom)});
+        for (const gemmi::Atom& atom : residue.atoms) placed.push_back({c, &residue, &atom, record_lines.take(atom)});
   }
-  if (std::all_of(placed.begin(), placed.end(), [](const Placed& p) { return p.line > 0; }))
-    std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.line < b.line; });
+  if (std::all_of(placed.begin(), placed.end(), [](const PlacedAtom& p) { return p.line > 0; }))
+    std::stable_sort(placed.begin(), placed.end(),
+                     [](const PlacedAtom& a, const PlacedAtom& b) { return a.line < b.line; });
+  return placed;
+}
 
-  std::vector<ChainIn> chains;
-  int num_input = 0;
-  std::vector<int> serial_of_input;
+// The element gemmi gave an atom (from columns 77-78, else guessed from the name); none is refused.
+const char* pdb_element(const std::string& path, const std::vector<std::string_view>& lines, const gemmi::Atom& atom,
+                        const AtomIn& a, const ResidueIn& r, const std::string& chain_id) {
+  const Element* element = atom.element.elem == gemmi::El::X ? nullptr : find_element(atom.element.name());
+  if (element == nullptr) {
+    const std::string_view text_line = a.line > 0 ? lines[static_cast<std::size_t>(a.line - 1)] : std::string_view();
+    const std::string column = text_line.size() > 76 ? trimmed(text_line.substr(76, 2)) : std::string();
+    fail(path, a.line,
+         fmt::format("cannot determine the element of atom '{}' in residue {} {} (chain '{}'): element columns "
+                     "77-78 are {} and the atom name does not start with an element symbol; write the element "
+                     "symbol in columns 77-78",
+                     a.name, r.name, r.number, chain_id,
+                     column.empty() ? std::string("blank") : fmt::format("'{}' (unknown)", column)));
+  }
+  return element->symbol;
+}
+
+// The placed atoms as chains and residues: a new chain where gemmi's changes, a new residue where gemmi's
+// changes or a (name, altloc) repeats.
+StructureIn pdb_chains(const std::string& path, const gemmi::Structure& st, const std::vector<PlacedAtom>& placed,
+                       const std::vector<std::string_view>& lines) {
+  StructureIn in;
   std::size_t last_chain = static_cast<std::size_t>(-1);
   const gemmi::Residue* last_residue = nullptr;
   std::set<std::pair<std::string, char>> names_in_residue;
-  int last_number = 0;
-  for (const Placed& p : placed) {
+  for (const PlacedAtom& p : placed) {
     const gemmi::Atom& atom = *p.atom;
-    if (chains.empty() || p.chain != last_chain) {
-      const std::string& name = st.models.front().chains[p.chain].name;
-      chains.push_back(ChainIn{name.empty() ? std::string(" ") : name, {}});
+    if (in.chains.empty() || p.chain != last_chain) {
+      in.start_chain(st.models.front().chains[p.chain].name);
       last_chain = p.chain;
       last_residue = nullptr;
     }
     if (p.residue != last_residue || names_in_residue.count({atom.name, atom.altloc})) {
-      ResidueIn r;
-      r.name = p.residue->name;
-      r.number = p.residue->seqid.num.has_value() ? static_cast<int>(p.residue->seqid.num) : last_number + 1;
-      last_number = r.number;
-      r.icode = p.residue->seqid.icode == '\0' ? ' ' : p.residue->seqid.icode;
-      chains.back().residues.push_back(std::move(r));
+      const gemmi::SeqId& seqid = p.residue->seqid;
+      in.start_residue(p.residue->name, seqid.num.has_value() ? std::optional<int>(static_cast<int>(seqid.num))
+                                                              : std::nullopt,
+                       seqid.icode == '\0' ? ' ' : seqid.icode);
       last_residue = p.residue;
       names_in_residue.clear();
     }
     names_in_residue.insert({atom.name, atom.altloc});
-    ResidueIn& r = chains.back().residues.back();
+    ResidueIn& r = in.residue();
     AtomIn a;
     a.name = atom.name;
     a.altloc = atom.altloc;
@@ -414,33 +463,21 @@ StructureFile read_pdb_structure(const std::string& path, const std::string& ori
     a.position_angstrom = Vec3d(atom.pos.x, atom.pos.y, atom.pos.z);
     a.serial = atom.serial;
     a.line = p.line;
-    a.input = num_input++;
-    serial_of_input.push_back(atom.serial);
-    const Element* element = atom.element.elem == gemmi::El::X ? nullptr : find_element(atom.element.name());
-    if (element == nullptr) {
-      const std::string_view text_line = a.line > 0 ? lines[static_cast<std::size_t>(a.line - 1)] : std::string_view();
-      const std::string column = text_line.size() > 76 ? trimmed(text_line.substr(76, 2)) : std::string();
-      fail(path, a.line,
-           fmt::format("cannot determine the element of atom '{}' in residue {} {} (chain '{}'): element columns "
-                       "77-78 are {} and the atom name does not start with an element symbol; write the element "
-                       "symbol in columns 77-78",
-                       a.name, r.name, r.number, chains.back().id,
-                       column.empty() ? std::string("blank") : fmt::format("'{}' (unknown)", column)));
-    }
-    a.element = element->symbol;
+    a.input = in.num_input++;
+    a.element = pdb_element(path, lines, atom, a, r, in.chain_id());
     check_coordinates(path, a);
     r.atoms.push_back(std::move(a));
   }
-  const std::vector<int> index_of = build_topology(path, chains, num_input, out.topology, out.notes);
+  return in;
+}
 
-  // CONECT records between kept atoms, by serial number (a serial two kept atoms share is ambiguous: skipped).
+// CONECT records between kept atoms, by serial number (a serial two kept atoms share is ambiguous: skipped).
+void add_conect_bonds(const std::vector<std::string_view>& lines, Topology& top) {
   std::unordered_map<int, int> atom_of_serial;
   std::set<int> ambiguous;
-  for (int i = 0; i < num_input; ++i) {
-    const int atom = index_of[static_cast<std::size_t>(i)];
-    if (atom < 0) continue;
-    if (!atom_of_serial.emplace(serial_of_input[static_cast<std::size_t>(i)], atom).second)
-      ambiguous.insert(serial_of_input[static_cast<std::size_t>(i)]);
+  for (int atom = 0; atom < top.num_atoms(); ++atom) {
+    const int serial = top.atoms[static_cast<std::size_t>(atom)].serial;
+    if (!atom_of_serial.emplace(serial, atom).second) ambiguous.insert(serial);
   }
   for (std::string_view line : lines) {
     if (!record_is(line, "CONECT")) continue;
@@ -452,14 +489,25 @@ StructureFile read_pdb_structure(const std::string& path, const std::string& ori
       const int serial = pdb_serial(line, begin);
       auto b = atom_of_serial.find(serial);
       if (b == atom_of_serial.end() || ambiguous.count(serial) || b->second == a->second) continue;
-      out.topology.conect.emplace_back(std::min(a->second, b->second), std::max(a->second, b->second));
+      top.conect.emplace_back(std::min(a->second, b->second), std::max(a->second, b->second));
     }
   }
-  sort_unique(out.topology.conect);
+  sort_unique(top.conect);
+}
 
-  if (cryst1_line > 0) {
+StructureFile read_pdb_structure(const std::string& path, const std::string& original) {
+  const std::string text = gemmi_input(path, original);
+  const gemmi::Structure st = parse_pdb(path, text);
+  const std::vector<std::string_view> lines = split_lines(text);
+  PdbRecordLines record_lines(lines);
+  StructureFile out;
+  if (!st.models.empty()) note_models(out.notes, st.models.front().name, st.models.size());
+  StructureIn in = pdb_chains(path, st, atoms_in_file_order(st, record_lines), lines);
+  build_topology(path, in, out.topology, out.notes);
+  add_conect_bonds(lines, out.topology);
+  if (record_lines.cryst1_line > 0) {
     const double cell[6] = {st.cell.a, st.cell.b, st.cell.c, st.cell.alpha, st.cell.beta, st.cell.gamma};
-    set_box(path, cryst1_line, cell, out.topology, out.notes, "CRYST1");
+    set_box(path, record_lines.cryst1_line, cell, out.topology, out.notes, "CRYST1");
   }
   return out;
 }
@@ -492,10 +540,10 @@ int line_of_tag(const std::vector<std::string_view>& lines, std::string_view tag
   return 0;
 }
 
-StructureFile read_mmcif_structure(const std::string& path, const std::string& text) {
-  cif::Document doc;
+// gemmi's parse of the document; a syntax error is reported at its line and column.
+cif::Document parse_mmcif(const std::string& path, const std::string& text) {
   try {
-    doc = cif::read_memory(text.data(), text.size(), path.c_str());
+    return cif::read_memory(text.data(), text.size(), path.c_str());
   } catch (const tao::pegtl::parse_error& e) {
     const int line = e.positions().empty() ? 0 : static_cast<int>(e.positions().front().line);
     const int column = e.positions().empty() ? 0 : static_cast<int>(e.positions().front().column);
@@ -508,12 +556,14 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
     if (message.rfind(path + ":", 0) == 0) message = message.substr(path.size() + 1);
     fail(path, 0, fmt::format("cannot read this PDBx/mmCIF file: {}", message));
   }
-  if (doc.blocks.empty()) fail(path, 0, "no data block (data_...) in this PDBx/mmCIF file: is it a PDBx/mmCIF file?");
-  cif::Block& block = doc.blocks.front();
-  const std::vector<std::string_view> lines = split_lines(text);
+}
 
-  enum { kX, kY, kZ, kId, kSymbol, kLabelAtom, kAuthAtom, kLabelComp, kAuthComp, kLabelSeq, kAuthSeq, kInsCode,
-         kLabelAsym, kAuthAsym, kAltId, kOccupancy, kModel };
+// The _atom_site tags read, in the order atom_site_table asks for them.
+enum AtomSiteTag { kX, kY, kZ, kId, kSymbol, kLabelAtom, kAuthAtom, kLabelComp, kAuthComp, kLabelSeq, kAuthSeq,
+                   kInsCode, kLabelAsym, kAuthAsym, kAltId, kOccupancy, kModel };
+
+// The _atom_site loop; one without coordinates is refused.
+cif::Table atom_site_table(const std::string& path, cif::Block& block, const std::vector<std::string_view>& lines) {
   cif::Table table =
       block.find("_atom_site.", {"Cartn_x", "?Cartn_y", "?Cartn_z", "?id", "?type_symbol", "?label_atom_id",
                                  "?auth_atom_id", "?label_comp_id", "?auth_comp_id", "?label_seq_id", "?auth_seq_id",
@@ -528,138 +578,190 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
          "no _atom_site category: this PDBx/mmCIF file holds no atom coordinates (a dictionary or sequence file?); "
          "use the coordinate file of the entry");
   }
-  const int name_col = table.first_of(kAuthAtom, kLabelAtom);
-  const int resname_col = table.first_of(kAuthComp, kLabelComp);
-  const int resnum_col = table.first_of(kAuthSeq, kLabelSeq);
-  int chain_col = table.first_of(kAuthAsym, kLabelAsym);
-  int alt_chain_col = table.has_column(kAuthAsym) && table.has_column(kLabelAsym) ? kLabelAsym : -1;
-  const int at = line_of_tag(lines, "_atom_site.");
-  const bool has_chain = table.has_column(chain_col);  // without auth_ or label_asym_id: one chain
-  if (!table.has_column(name_col)) fail(path, at, "_atom_site has neither auth_atom_id nor label_atom_id (atom names)");
-  if (!table.has_column(resname_col))
-    fail(path, at, "_atom_site has neither auth_comp_id nor label_comp_id (residue names)");
-  if (!table.has_column(kSymbol)) fail(path, at, "_atom_site has no type_symbol (elements); add the element of each atom");
-  const std::size_t rows = table.length();
-  const std::vector<int> row_lines = loop_row_lines(lines, "_atom_site.", rows);
-  auto row_line = [&](std::size_t r) { return row_lines.empty() ? (r == 0 ? at : 0) : row_lines[r]; };
+  return table;
+}
+
+// Which of the auth_ and label_ tags give the atom name, residue name, residue number and chain.
+struct AtomSiteColumns {
+  int name = 0, resname = 0, resnum = 0, chain = 0;
+  int alt_chain = -1;      // the other asym_id, when both are there: a change of either starts a chain
+  bool has_chain = false;  // without auth_ or label_asym_id: one chain
+  int line = 0;            // of the category's first tag
+};
+
+AtomSiteColumns atom_site_columns(const std::string& path, cif::Table& table,
+                                  const std::vector<std::string_view>& lines) {
+  AtomSiteColumns c;
+  c.name = table.first_of(kAuthAtom, kLabelAtom);
+  c.resname = table.first_of(kAuthComp, kLabelComp);
+  c.resnum = table.first_of(kAuthSeq, kLabelSeq);
+  c.chain = table.first_of(kAuthAsym, kLabelAsym);
+  c.alt_chain = table.has_column(kAuthAsym) && table.has_column(kLabelAsym) ? kLabelAsym : -1;
+  c.line = line_of_tag(lines, "_atom_site.");
+  c.has_chain = table.has_column(c.chain);
+  if (!table.has_column(c.name))
+    fail(path, c.line, "_atom_site has neither auth_atom_id nor label_atom_id (atom names)");
+  if (!table.has_column(c.resname))
+    fail(path, c.line, "_atom_site has neither auth_comp_id nor label_comp_id (residue names)");
+  if (!table.has_column(kSymbol))
+    fail(path, c.line, "_atom_site has no type_symbol (elements); add the element of each atom");
 
   // OpenMM's choice of chain identifiers: label_asym_id when it distinguishes more chains.
-  if (alt_chain_col >= 0) {
+  if (c.alt_chain >= 0) {
     std::set<std::string> ids, alt_ids;
-    for (std::size_t r = 0; r < rows; ++r) {
-      ids.insert(table[static_cast<int>(r)][static_cast<std::size_t>(chain_col)]);
-      alt_ids.insert(table[static_cast<int>(r)][static_cast<std::size_t>(alt_chain_col)]);
+    for (std::size_t r = 0; r < table.length(); ++r) {
+      ids.insert(table[static_cast<int>(r)][static_cast<std::size_t>(c.chain)]);
+      alt_ids.insert(table[static_cast<int>(r)][static_cast<std::size_t>(c.alt_chain)]);
     }
-    if (alt_ids.size() > ids.size()) std::swap(chain_col, alt_chain_col);
+    if (alt_ids.size() > ids.size()) std::swap(c.chain, c.alt_chain);
   }
+  return c;
+}
 
-  StructureFile out;
-  std::vector<ChainIn> chains;
-  std::set<std::string> models;
-  std::string first_model;
-  std::string last_chain, last_alt_chain, last_resnum, last_icode;
-  bool have_chain = false, have_residue = false;
-  std::set<std::string> names_in_residue;
-  std::map<std::pair<std::string, char>, int> line_of_atom;  // (name, altloc) in the current residue -> its line
-  int last_number = 0;
-  int num_input = 0;
-  // Label identifiers (label_seq_id, label_asym_id, label_comp_id, label_atom_id) of each input atom, for
-  // _struct_conn (the residue name tells apart residues that share the others, as waters do with numbered ones).
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<int>> input_of_label;
-  for (std::size_t r = 0; r < rows; ++r) {
-    cif::Table::Row row = table[static_cast<int>(r)];
-    const int line = row_line(r);
+// (label_seq_id, label_asym_id, label_comp_id, label_atom_id) -> input atoms.
+using LabelIndex = std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<int>>;
+
+// The first model's _atom_site rows as chains, residues and atoms, as OpenMM's PDBxFile groups them.
+class AtomSiteReader {
+ public:
+  AtomSiteReader(const std::string& path, cif::Table& table, const AtomSiteColumns& columns)
+      : path_(path), table_(table), columns_(columns) {}
+
+  void read_row(std::size_t r, int line) {
+    const cif::Table::Row row = table_[static_cast<int>(r)];
     if (row.has(kModel)) {
       const std::string model = row[kModel];
       if (r == 0) first_model = model;
       models.insert(model);
-      if (model != first_model) continue;
+      if (model != first_model) return;
     }
-    const std::string chain_raw = has_chain ? row[static_cast<std::size_t>(chain_col)] : std::string();
-    const std::string chain = cif::as_string(chain_raw);
-    const std::string alt_chain = alt_chain_col >= 0 ? row[static_cast<std::size_t>(alt_chain_col)] : std::string();
-    const std::string resnum = row.has(static_cast<std::size_t>(resnum_col)) ? row[static_cast<std::size_t>(resnum_col)]
-                                                                              : std::string(".");
-    std::string icode = row.has(kInsCode) ? cif::as_string(row[kInsCode]) : std::string();
-    const std::string name = cif::as_string(row[static_cast<std::size_t>(name_col)]);
+    const Keys keys = keys_of(row);
+    start_chain_or_residue(row, keys);
+    check_duplicate(keys, line);
+    AtomIn a = atom_of(row, keys, line);
+    input_of_label[{row.has(kLabelSeq) ? row[kLabelSeq] : keys.resnum,
+                    row.has(kLabelAsym) ? row[kLabelAsym] : keys.chain_raw,
+                    cif::as_string(row.has(kLabelComp) ? row[kLabelComp] : row[col(columns_.resname)]),
+                    row.has(kLabelAtom) ? cif::as_string(row[kLabelAtom]) : keys.name}]
+        .push_back(a.input);
+    in.residue().atoms.push_back(std::move(a));
+  }
+
+  StructureIn in;
+  std::set<std::string> models;
+  std::string first_model;
+  // Label identifiers of each input atom, for _struct_conn (the residue name tells apart residues that share
+  // the others, as waters do with numbered ones).
+  LabelIndex input_of_label;
+
+ private:
+  // What places a row in its chain and residue.
+  struct Keys {
+    std::string chain_raw, chain, alt_chain, resnum, icode, name;
+    char altloc = '\0';
+  };
+
+  static std::size_t col(int column) { return static_cast<std::size_t>(column); }
+
+  Keys keys_of(const cif::Table::Row& row) const {
+    Keys k;
+    k.chain_raw = columns_.has_chain ? row[col(columns_.chain)] : std::string();
+    k.chain = cif::as_string(k.chain_raw);
+    k.alt_chain = columns_.alt_chain >= 0 ? row[col(columns_.alt_chain)] : std::string();
+    k.resnum = row.has(col(columns_.resnum)) ? row[col(columns_.resnum)] : std::string(".");
+    k.icode = row.has(kInsCode) ? cif::as_string(row[kInsCode]) : std::string();
+    k.name = cif::as_string(row[col(columns_.name)]);
     const std::string altloc_text = row.has2(kAltId) ? cif::as_string(row[kAltId]) : std::string();
-    const char altloc = altloc_text.empty() ? '\0' : altloc_text.front();
-    if (!have_chain || chain != last_chain || alt_chain != last_alt_chain) {
-      chains.push_back(ChainIn{chain.empty() ? std::string(" ") : chain, {}});
-      last_chain = chain;
-      last_alt_chain = alt_chain;
-      have_chain = true;
-      have_residue = false;
+    k.altloc = altloc_text.empty() ? '\0' : altloc_text.front();
+    return k;
+  }
+
+  // A new chain where either asym_id changes; a new residue where the number or insertion code changes or, in
+  // an unnumbered residue, a name repeats without an alternate location.
+  void start_chain_or_residue(const cif::Table::Row& row, const Keys& k) {
+    if (!have_chain_ || k.chain != last_chain_ || k.alt_chain != last_alt_chain_) {
+      in.start_chain(k.chain);
+      last_chain_ = k.chain;
+      last_alt_chain_ = k.alt_chain;
+      have_chain_ = true;
+      have_residue_ = false;
     }
-    const bool alternate = altloc != '\0' && names_in_residue.count(name) > 0;
-    if (!have_residue || resnum != last_resnum || icode != last_icode ||
-        (cif::is_null(resnum) && !alternate && names_in_residue.count(name) > 0)) {
-      ResidueIn residue;
-      residue.name = cif::as_string(row[static_cast<std::size_t>(resname_col)]);
-      long number = 0;
-      residue.number = !cif::is_null(resnum) && parse_int(cif::as_string(resnum), number) ? static_cast<int>(number)
-                                                                                           : last_number + 1;
-      last_number = residue.number;
-      residue.icode = icode.empty() ? ' ' : icode.front();
-      chains.back().residues.push_back(std::move(residue));
-      last_resnum = resnum;
-      last_icode = icode;
-      have_residue = true;
-      names_in_residue.clear();
-      line_of_atom.clear();
+    const bool alternate = k.altloc != '\0' && names_in_residue_.count(k.name) > 0;
+    if (!have_residue_ || k.resnum != last_resnum_ || k.icode != last_icode_ ||
+        (cif::is_null(k.resnum) && !alternate && names_in_residue_.count(k.name) > 0)) {
+      std::optional<int> number;
+      long value = 0;
+      if (!cif::is_null(k.resnum) && parse_int(cif::as_string(k.resnum), value)) number = static_cast<int>(value);
+      in.start_residue(cif::as_string(row[col(columns_.resname)]), number, k.icode.empty() ? ' ' : k.icode.front());
+      last_resnum_ = k.resnum;
+      last_icode_ = k.icode;
+      have_residue_ = true;
+      names_in_residue_.clear();
+      line_of_atom_.clear();
     }
-    ResidueIn& residue = chains.back().residues.back();
-    names_in_residue.insert(name);
-    if (const auto [seen, fresh] = line_of_atom.emplace(std::pair{name, altloc}, line); !fresh)
-      fail(path, line,
+    names_in_residue_.insert(k.name);
+  }
+
+  void check_duplicate(const Keys& k, int line) {
+    if (const auto [seen, fresh] = line_of_atom_.emplace(std::pair{k.name, k.altloc}, line); !fresh) {
+      const ResidueIn& residue = in.residue();
+      fail(path_, line,
            fmt::format("duplicate atom '{}'{} in residue {} {} (chain '{}'){}; give each atom of a residue its own "
                        "name, or a separate residue its own number",
-                       name, altloc ? fmt::format(" (altloc {})", altloc) : std::string(), residue.name, residue.number,
-                       chains.back().id, seen->second > 0 ? fmt::format(": already on line {}", seen->second) : ""));
+                       k.name, k.altloc ? fmt::format(" (altloc {})", k.altloc) : std::string(), residue.name,
+                       residue.number, in.chain_id(),
+                       seen->second > 0 ? fmt::format(": already on line {}", seen->second) : ""));
+    }
+  }
 
+  // The row's atom: serial, coordinates, occupancy and element.
+  AtomIn atom_of(const cif::Table::Row& row, const Keys& k, int line) {
     AtomIn a;
-    a.name = name;
-    a.altloc = altloc;
+    a.name = k.name;
+    a.altloc = k.altloc;
     a.line = line;
-    a.input = num_input++;
+    a.input = in.num_input++;
     long serial = 0;
     a.serial = row.has2(kId) && parse_int(cif::as_string(row[kId]), serial) ? static_cast<int>(serial) : a.input + 1;
     double xyz[3];
     static const char* const kAxes[3] = {"Cartn_x", "Cartn_y", "Cartn_z"};
-    for (int k = 0; k < 3; ++k) {
-      const std::string value = cif::as_string(row[static_cast<std::size_t>(k)]);
-      if (!parse_number(value, xyz[k]))
-        fail(path, line,
+    for (int axis = 0; axis < 3; ++axis) {
+      const std::string value = cif::as_string(row[col(axis)]);
+      if (!parse_number(value, xyz[axis]))
+        fail(path_, line,
              fmt::format("_atom_site.{} of atom '{}' (id {}) is '{}', not a number; each atom needs coordinates",
-                         kAxes[k], name, a.serial, row[static_cast<std::size_t>(k)]));
+                         kAxes[axis], k.name, a.serial, row[col(axis)]));
     }
     a.position_angstrom = Vec3d(xyz[0], xyz[1], xyz[2]);
     double occupancy = 1.0;
     if (row.has2(kOccupancy) && parse_number(cif::as_string(row[kOccupancy]), occupancy)) a.occupancy = occupancy;
-    const std::string symbol = cif::as_string(row[kSymbol]);
-    const Element* element = find_element(symbol);
-    if (element == nullptr)
-      fail(path, line,
+    const Element* element = find_element(cif::as_string(row[kSymbol]));
+    if (element == nullptr) {
+      const ResidueIn& residue = in.residue();
+      fail(path_, line,
            fmt::format("unknown element '{}' (_atom_site.type_symbol) of atom '{}' in residue {} {} (chain '{}'); "
                        "write the element symbol (C, N, O, Na, ...)",
-                       row[kSymbol], name, residue.name, residue.number, chains.back().id));
+                       row[kSymbol], k.name, residue.name, residue.number, in.chain_id()));
+    }
     a.element = element->symbol;
-    check_coordinates(path, a);
-    input_of_label[{row.has(kLabelSeq) ? row[kLabelSeq] : resnum,
-                    row.has(kLabelAsym) ? row[kLabelAsym] : chain_raw,
-                    cif::as_string(row.has(kLabelComp) ? row[kLabelComp] : row[static_cast<std::size_t>(resname_col)]),
-                    row.has(kLabelAtom) ? cif::as_string(row[kLabelAtom]) : name}]
-        .push_back(a.input);
-    residue.atoms.push_back(std::move(a));
+    check_coordinates(path_, a);
+    return a;
   }
-  if (models.size() > 1)
-    out.notes.push_back(fmt::format("model {} of {} used (the file holds {} models)", first_model, models.size(),
-                                    models.size()));
-  const std::vector<int> index_of = build_topology(path, chains, num_input, out.topology, out.notes);
 
-  // Bonds of _struct_conn (OpenMM's PDBxFile: covale, disulf, modres), by label identifiers (OpenMM looks the
-  // label_ values up among auth_ ones, which differ in files from the PDB; an identifier several kept atoms share
-  // is skipped, where OpenMM takes the last).
+  const std::string& path_;
+  cif::Table& table_;
+  const AtomSiteColumns& columns_;
+  std::string last_chain_, last_alt_chain_, last_resnum_, last_icode_;
+  bool have_chain_ = false, have_residue_ = false;
+  std::set<std::string> names_in_residue_;
+  std::map<std::pair<std::string, char>, int> line_of_atom_;  // (name, altloc) in the current residue -> its line
+};
+
+// Bonds of _struct_conn (OpenMM's PDBxFile: covale, disulf, modres), by label identifiers (OpenMM looks the
+// label_ values up among auth_ ones, which differ in files from the PDB; an identifier several kept atoms share
+// is skipped, where OpenMM takes the last).
+void add_struct_conn_bonds(cif::Block& block, const LabelIndex& input_of_label, const std::vector<int>& index_of,
+                           Topology& top) {
   cif::Table conn = block.find("_struct_conn.", {"conn_type_id", "ptnr1_label_seq_id", "ptnr1_label_asym_id",
                                                  "ptnr1_label_comp_id", "ptnr1_label_atom_id", "ptnr2_label_seq_id",
                                                  "ptnr2_label_asym_id", "ptnr2_label_comp_id", "ptnr2_label_atom_id"});
@@ -681,10 +783,14 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
       return kept;
     };
     const int a = atom(1), b = atom(5);
-    if (a >= 0 && b >= 0 && a != b) out.topology.conect.emplace_back(std::min(a, b), std::max(a, b));
+    if (a >= 0 && b >= 0 && a != b) top.conect.emplace_back(std::min(a, b), std::max(a, b));
   }
-  sort_unique(out.topology.conect);
+  sort_unique(top.conect);
+}
 
+// The box of _cell, when all six values are numbers.
+void read_cell(const std::string& path, cif::Block& block, const std::vector<std::string_view>& lines,
+               StructureFile& out) {
   cif::Table cell = block.find("_cell.", {"length_a", "length_b", "length_c", "angle_alpha", "angle_beta", "angle_gamma"});
   if (cell.ok() && cell.length() > 0) {
     cif::Table::Row row = cell[0];
@@ -693,6 +799,27 @@ StructureFile read_mmcif_structure(const std::string& path, const std::string& t
     for (std::size_t k = 0; k < 6 && all; ++k) all = parse_number(cif::as_string(row[k]), values[k]);
     if (all) set_box(path, line_of_tag(lines, "_cell."), values, out.topology, out.notes, "_cell");
   }
+}
+
+StructureFile read_mmcif_structure(const std::string& path, const std::string& text) {
+  cif::Document doc = parse_mmcif(path, text);
+  if (doc.blocks.empty()) fail(path, 0, "no data block (data_...) in this PDBx/mmCIF file: is it a PDBx/mmCIF file?");
+  cif::Block& block = doc.blocks.front();
+  const std::vector<std::string_view> lines = split_lines(text);
+
+  cif::Table table = atom_site_table(path, block, lines);
+  const AtomSiteColumns columns = atom_site_columns(path, table, lines);
+  const std::size_t rows = table.length();
+  const std::vector<int> row_lines = loop_row_lines(lines, "_atom_site.", rows);
+  AtomSiteReader reader(path, table, columns);
+  for (std::size_t r = 0; r < rows; ++r)
+    reader.read_row(r, row_lines.empty() ? (r == 0 ? columns.line : 0) : row_lines[r]);
+
+  StructureFile out;
+  note_models(out.notes, reader.first_model, reader.models.size());
+  const std::vector<int> index_of = build_topology(path, reader.in, out.topology, out.notes);
+  add_struct_conn_bonds(block, reader.input_of_label, index_of, out.topology);
+  read_cell(path, block, lines, out);
   return out;
 }
 

@@ -198,6 +198,116 @@ void check_folder_writable(const std::string& path) {
                                  folder.string(), std::strerror(errno)));
 }
 
+// Chunk length (frames) of the small per-frame datasets: step, time, box edges, cell lengths and angles.
+constexpr hsize_t kSmallChunk = 256;
+
+// The root attributes: MDTraj's (Pande conventions) and mdsim's own; complete stays 0 until a clean close.
+void write_root_attributes(hid_t file, const TrajectoryOptions& options) {
+  set_vlen_string_attr(file, "conventions", "Pande");
+  set_vlen_string_attr(file, "conventionVersion", "1.1");
+  set_vlen_string_attr(file, "program", "mdsim");
+  set_vlen_string_attr(file, "programVersion", MDSIM_VERSION_STRING);
+  set_vlen_string_attr(file, "title", options.title);
+  set_vlen_string_attr(file, "application", "mdsim");
+  set_vlen_string_attr(file, "mdsim_selection", options.selection);
+  if (options.seed) set_scalar_attr(file, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, std::uint64_t{*options.seed});
+  if (!options.config_hash.empty()) set_vlen_string_attr(file, "config_hash", options.config_hash);
+  if (!options.stages.empty()) set_stage_attrs(file, options.stages);
+  set_scalar_attr(file, "complete", H5T_STD_I32LE, H5T_NATIVE_INT, 0);
+}
+
+// H5MD's /h5md: version, author and creator.
+void write_h5md_group(hid_t file) {
+  H5Id h5md(make_group(file, "h5md"), H5Gclose);
+  set_int_array_attr(h5md.id, "version", {1, 1});
+  H5Id author(make_group(h5md.id, "author"), H5Gclose);
+  const char* user = std::getenv("USER");
+  set_vlen_string_attr(author.id, "name", user && *user ? user : "unknown");
+  H5Id creator(make_group(h5md.id, "creator"), H5Gclose);
+  set_vlen_string_attr(creator.id, "name", "mdsim");
+  set_vlen_string_attr(creator.id, "version", MDSIM_VERSION_STRING);
+}
+
+// Frames per chunk of the per-atom datasets: compressed chunks are written once, whole (one frame each);
+// uncompressed ones are rewritten in place as frames fill them (about 64 KiB each).
+hsize_t per_atom_chunk_frames(hsize_t num_atoms, int gzip_level) {
+  const hsize_t frame_bytes = num_atoms * 3 * sizeof(float);
+  return gzip_level > 0 ? 1 : std::clamp<hsize_t>((64 * 1024) / std::max<hsize_t>(frame_bytes, 1), 1, 256);
+}
+
+// The frames×N×3 float32 `value` of a /particles/all group, with its unit (H5MD) and units (MDTraj).
+struct PerAtomValues {
+  hsize_t num_atoms;
+  hsize_t chunk_frames;
+  int gzip_level;
+
+  void create(hid_t group, const char* unit, const char* units, std::int64_t& id) const {
+    id = make_extendible(group, "value", H5T_IEEE_F32LE, {num_atoms, 3}, chunk_frames, gzip_level);
+    set_vlen_string_attr(id, "unit", unit);
+    set_vlen_string_attr(id, "units", units);
+  }
+};
+
+// /particles/all/position: the positions, and the step and time datasets every other group shares.
+void create_position_group(hid_t all, const PerAtomValues& values, std::vector<std::int64_t>& ids) {
+  H5Id position(make_group(all, "position"), H5Gclose);
+  values.create(position.id, "nm", "nanometers", ids[kPos]);
+  ids[kStep] = make_extendible(position.id, "step", H5T_STD_I64LE, {}, kSmallChunk, 0);
+  ids[kTime] = make_extendible(position.id, "time", H5T_IEEE_F64LE, {}, kSmallChunk, 0);
+  set_vlen_string_attr(ids[kTime], "unit", "ps");
+  set_vlen_string_attr(ids[kTime], "units", "picoseconds");
+}
+
+// /particles/all/box: H5MD's dimension and boundary, and the box edges of each frame when periodic.
+void create_box_group(hid_t file, hid_t all, bool periodic, std::vector<std::int64_t>& ids) {
+  H5Id box(make_group(all, "box"), H5Gclose);
+  set_scalar_attr(box.id, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, 3);
+  const std::string boundary = periodic ? "periodic" : "none";
+  set_vlen_string_array_attr(box.id, "boundary", {boundary, boundary, boundary});
+  if (periodic) {
+    H5Id edges(make_group(box.id, "edges"), H5Gclose);
+    ids[kEdges] = make_extendible(edges.id, "value", H5T_IEEE_F64LE, {3, 3}, kSmallChunk, 0);
+    set_vlen_string_attr(ids[kEdges], "unit", "nm");
+    hard_link(file, "particles/all/position/step", "particles/all/box/edges/step");
+    hard_link(file, "particles/all/position/time", "particles/all/box/edges/time");
+  }
+}
+
+// /particles/all/<name> (velocity, force): per-atom values with the position's step and time.
+void create_per_atom_group(hid_t file, hid_t all, const char* name, const PerAtomValues& values, const char* unit,
+                           const char* units, std::int64_t& id) {
+  H5Id group(make_group(all, name), H5Gclose);
+  values.create(group.id, unit, units, id);
+  const std::string path = std::string("particles/all/") + name;
+  hard_link(file, "particles/all/position/step", (path + "/step").c_str());
+  hard_link(file, "particles/all/position/time", (path + "/time").c_str());
+}
+
+// MDTraj's names of the positions and times (hard links: one copy of the data), and its cell lengths and
+// angles of each frame when periodic.
+void create_mdtraj_datasets(hid_t file, bool periodic, std::vector<std::int64_t>& ids) {
+  hard_link(file, "particles/all/position/value", "coordinates");
+  hard_link(file, "particles/all/position/time", "time");
+  if (periodic) {
+    ids[kCellLengths] = make_extendible(file, "cell_lengths", H5T_IEEE_F32LE, {3}, kSmallChunk, 0);
+    set_vlen_string_attr(ids[kCellLengths], "units", "nanometers");
+    ids[kCellAngles] = make_extendible(file, "cell_angles", H5T_IEEE_F32LE, {3}, kSmallChunk, 0);
+    set_vlen_string_attr(ids[kCellAngles], "units", "degrees");
+  }
+}
+
+// MDTraj's /topology: a one-element fixed-length string array holding JSON.
+void write_topology_json(hid_t file, const std::string& json) {
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.id, std::max<std::size_t>(json.size(), 1));
+  H5Tset_strpad(type.id, H5T_STR_NULLPAD);
+  const hsize_t one[1] = {1};
+  H5Id space(H5Screate_simple(1, one, nullptr), H5Sclose);
+  H5Id set(H5Dcreate2(file, "topology", type.id, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!set.ok() || H5Dwrite(set.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, json.c_str()) < 0)
+    throw RuntimeError("cannot write /topology");
+}
+
 std::string read_topology_string(hid_t file) {
   H5Id set(H5Dopen2(file, "topology", H5P_DEFAULT), H5Dclose);
   if (!set.ok()) return {};
@@ -320,100 +430,25 @@ void TrajectoryWriter::create(const Topology& topology) {
   if (file_id_ < 0)
     throw InputError(fmt::format("{}: cannot create the trajectory file: {}", path_, h5_error_reason()));
   const hid_t file = file_id_;
-  const hsize_t n = atoms_.size();
   try {
-    set_vlen_string_attr(file, "conventions", "Pande");
-    set_vlen_string_attr(file, "conventionVersion", "1.1");
-    set_vlen_string_attr(file, "program", "mdsim");
-    set_vlen_string_attr(file, "programVersion", MDSIM_VERSION_STRING);
-    set_vlen_string_attr(file, "title", options_.title);
-    set_vlen_string_attr(file, "application", "mdsim");
-    set_vlen_string_attr(file, "mdsim_selection", options_.selection);
-    if (options_.seed) set_scalar_attr(file, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, std::uint64_t{*options_.seed});
-    if (!options_.config_hash.empty()) set_vlen_string_attr(file, "config_hash", options_.config_hash);
-    if (!options_.stages.empty()) set_stage_attrs(file, options_.stages);
-    set_scalar_attr(file, "complete", H5T_STD_I32LE, H5T_NATIVE_INT, 0);
-
-    {
-      H5Id h5md(make_group(file, "h5md"), H5Gclose);
-      set_int_array_attr(h5md.id, "version", {1, 1});
-      H5Id author(make_group(h5md.id, "author"), H5Gclose);
-      const char* user = std::getenv("USER");
-      set_vlen_string_attr(author.id, "name", user && *user ? user : "unknown");
-      H5Id creator(make_group(h5md.id, "creator"), H5Gclose);
-      set_vlen_string_attr(creator.id, "name", "mdsim");
-      set_vlen_string_attr(creator.id, "version", MDSIM_VERSION_STRING);
-    }
-
-    // Frames per chunk: compressed chunks are written once, whole (one frame each); uncompressed
-    // ones are rewritten in place as frames fill them (about 64 KiB each).
-    const hsize_t frame_bytes = n * 3 * sizeof(float);
-    const hsize_t per_chunk =
-        options_.gzip_level > 0 ? 1 : std::clamp<hsize_t>((64 * 1024) / std::max<hsize_t>(frame_bytes, 1), 1, 256);
-    frames_per_chunk_ = static_cast<std::size_t>(per_chunk);
-    constexpr hsize_t kSmallChunk = 256;
+    write_root_attributes(file, options_);
+    write_h5md_group(file);
+    const PerAtomValues values{atoms_.size(), per_atom_chunk_frames(atoms_.size(), options_.gzip_level),
+                               options_.gzip_level};
+    frames_per_chunk_ = static_cast<std::size_t>(values.chunk_frames);
 
     H5Id particles(make_group(file, "particles"), H5Gclose);
     H5Id all(make_group(particles.id, "all"), H5Gclose);
-    {
-      H5Id position(make_group(all.id, "position"), H5Gclose);
-      ids_[kPos] = make_extendible(position.id, "value", H5T_IEEE_F32LE, {n, 3}, per_chunk, options_.gzip_level);
-      set_vlen_string_attr(ids_[kPos], "unit", "nm");
-      set_vlen_string_attr(ids_[kPos], "units", "nanometers");
-      ids_[kStep] = make_extendible(position.id, "step", H5T_STD_I64LE, {}, kSmallChunk, 0);
-      ids_[kTime] = make_extendible(position.id, "time", H5T_IEEE_F64LE, {}, kSmallChunk, 0);
-      set_vlen_string_attr(ids_[kTime], "unit", "ps");
-      set_vlen_string_attr(ids_[kTime], "units", "picoseconds");
-    }
-    {
-      H5Id box(make_group(all.id, "box"), H5Gclose);
-      set_scalar_attr(box.id, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, 3);
-      const std::string boundary = options_.periodic ? "periodic" : "none";
-      set_vlen_string_array_attr(box.id, "boundary", {boundary, boundary, boundary});
-      if (options_.periodic) {
-        H5Id edges(make_group(box.id, "edges"), H5Gclose);
-        ids_[kEdges] = make_extendible(edges.id, "value", H5T_IEEE_F64LE, {3, 3}, kSmallChunk, 0);
-        set_vlen_string_attr(ids_[kEdges], "unit", "nm");
-        hard_link(file, "particles/all/position/step", "particles/all/box/edges/step");
-        hard_link(file, "particles/all/position/time", "particles/all/box/edges/time");
-      }
-    }
+    create_position_group(all.id, values, ids_);
+    create_box_group(file, all.id, options_.periodic, ids_);
     if (options_.velocities) {
-      H5Id velocity(make_group(all.id, "velocity"), H5Gclose);
-      ids_[kVel] = make_extendible(velocity.id, "value", H5T_IEEE_F32LE, {n, 3}, per_chunk, options_.gzip_level);
-      set_vlen_string_attr(ids_[kVel], "unit", "nm ps-1");
-      set_vlen_string_attr(ids_[kVel], "units", "nanometers/picosecond");
-      hard_link(file, "particles/all/position/step", "particles/all/velocity/step");
-      hard_link(file, "particles/all/position/time", "particles/all/velocity/time");
+      create_per_atom_group(file, all.id, "velocity", values, "nm ps-1", "nanometers/picosecond", ids_[kVel]);
       hard_link(file, "particles/all/velocity/value", "velocities");
     }
-    if (options_.forces) {
-      H5Id force(make_group(all.id, "force"), H5Gclose);
-      ids_[kFrc] = make_extendible(force.id, "value", H5T_IEEE_F32LE, {n, 3}, per_chunk, options_.gzip_level);
-      set_vlen_string_attr(ids_[kFrc], "unit", "kJ mol-1 nm-1");
-      set_vlen_string_attr(ids_[kFrc], "units", "kilojoules/mole/nanometer");
-      hard_link(file, "particles/all/position/step", "particles/all/force/step");
-      hard_link(file, "particles/all/position/time", "particles/all/force/time");
-    }
-    hard_link(file, "particles/all/position/value", "coordinates");
-    hard_link(file, "particles/all/position/time", "time");
-    if (options_.periodic) {
-      ids_[kCellLengths] = make_extendible(file, "cell_lengths", H5T_IEEE_F32LE, {3}, kSmallChunk, 0);
-      set_vlen_string_attr(ids_[kCellLengths], "units", "nanometers");
-      ids_[kCellAngles] = make_extendible(file, "cell_angles", H5T_IEEE_F32LE, {3}, kSmallChunk, 0);
-      set_vlen_string_attr(ids_[kCellAngles], "units", "degrees");
-    }
-
-    // MDTraj's /topology: a one-element fixed-length string array holding JSON.
-    const std::string json = mdtraj_topology_json(topology, atoms_);
-    H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(type.id, std::max<std::size_t>(json.size(), 1));
-    H5Tset_strpad(type.id, H5T_STR_NULLPAD);
-    const hsize_t one[1] = {1};
-    H5Id space(H5Screate_simple(1, one, nullptr), H5Sclose);
-    H5Id set(H5Dcreate2(file, "topology", type.id, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-    if (!set.ok() || H5Dwrite(set.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, json.c_str()) < 0)
-      throw RuntimeError("cannot write /topology");
+    if (options_.forces)
+      create_per_atom_group(file, all.id, "force", values, "kJ mol-1 nm-1", "kilojoules/mole/nanometer", ids_[kFrc]);
+    create_mdtraj_datasets(file, options_.periodic, ids_);
+    write_topology_json(file, mdtraj_topology_json(topology, atoms_));
     if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) throw RuntimeError("cannot flush");
   } catch (const RuntimeError& e) {
     const std::string reason = h5_error_reason();
