@@ -466,7 +466,7 @@ class Evaluator {
 
   // The pair kernel's grid: kPairBlocksPerSm blocks per multiprocessor, all resident at once (5 fit), taking
   // tiles from a shared cursor until none are left; the fifth block's room is left to the PME and bonded
-  // streams' kernels (3, 5 and 16 per SM, and 16 where a system is small, were slower: docs/PERFORMANCE.md).
+  // streams' kernels.
   static constexpr int kPairBlocksPerSm = 4;
   int pair_kernel_blocks() const { return num_sms_ * kPairBlocksPerSm; }
 
@@ -600,9 +600,7 @@ class Evaluator {
   // multiprocessor: there PME's chain of small kernels (cuFFT's included) is latency-bound and, at equal
   // priority, would finish after the pair kernel. In larger systems PME's kernels have enough blocks to
   // take whole multiprocessors from the pair kernel while they wait on their chain, and equal priority
-  // is faster: they run in the room the pair kernel's grid leaves (A/B on the H100 with that grid, high
-  // priority against equal: 97.3 vs 97.2 us/step at 23,558 atoms, 439.6 vs 444.2 at 188,464, 3,587
-  // vs 3,386 at 1,507,712; docs/PERFORMANCE.md).
+  // is faster: they run in the room the pair kernel's grid leaves.
   static cuda::StreamPriority side_stream_priority(const System& system, const CudaOptions& options) {
     int sms = 1;
     MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));

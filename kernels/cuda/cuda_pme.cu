@@ -136,6 +136,42 @@ __device__ __forceinline__ void axis_stencil(const real4& p, const Recip& rc, in
   bspline_weights<P, real>(static_cast<real>(w), theta, dtheta);
 }
 
+// The first step of both spread kernels, by thread (axis d, atom a) of the block's first 3 * kSpreadAtoms:
+// the stencil of the block's atom a (index `atom`) along d into the shared arrays. An atom past the end
+// gets zero weights; with SKIP_UNCHARGED so does an uncharged one, without computing its stencil (no
+// kernel reads an uncharged atom's weights). Returns the atom's charge; i0 is its first grid index.
+template <bool SKIP_UNCHARGED, typename real, typename real4>
+__device__ __forceinline__ real stage_atom_stencil(const real4* __restrict__ posq, int natoms, int atom, int a, int d,
+                                                   const Recip& rc, int nx, int ny, int nz,
+                                                   real (&theta_s)[3][P][kSpreadAtoms], int (&index_s)[3][kSpreadAtoms],
+                                                   real (&q_s)[kSpreadAtoms], int& i0) {
+  real theta[P];
+  i0 = 0;
+  real q = 0;
+  if constexpr (SKIP_UNCHARGED) {
+    if (atom < natoms) {
+      const real4 p = posq[atom];
+      q = p.w;
+      if (q != real(0)) axis_stencil(p, rc, d, nx, ny, nz, i0, theta);
+    }
+    if (q == real(0))
+      for (int k = 0; k < P; ++k) theta[k] = 0;
+  } else {
+    if (atom < natoms) {
+      const real4 p = posq[atom];
+      q = p.w;
+      axis_stencil(p, rc, d, nx, ny, nz, i0, theta);
+    } else {
+      for (int k = 0; k < P; ++k) theta[k] = 0;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < P; ++k) theta_s[d][k][a] = theta[k];
+  index_s[d][a] = i0;
+  if (d == 0) q_s[a] = q;
+  return q;
+}
+
 // Adds the P^3 charge contributions of a spread block's first `count` atoms (stencils in the block's
 // shared arrays) straight to the global fixed-point grid: the block's threads share the items,
 // consecutive threads taking consecutive z points so that a warp's atomics touch few cache lines.
@@ -169,7 +205,6 @@ __device__ __forceinline__ void add_stencils_to_grid(int count, const real (&the
 // index and weights of one (atom, axis) each into shared memory; then every thread adds grid
 // contributions, consecutive threads taking consecutive z points so that a warp's atomics touch few
 // cache lines.
-// (The alternatives measured slower are listed in docs/PERFORMANCE.md.)
 template <typename real, typename real4>
 __global__ void __launch_bounds__(kSpreadThreads)
     spread_kernel(const real4* __restrict__ posq, int natoms, Recip rc, int nx, int ny, int nz,
@@ -182,21 +217,8 @@ __global__ void __launch_bounds__(kSpreadThreads)
   if (t < 3 * kSpreadAtoms) {
     const int a = t % kSpreadAtoms;
     const int d = t / kSpreadAtoms;
-    const int atom = first + a;
-    real theta[P];
-    int i0 = 0;
-    real q = 0;
-    if (atom < natoms) {
-      const real4 p = posq[atom];
-      q = p.w;
-      axis_stencil(p, rc, d, nx, ny, nz, i0, theta);
-    } else {
-      for (int k = 0; k < P; ++k) theta[k] = 0;
-    }
-#pragma unroll
-    for (int k = 0; k < P; ++k) theta_s[d][k][a] = theta[k];
-    index_s[d][a] = i0;
-    if (d == 0) q_s[a] = q;
+    int i0;
+    stage_atom_stencil<false>(posq, natoms, first + a, a, d, rc, nx, ny, nz, theta_s, index_s, q_s, i0);
   }
   __syncthreads();
   add_stencils_to_grid(min(kSpreadAtoms, natoms - first), theta_s, index_s, q_s, nx, ny, nz, grid);
@@ -214,6 +236,58 @@ constexpr int kTileSide = 16;
 constexpr float kTileScaleF = 16777216.0f;  // 2^24
 constexpr int kTileToGridShift = 16;        // 2^40 / 2^24
 
+// The block's extent along axis d, relative to its first charged atom (periodic wrap undone), by the
+// warp of axis d (lane a: the block's atom a, of charge q and first grid index i0): each atom's stencil
+// origin relative to the tile's, and the tile's origin and span (0 for a block without charges).
+__device__ __forceinline__ void record_block_extent(float q, int i0, int a, int d, int nx, int ny, int nz,
+                                                    int (&local_s)[3][kSpreadAtoms], int (&origin_s)[3],
+                                                    int (&span_s)[3]) {
+  const unsigned int charged = __ballot_sync(0xffffffffu, q != 0.0f);
+  const int n = d == 0 ? nx : (d == 1 ? ny : nz);
+  const int reference = charged ? __shfl_sync(0xffffffffu, i0, __ffs(charged) - 1) : 0;
+  int offset = i0 - reference;
+  if (offset >= n / 2) offset -= n;
+  if (offset < -(n / 2)) offset += n;
+  int lo = q != 0.0f ? offset : 1 << 30, hi = q != 0.0f ? offset : -(1 << 30);
+  for (int off = 16; off > 0; off >>= 1) {
+    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
+    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
+  }
+  local_s[d][a] = offset - lo;
+  if (a == 0) {
+    origin_s[d] = ((reference + lo) % n + n) % n;
+    span_s[d] = charged ? hi - lo + P : 0;
+  }
+}
+
+// Each touched point of the sx x sy x sz tile to the global grid once, by the threads t < step * sz
+// (step = kSpreadThreads / sz). Consecutive threads take consecutive z of a line (a warp's atomics fall
+// in few cache lines): thread t takes z = t % sz of lines t / sz, t / sz + step, ... (line = lx * sy +
+// ly, followed without divisions).
+__device__ __forceinline__ void add_tile_to_grid(int t, const int (&tile)[kTileSide * kTileSide * kTileSide],
+                                                 const int (&origin_s)[3], int sx, int sy, int sz, int nx, int ny,
+                                                 int nz, int step, unsigned long long* __restrict__ grid) {
+  const int lz = t % sz;
+  int gz = origin_s[2] + lz;
+  if (gz >= nz) gz -= nz;
+  int lx = 0, ly = t / sz;
+  while (ly >= sy) ly -= sy, ++lx;
+  while (lx < sx) {
+    const int v = tile[(lx * sy + ly) * sz + lz];
+    if (v != 0) {
+      int gx = origin_s[0] + lx;
+      if (gx >= nx) gx -= nx;
+      int gy = origin_s[1] + ly;
+      if (gy >= ny) gy -= ny;
+      atomicAdd(grid + (gx * ny + gy) * nz + gz,
+                static_cast<unsigned long long>(static_cast<long long>(v) * (1ll << kTileToGridShift)));
+    }
+    ly += step;
+    while (ly >= sy) ly -= sy, ++lx;
+  }
+}
+
+// 1'. The tiled spread (see above): stencils and the block's extent, the tile, then the tile to the grid.
 __global__ void __launch_bounds__(kSpreadThreads)
     spread_tiled_kernel(const float4* __restrict__ posq, int count, Recip rc, int nx, int ny, int nz,
                         unsigned long long* __restrict__ grid) {
@@ -228,38 +302,9 @@ __global__ void __launch_bounds__(kSpreadThreads)
   if (t < 3 * kSpreadAtoms) {  // warp d: axis d, lane a: atom a
     const int a = t % kSpreadAtoms;
     const int d = t / kSpreadAtoms;
-    const int atom = first + a;
-    float theta[P];
-    int i0 = 0;
-    float q = 0;
-    if (atom < count) {
-      const float4 p = posq[atom];
-      q = p.w;
-      if (q != 0.0f) axis_stencil(p, rc, d, nx, ny, nz, i0, theta);
-    }
-    if (q == 0.0f)
-      for (int k = 0; k < P; ++k) theta[k] = 0;
-#pragma unroll
-    for (int k = 0; k < P; ++k) theta_s[d][k][a] = theta[k];
-    index_s[d][a] = i0;
-    if (d == 0) q_s[a] = q;
-    // The block's extent along axis d, relative to its first charged atom (periodic wrap undone).
-    const unsigned int charged = __ballot_sync(0xffffffffu, q != 0.0f);
-    const int n = d == 0 ? nx : (d == 1 ? ny : nz);
-    const int reference = charged ? __shfl_sync(0xffffffffu, i0, __ffs(charged) - 1) : 0;
-    int offset = i0 - reference;
-    if (offset >= n / 2) offset -= n;
-    if (offset < -(n / 2)) offset += n;
-    int lo = q != 0.0f ? offset : 1 << 30, hi = q != 0.0f ? offset : -(1 << 30);
-    for (int off = 16; off > 0; off >>= 1) {
-      lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
-      hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
-    }
-    local_s[d][a] = offset - lo;
-    if (a == 0) {
-      origin_s[d] = ((reference + lo) % n + n) % n;
-      span_s[d] = charged ? hi - lo + P : 0;
-    }
+    int i0;
+    const float q = stage_atom_stencil<true>(posq, count, first + a, a, d, rc, nx, ny, nz, theta_s, index_s, q_s, i0);
+    record_block_extent(q, i0, a, d, nx, ny, nz, local_s, origin_s, span_s);
   }
   __syncthreads();
   const int sx = span_s[0], sy = span_s[1], sz = span_s[2];
@@ -298,29 +343,9 @@ __global__ void __launch_bounds__(kSpreadThreads)
     }
   }
   __syncthreads();
-  // Each touched point to the global grid once. Consecutive threads take consecutive z of a line (a
-  // warp's atomics fall in few cache lines): thread t takes z = t % sz of lines t / sz, t / sz + step,
-  // ... (line = lx * sy + ly, followed without divisions).
-  const int step = kSpreadThreads / sz;
+  const int step = kSpreadThreads / sz;  // lines taken at once
   if (t >= step * sz) return;
-  const int lz = t % sz;
-  int gz = origin_s[2] + lz;
-  if (gz >= nz) gz -= nz;
-  int lx = 0, ly = t / sz;
-  while (ly >= sy) ly -= sy, ++lx;
-  while (lx < sx) {
-    const int v = tile[(lx * sy + ly) * sz + lz];
-    if (v != 0) {
-      int gx = origin_s[0] + lx;
-      if (gx >= nx) gx -= nx;
-      int gy = origin_s[1] + ly;
-      if (gy >= ny) gy -= ny;
-      atomicAdd(grid + (gx * ny + gy) * nz + gz,
-                static_cast<unsigned long long>(static_cast<long long>(v) * (1ll << kTileToGridShift)));
-    }
-    ly += step;
-    while (ly >= sy) ly -= sy, ++lx;
-  }
+  add_tile_to_grid(t, tile, origin_s, sx, sy, sz, nx, ny, nz, step, grid);
 }
 
 // 2. Fixed-point grid -> real grid for the R2C transform. Two points per thread (16-byte loads, 8- or
@@ -440,10 +465,10 @@ __global__ void __launch_bounds__(kGridThreads)
   }
 }
 
-// 6. Force interpolation, one thread per atom (measured on an H100 with DHFR: faster than 2, 4 or 8
-// threads per atom sharing the 25 grid lines, which repeat the weights and need a reduction). With
-// `original` (the sorted copy's slot -> atom map) the atoms are read in spatial order, so a warp's
-// stencils overlap and its grid reads hit the cache; the force goes to the atom's own index.
+// 6. Force interpolation, one thread per atom (threads sharing an atom's 25 grid lines would repeat
+// its weights and need a reduction). With `original` (the sorted copy's slot -> atom map) the atoms are
+// read in spatial order, so a warp's stencils overlap and its grid reads hit the cache; the force goes
+// to the atom's own index.
 template <typename real, typename real4>
 __global__ void __launch_bounds__(kGatherThreads)
     gather_kernel(const real4* __restrict__ posq, int natoms, const int* __restrict__ original, Recip rc, int nx,

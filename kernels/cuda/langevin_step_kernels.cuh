@@ -42,10 +42,10 @@ struct LangevinStepArgs {
 // The O step's standard normal draws of every atom for the current step, gaussian3(seed,
 // kStreamLangevin, step, atom) as langevin_drift_kernel draws them. Launched on its own, concurrently
 // with the force evaluation, so that the step's kernels only read them: the draws (Philox and a
-// double-precision Box-Muller) were most of the work of settle_langevin_step_kernel, whose one
+// double-precision Box-Muller) would be most of the work of settle_langevin_step_kernel, whose one
 // thread per water is a long dependent chain at low occupancy. As the step's only reader of the step
 // counter, it advances it: the last block to finish (done_count, 0 before and after) adds one, after
-// every block has used the value (a kernel at the end of the step did this, on the critical path).
+// every block has used the value (a kernel of its own at the step's end would be on the critical path).
 __global__ void langevin_noise_kernel(int n, std::uint64_t seed, long long* __restrict__ step,
                                       unsigned int* __restrict__ done_count, Vec3d* __restrict__ noise) {
   __shared__ bool last;

@@ -288,11 +288,10 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
 
 // Nearest image for the neighbour search and the tile kernel: BoxVectors::minimum_image with its three
 // divisions replaced by multiplications with precomputed reciprocals (an IEEE division is about a
-// dozen instructions; these images were a sixth of the column search's instructions, and 4% of the
-// tile kernel's). The two can differ only for a displacement within rounding of half a box height
-// along some axis, where both images lie farther than any search range or cutoff (which stay below
-// half the smallest height): no search decision changes, and every pair in range gets the same
-// displacement, bit for bit.
+// dozen instructions, and both kernels take many images). The two can differ only for a displacement
+// within rounding of half a box height along some axis, where both images lie farther than any search
+// range or cutoff (which stay below half the smallest height): no search decision changes, and every
+// pair in range gets the same displacement, bit for bit.
 template <typename real>
 struct SearchBox {
   BoxVectors<real> v;
@@ -431,7 +430,7 @@ __global__ void __launch_bounds__(256) exclusion_tile_masks_kernel(const unsigne
 // After a sort, once the exclusion keys are unique: the first key of every row I in [0, rows] (row
 // `rows` is past the last block slot: its start is the count of keys of real blocks). Once per sort,
 // so that a list build finds each row's keys with two loads instead of two binary searches over all
-// keys (a chain of dependent loads: 7% of the column search's time at 188k atoms).
+// keys (a chain of dependent loads).
 __global__ void exclusion_row_start_kernel(int rows, const unsigned long long* __restrict__ keys,
                                            const int* __restrict__ count, int* __restrict__ row_start) {
   const int I = blockIdx.x * blockDim.x + threadIdx.x;
@@ -470,9 +469,8 @@ constexpr int kPackBatch = 4;  // blocks J whose atoms RowPacker::pack loads tog
 constexpr int kShellBuffer = (kPackBatch + 1) * kTileSize;
 constexpr int kPackerInts = kPackBuffer + kShellBuffer;
 // Candidates closer than range - kShellWidth (nm) to block I's box are packed without the atom filter's
-// check (a candidate may always be kept: only a drop needs the check). Measured offline on DHFR's
-// blocks: with 0.2 nm, 37% of the box's candidates are checked and the filter still removes 20% of
-// them (21% when every candidate is checked).
+// check (a candidate may always be kept: only a drop needs the check). With 0.2 nm most candidates skip
+// the check, and the filter removes nearly as many as when every candidate is checked.
 constexpr float kShellWidth = 0.2f;
 
 // Packs the atoms of one row I's packed tiles: the atoms of blocks J > I that lie within range of block
@@ -712,7 +710,7 @@ constexpr int kBuildSegment = 128;
 // them atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting
 // atoms). Tile order in memory varies run to run; tile contents do not. Scans every block pair: for
 // small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
-// so 7 blocks fit per SM (the compiler alone chose 80; docs/PERFORMANCE.md has the A/B).
+// so 7 blocks fit per SM (the compiler alone would take more).
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
@@ -749,7 +747,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
 // since the last sort) of I's column: for each row of columns (y) one or two contiguous runs of
 // columns (x), hence contiguous runs of blocks. O(N) work instead of O(N^2). Every atom of the row's
 // packed tiles is packed across the runs, so the row has one partly filled packed tile at most. At most
-// 72 registers, so 7 blocks fit per SM (the compiler alone chose 80, 6 blocks; A/B in docs/PERFORMANCE.md).
+// 72 registers, so 7 blocks fit per SM (the compiler alone would take more, for 6 blocks).
 template <typename real>
 __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
@@ -782,7 +780,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
       const int k = run >> 1;
       const bool second = run & 1;
       // Wrapped by one period at most (2 ny + 1 < ncy and 2 nx + 1 < ncx unless all_y / all_x): no
-      // integer division, which cost a tenth of the kernel's instructions here.
+      // integer division (costly in this loop).
       int y = k;
       if (!all_y) {
         y = cy - ny + k;

@@ -93,13 +93,33 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
   }
 }
 
+// A tile's forces on atom i and on this lane's slot atom j_own (-1: none) to their original atoms (perm:
+// -1 for a padding slot), as 64-bit fixed point.
+template <typename real>
+__device__ __forceinline__ void add_tile_forces(int i, int j_own, const int* __restrict__ perm, int stride,
+                                                unsigned long long* __restrict__ force, const Vec3<real>& fi,
+                                                const Vec3<real>& fj) {
+  const int oi = perm[i];
+  if (oi >= 0) {
+    atomic_add_fixed(&force[oi], fi.x);
+    atomic_add_fixed(&force[stride + oi], fi.y);
+    atomic_add_fixed(&force[2 * stride + oi], fi.z);
+  }
+  const int oj = j_own >= 0 ? perm[j_own] : -1;
+  if (oj >= 0) {
+    atomic_add_fixed(&force[oj], fj.x);
+    atomic_add_fixed(&force[stride + oj], fj.y);
+    atomic_add_fixed(&force[2 * stride + oj], fj.z);
+  }
+}
+
 // One warp per tile. Lane l owns atom i = I*32 + l and slot l. The slot atoms' positions and
 // parameters go to the warp's shared memory; at step k lane l reads slot (l + k) mod 32 there, while
 // the force on that slot rotates round the warp by shuffles (tile_steps), so after 32 steps every (i, slot) pair
 // has been seen once and each slot force is back in its own lane. Forces go to the original atom
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
-// own, so the total does not depend on which warp took which tile. At most 48 registers, so 5 blocks
-// fit per SM (the compiler alone chose 55 for the PME kernel, 4 blocks; A/B in docs/PERFORMANCE.md).
+// own, so the total does not depend on which warp took which tile. At most 48 registers, so that 5 blocks
+// fit per SM (the compiler alone would take more).
 // The grid is resident as a whole (Evaluator::pair_kernel_blocks: 4 blocks per SM, leaving room for the
 // PME and bonded streams' kernels beside it); its warps take tiles kTileChunk at a time from a cursor in
 // the list's status, which the last warp to finish sets back to zero.
@@ -186,18 +206,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
         tile_steps<false, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box,
                                                    params, fi, fj, tile_energy);
       }
-      const int oi = perm[i];
-      if (oi >= 0) {
-        atomic_add_fixed(&force[oi], fi.x);
-        atomic_add_fixed(&force[stride + oi], fi.y);
-        atomic_add_fixed(&force[2 * stride + oi], fi.z);
-      }
-      const int oj = j_own >= 0 ? perm[j_own] : -1;
-      if (oj >= 0) {
-        atomic_add_fixed(&force[oj], fj.x);
-        atomic_add_fixed(&force[stride + oj], fj.y);
-        atomic_add_fixed(&force[2 * stride + oj], fj.z);
-      }
+      add_tile_forces(i, j_own, perm, stride, force, fi, fj);
       if (ENERGY) {
         for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
         energy_fixed += to_fixed(tile_energy);  // lane 0's value is the tile's sum
@@ -207,8 +216,8 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
   }
   if (ENERGY && lane == 0 && energy_fixed != 0) atomicAdd(energy, energy_fixed);
   // The last warp to finish leaves the cursor zero for the next launch: every warp's last take has returned
-  // (its value ended the loop) before the warp counts itself here, so no take can follow the reset. (A
-  // __threadfence before the count, waiting on the warp's force atomics, cost 17 us per step at 2x2x2.)
+  // (its value ended the loop) before the warp counts itself here, so no take can follow the reset, and the
+  // count needs no __threadfence (which would wait on the warp's force atomics).
   if (lane == 0) {
     const int warps = gridDim.x * blockDim.x / 32;
     if (atomicAdd(&tile_cursor[1], 1) == warps - 1) {
