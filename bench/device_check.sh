@@ -18,11 +18,11 @@ source bench/device_env.sh  # configure_device_build (with the headers the machi
 configure_device_build "$OUT/configure.log" || exit 1
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_dynamics test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_stages test_cuda_replicas test_energy_command test_cpu_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_context test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_run_stages test_cuda_replicas test_energy_command test_cpu_forces_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
-ctest --test-dir build-device -R "test_energy_command|test_cpu_reference_systems|test_bad_input|bad_input_suite|python_api|example_python_restraint_numpy" -j 16 \
+ctest --test-dir build-device -R "test_energy_command|test_cpu_forces_reference_systems|test_bad_input|bad_input_suite|python_api|example_python_restraint_numpy" -j 16 \
   --output-on-failure > "$OUT/ctest_cpu.log" 2>&1
 cpu_rc=$?
 {
@@ -49,7 +49,7 @@ if [ "${2:-}" = sanitize ]; then
       > "$OUT/sanitize_columns_$tool.log" 2>&1
     echo "compute-sanitizer $tool (column search on ala2_water, villin_water, DHFR): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_columns_$tool.log" | tail -1)"
   done
-  compute-sanitizer --tool memcheck --error-exitcode 9 build-device/tests/test_cuda_dynamics "CUDA: a blown-up*" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 build-device/tests/test_cuda_context "CUDA: a blown-up*" \
     > "$OUT/sanitize_blowup_memcheck.log" 2>&1
   echo "compute-sanitizer memcheck (an atom flung to 1e297 nm, mixed and double): rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_blowup_memcheck.log" | tail -1)"
 fi

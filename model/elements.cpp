@@ -9,7 +9,7 @@ namespace mdsim {
 namespace {
 
 // Symbols, atomic numbers and masses of OpenMM 7.7's openmm.app.element (dumped from it with
-// tests/data/pdb_openmm_elements.txt's recipe; tests/test_pdb.cpp compares every entry).
+// tests/data/pdb_openmm_elements.txt's recipe; tests/io/test_pdb.cpp compares every entry).
 constexpr std::array kElements = {
     Element{"H", 1, 1.007947},
     Element{"D", 1, 2.0135532127},

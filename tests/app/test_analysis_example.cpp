@@ -9,7 +9,6 @@
 
 #include <hdf5.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <array>
 #include <cmath>
@@ -23,6 +22,7 @@
 #include "io/pdb_reader.hpp"
 #include "model/elements.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -137,9 +137,7 @@ bool is_png(const fs::path& p) {
 }  // namespace
 
 TEST_CASE("examples/analyze.py analyses an mdsim output folder") {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_analysis_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = mdsim_test::scratch("analysis");
   const fs::path cfg = write_config(dir, "run", kSteps, "minimize: {tolerance: 100 kJ/mol/nm, max_iterations: 20}\n");
   const auto run = mdsim::test::run_mdsim("run " + cfg.string());
   INFO(run.all());

@@ -1,4 +1,4 @@
-// Bad input ends in a clear, located error before anything is written (issue 15). Overlapping atoms:
+// Bad input ends in a clear, located error before anything is written. Overlapping atoms:
 // find_closest_pair on its own, then `mdsim check`, `mdsim energy` and `mdsim run` on a structure with
 // two coincident atoms (directly and through a periodic image): exit 2, both atoms and their lines
 // named, no output created. A non-finite coordinate reaching the CPU platform is a runtime error
@@ -24,6 +24,7 @@
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
+using mdsim_test::scratch;
 using namespace mdsim;
 
 namespace {
@@ -31,8 +32,6 @@ namespace {
 const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
 using mdsim_test::contains;
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("bad", name); }
 
 // ala2_water.pdb with the coordinates of the atom on line `to` (1-based) replaced by those of the atom on
 // line `from`, shifted by shift_angstrom.

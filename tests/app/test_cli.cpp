@@ -16,6 +16,7 @@
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
+using mdsim_test::scratch;
 
 namespace {
 
@@ -28,9 +29,6 @@ Result run(const std::string& args) {
 }
 
 using mdsim_test::contains;
-
-// A scratch folder with a config that points at the bundled example structure.
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cli", name); }
 
 }  // namespace
 

@@ -4,7 +4,6 @@
 // Exits 77 (CTest: skipped) without a GPU.
 #include "support/catch.hpp"
 
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,49 +13,28 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "io/hdf5_arrays.hpp"
+#include "support/ala2_water_run.hpp"
+#include "support/checkpoints.hpp"
 #include "support/run_mdsim.hpp"
 #include "support/scratch.hpp"
 
 namespace fs = std::filesystem;
+using mdsim_test::scratch;
 
 namespace {
-
-const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cuda_run", name); }
 
 // LangevinMiddle 2 fs, PME 1.0 nm, HBonds; frames (with velocities and forces) and state lines every
 // `report` steps, a checkpoint every `checkpoint` steps.
 fs::path write_config(const fs::path& dir, int steps, int report, int checkpoint) {
-  const fs::path p = dir / "run.yaml";
-  std::ofstream(p) << "system:\n  pdb: " << kPdb << "\n  cutoff: 1.0 nm\n  constraints: hbonds\n"
-                   << "platform: {name: cuda, precision: mixed}\n"
-                   << "integrator: {type: langevin_middle, temperature: 300 K, friction: 1/ps, timestep: 2 fs, seed: 7}\n"
-                   << "run: {steps: " << steps << "}\n"
-                   << "output:\n  directory: out\n  trajectory: {interval: " << report
-                   << ", velocities: true, forces: true}\n  state: {interval: " << report << "}\n"
-                   << "  checkpoint: {interval: " << checkpoint << "}\n  progress: false\n";
-  return p;
-}
-
-std::size_t differing(const std::vector<mdsim::Vec3d>& a, const std::vector<mdsim::Vec3d>& b) {
-  REQUIRE(a.size() == b.size());
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) n += (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z);
-  return n;
-}
-
-void require_same_final_state(const fs::path& a, const fs::path& b) {
-  for (const char* dataset : {"positions_nm", "velocities_nm_per_ps"}) {
-    const auto x = mdsim::read_vec3_dataset_h5((a / "out/checkpoint.h5").string(), dataset);
-    const auto y = mdsim::read_vec3_dataset_h5((b / "out/checkpoint.h5").string(), dataset);
-    INFO(dataset);
-    CHECK(differing(x, y) == 0);
-  }
+  mdsim_test::Ala2WaterRun run = mdsim_test::ala2_water_run_on_cuda();
+  run.seed = 7;
+  run.steps = steps;
+  run.trajectory = "interval: " + std::to_string(report) + ", velocities: true, forces: true";
+  run.state = "interval: " + std::to_string(report);
+  run.checkpoint = "interval: " + std::to_string(checkpoint);
+  return run.write(dir);
 }
 
 }  // namespace
@@ -76,7 +54,7 @@ TEST_CASE("CUDA: a run continued with --resume ends where the uninterrupted run 
   const auto resumed = mdsim::test::run_mdsim("run --resume " + (split / "run.yaml").string());
   INFO(resumed.all());
   REQUIRE(resumed.code == 0);
-  require_same_final_state(straight, split);
+  mdsim_test::check_same_final_state(straight, split);
   fs::remove_all(straight);
   fs::remove_all(split);
 }
@@ -88,32 +66,11 @@ TEST_CASE("CUDA: a run stopped by SIGINT and resumed ends where the uninterrupte
 
   const fs::path stopped = scratch("sig_stopped");
   const fs::path config = write_config(stopped, steps, 1000, 5000);
-  const pid_t child = ::fork();
+  const pid_t child = mdsim::test::start_mdsim_run(config, stopped / "run.log");
   REQUIRE(child >= 0);
-  if (child == 0) {
-    const std::string log = (stopped / "run.log").string();
-    std::freopen(log.c_str(), "w", stdout);
-    std::freopen(log.c_str(), "a", stderr);
-    ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", config.c_str(), static_cast<char*>(nullptr));
-    std::_Exit(127);
-  }
-  // Stop it once a state line past step 2000 is out (mid-run, between checkpoints).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  bool started = false;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream csv(stopped / "out/state.csv");
-    std::string line;
-    int lines = 0;
-    while (std::getline(csv, line)) ++lines;
-    if (lines >= 3) {  // header + steps 1000, 2000
-      started = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ::kill(child, SIGINT);
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  // Stop it once a state line past step 2000 is out (mid-run, between checkpoints): header + steps 1000, 2000.
+  const bool started = mdsim::test::wait_for_lines(stopped / "out/state.csv", 3, std::chrono::seconds(120));
+  const int status = mdsim::test::interrupt(child);
   REQUIRE(started);
   REQUIRE(WIFEXITED(status));
   const int code = WEXITSTATUS(status);
@@ -129,7 +86,7 @@ TEST_CASE("CUDA: a run stopped by SIGINT and resumed ends where the uninterrupte
   const auto resumed = mdsim::test::run_mdsim("run --resume " + config.string());
   INFO(resumed.all());
   REQUIRE(resumed.code == 0);
-  require_same_final_state(straight, stopped);
+  mdsim_test::check_same_final_state(straight, stopped);
   fs::remove_all(straight);
   fs::remove_all(stopped);
 }

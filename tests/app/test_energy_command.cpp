@@ -2,8 +2,6 @@
 // counts, the --forces HDF5 file against the reference forces, and input errors located in the config.
 #include "support/catch.hpp"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,8 +11,9 @@
 #include <string>
 
 #include "io/hdf5_arrays.hpp"
+#include "support/reference_data.hpp"
 #include "support/run_mdsim.hpp"
-#include "test_cpu_support.hpp"
+#include "support/scratch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,11 +27,7 @@ double json_number(const std::string& text, const std::string& key) {
 }
 
 fs::path write_config(const std::string& name, const std::string& body) {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_energy_cfg_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p) << body;
-  return p;
+  return mdsim_test::scratch_folder().write(name, body);
 }
 
 const std::string kData = MDSIM_TEST_DATA_DIR;

@@ -20,13 +20,12 @@
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
+using mdsim_test::scratch;
 using mdsim::test::run_mdsim;
 
 namespace {
 
 using mdsim_test::contains;
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("prepare", name); }
 
 // The shared system's heavy atoms outside water and ions, CRYST1 kept; `drop_residues` (resSeq) left out too.
 std::string heavy_atoms(const std::string& system, int drop_from = 0, int drop_to = -1) {
@@ -195,8 +194,8 @@ TEST_CASE("prepare: errors a raw structure meets, located and with the fix; noth
 }
 
 TEST_CASE("prepare then run the protocol it wrote: every stage runs and restraints act only where asked", "[prepare]") {
-  // The CI-sized version of issue 17's check (bench/prepare_validate.sh runs 10 ps + 10 ps of DHFR on a GPU):
-  // solvated alanine dipeptide with stages of 0.1 ps each.
+  // The CI-sized version of the prepared protocol's check (bench/prepare_validate.sh runs 10 ps + 10 ps of DHFR on
+  // a GPU): solvated alanine dipeptide with stages of 0.1 ps each.
   const fs::path dir = scratch("protocol");
   const fs::path in = write(dir / "ala2.pdb", heavy_atoms("ala2_vacuum.pdb"));
   const auto prep = run_mdsim("prepare " + in.string() + " -o " + (dir / "system.pdb").string() + " --config " +

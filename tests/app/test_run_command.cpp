@@ -3,6 +3,7 @@
 // box; a resumed run reaches the same final coordinates as an uninterrupted one; bad output folders
 // and a resume without a checkpoint are clear errors with exit code 2.
 #include "support/catch.hpp"
+#include "support/ala2_water_run.hpp"
 #include "support/checkpoints.hpp"
 #include "support/text_file.hpp"
 
@@ -20,25 +21,19 @@
 #include "support/scratch.hpp"
 
 namespace fs = std::filesystem;
+using mdsim_test::scratch;
 
 namespace {
 
-const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("run", name); }
+const std::string kPdb = mdsim_test::ala2_water_pdb();
 
 // A short ala2_water run on the CPU: `steps` LangevinMiddle steps of 2 fs, frames and state lines every
 // 10 steps, checkpoint every 10, fixed seed.
 fs::path write_config(const fs::path& dir, int steps, const std::string& extra = "") {
-  const fs::path p = dir / "run.yaml";
-  std::ofstream(p) << "system:\n  pdb: " << kPdb << "\n"
-                   << "platform: cpu\n"
-                   << "integrator: {type: langevin_middle, temperature: 300 K, friction: 1/ps, timestep: 2 fs, seed: 42}\n"
-                   << "run: {steps: " << steps << "}\n"
-                   << "output:\n  directory: out\n  trajectory: {interval: 10}\n  state: {interval: 10}\n"
-                   << "  checkpoint: {interval: 10}\n  progress: false\n"
-                   << extra;
-  return p;
+  mdsim_test::Ala2WaterRun run;
+  run.steps = steps;
+  run.tail = extra;
+  return run.write(dir);
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // `mdsim run` killed or starved of disk space, end to end through the real process (CPU platform,
-// ala2_water): issue 7's "kill -9 leaves a readable trajectory with every flushed frame; a resumed
+// ala2_water): "kill -9 leaves a readable trajectory with every flushed frame; a resumed
 // run continues to the same final coordinates as an uninterrupted one" and "a disk-full error gives
 // one clear error and never leaves a truncated file passed off as complete". The writer-level
-// versions are in test_trajectory_h5.cpp; here the whole run (writer thread, flush policy from
+// versions are in tests/io/test_trajectory_h5.cpp; here the whole run (writer thread, flush policy from
 // output.trajectory.flush_interval, checkpoints, restart logic, exit codes) is exercised.
 // External readers: h5py and MDTraj through /usr/bin/python3.
 #include "support/catch.hpp"
+#include "support/ala2_water_run.hpp"
 #include "support/checkpoints.hpp"
 #include "support/scratch.hpp"
 #include "support/text_file.hpp"
@@ -36,31 +37,25 @@ extern char** environ;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using mdsim_test::scratch;
 
 namespace {
 
-const std::string kPdb = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 constexpr int kAtoms = 2269;
 constexpr int kFrameInterval = 5;  // steps between trajectory frames and state lines
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("fail", name); }
 
 // ala2_water on the CPU, LangevinMiddle 2 fs, fixed seed; frames and state lines every 5 steps, the
 // trajectory flushed at least every `flush_interval` (and before each checkpoint), a checkpoint
 // every `checkpoint_interval` steps.
 fs::path write_config(const fs::path& dir, int steps, int checkpoint_interval,
                       const std::string& flush_interval = "0.2 s") {
-  const fs::path p = dir / "run.yaml";
-  std::ofstream(p) << "system:\n  pdb: " << kPdb << "\n"
-                   << "platform: cpu\n"
-                   << "integrator: {type: langevin_middle, temperature: 300 K, friction: 1/ps, timestep: 2 fs, seed: 7}\n"
-                   << "run: {steps: " << steps << "}\n"
-                   << "output:\n  directory: out\n"
-                   << "  trajectory: {interval: " << kFrameInterval << ", flush_interval: " << flush_interval << "}\n"
-                   << "  state: {interval: " << kFrameInterval << "}\n"
-                   << "  checkpoint: {interval: " << checkpoint_interval << "}\n"
-                   << "  progress: false\n";
-  return p;
+  mdsim_test::Ala2WaterRun run;
+  run.seed = 7;
+  run.steps = steps;
+  run.trajectory = "interval: " + std::to_string(kFrameInterval) + ", flush_interval: " + flush_interval;
+  run.state = "interval: " + std::to_string(kFrameInterval);
+  run.checkpoint = "interval: " + std::to_string(checkpoint_interval);
+  return run.write(dir);
 }
 
 std::vector<std::string> nonempty_lines(const std::string& text) {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Dump the System OpenMM 7.7 builds for a PDB file as text, for tests/test_forcefield.cpp
-and tests/test_forcefield_generators.cpp.
+"""Dump the System OpenMM 7.7 builds for a PDB file as text, for tests/model/test_forcefield.cpp
+and tests/model/test_forcefield_generators.cpp.
 
 Made with Debian 12's OpenMM 7.7 (python3-simtk):
     /usr/bin/python3 tests/data/ff_dump_openmm_terms.py ../shared/systems/ala2_vacuum.pdb \

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference energies and forces for tests/test_cpu_openmm_small.cpp, from OpenMM 7.7's Reference
+"""Reference energies and forces for tests/kernels/cpu/test_cpu_forces_openmm_small.cpp, from OpenMM 7.7's Reference
 platform (double precision), for small synthetic systems: a handful of bonded terms, and 64 random
 charged LJ particles with exceptions under every nonbonded method (NoCutoff, CutoffNonPeriodic,
 CutoffPeriodic with and without switching, PME in an orthorhombic and a triclinic box).

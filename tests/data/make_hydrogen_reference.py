@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference for tests/test_prepare_hydrogens.cpp: OpenMM 7.7's Modeller.addHydrogens (force field
+"""Reference for tests/prepare/test_hydrogens.cpp: OpenMM 7.7's Modeller.addHydrogens (force field
 amber14-all.xml + amber14/tip3p.xml, pH 7.0) on heavy-atom-only structures: the shared systems
 (tests/data/shared/systems/*.pdb with every hydrogen deleted, water hydrogens too) and BPTI
 (tests/data/hydrogens_bpti_heavy.pdb, from OpenMM's own test inputs; 3 disulfides), and DHFR without its

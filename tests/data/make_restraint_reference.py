@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference energies and forces of position restraints for tests/test_restraints.cpp, from OpenMM 7.7's
+"""Reference energies and forces of position restraints for tests/kernels/cpu/test_cpu_restraints.cpp, from OpenMM 7.7's
 Reference platform (double precision): CustomExternalForce("0.5*k*periodicdistance(x,y,z,x0,y0,z0)^2")
 in ala2_water's box and in a triclinic box of about its size, and the plain-difference expression
 "0.5*k*((x-x0)^2+(y-y0)^2+(z-z0)^2)" without a box (ala2_vacuum), the restraint force alone.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference solvation for tests/test_prepare_solvent.cpp, from OpenMM 7.7's Modeller: the protein residues
+"""Reference solvation for tests/prepare/test_solvent.cpp, from OpenMM 7.7's Modeller: the protein residues
 (waters and ions deleted) of the shared villin and DHFR systems, solvated with
 Modeller.addSolvent(ForceField('amber14-all.xml', 'amber14/tip3p.xml'), padding=1.0 nm, ionicStrength=0.15 M)
 (cube, TIP3P, Na+/Cl-, neutralize=True).

@@ -1,4 +1,4 @@
-"""PDBx/mmCIF versions of shared systems for tests/test_structure_reader.cpp, written by OpenMM 7.7's PDBxFile.
+"""PDBx/mmCIF versions of shared systems for tests/io/test_structure_reader.cpp, written by OpenMM 7.7's PDBxFile.
 
 Run with the Debian OpenMM (python3-simtk) from the repository root:
     /usr/bin/python3 tests/data/make_structure_cif.py

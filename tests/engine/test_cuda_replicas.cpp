@@ -19,23 +19,18 @@
 #include "io/config.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "platform/context.hpp"
+#include "support/checkpoints.hpp"
 #include "support/scratch.hpp"
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace mdsim;
+using mdsim_test::differing_vectors;
+using mdsim_test::scratch;
 
 namespace {
 
 const std::string kWater = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("cuda_replicas", name); }
-
-std::size_t differing(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
-  std::size_t n = a.size() == b.size() ? 0 : a.size() + b.size();
-  for (std::size_t i = 0; n == 0 && i < a.size(); ++i) n += a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z;
-  return n;
-}
 
 RunConfig config(const fs::path& dir, const std::string& out, int steps) {
   std::ostringstream c;
@@ -106,8 +101,8 @@ TEST_CASE("CUDA: a replica ladder runs, exchanges and resumes bit for bit") {
   const EnsembleCheckpoint b = read_ensemble_checkpoint((dir / "resumed" / "checkpoint.h5").string(), fingerprint);
   REQUIRE(a.replicas.size() == b.replicas.size());
   for (std::size_t k = 0; k < a.replicas.size(); ++k) {
-    CHECK(differing(a.replicas[k].positions_nm, b.replicas[k].positions_nm) == 0);
-    CHECK(differing(a.replicas[k].velocities_nm_per_ps, b.replicas[k].velocities_nm_per_ps) == 0);
+    CHECK(differing_vectors(a.replicas[k].positions_nm, b.replicas[k].positions_nm) == 0);
+    CHECK(differing_vectors(a.replicas[k].velocities_nm_per_ps, b.replicas[k].velocities_nm_per_ps) == 0);
   }
   CHECK(a.exchange_state == b.exchange_state);
   fs::remove_all(dir);

@@ -30,14 +30,13 @@
 #include "support/thrown.hpp"
 
 namespace fs = std::filesystem;
+using mdsim_test::scratch;
 using namespace mdsim;
 using mdsim_test::message_of;
 
 namespace {
 
 const std::string kVacuum = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_vacuum.pdb";
-
-fs::path scratch(const std::string& name) { return mdsim_test::scratch_dir("replicas", name); }
 
 // A 4-replica ladder 300-400 K on alanine dipeptide in vacuum (exchange every 50 steps), or other replicas.
 std::string ladder_config(const std::string& out, int steps, const std::string& replicas = {}) {

@@ -1,5 +1,6 @@
 // YAML config v1: every key, defaults, unit conversions, and each class of error with its message.
 #include "support/catch.hpp"
+#include "support/config_text.hpp"
 
 #include <filesystem>
 #include <string>
@@ -10,22 +11,8 @@
 
 using namespace mdsim;
 using Catch::Approx;
-
-namespace {
-
-RunConfig parse(const std::string& text) { return parse_config(text, "test.yaml", "/base", false); }
-
-// The InputError message parse() throws for `text` ("" if none).
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using mdsim_test::error_of;
+using mdsim_test::parse;
 
 TEST_CASE("defaults apply when only system.pdb is given") {
   const RunConfig c = parse("system:\n  pdb: a.pdb\n");

@@ -1,6 +1,7 @@
 // The `stages:` list of a config (staged protocols, docs/config.md): what each stage inherits from the top
 // level and overrides, the units of its keys, and each mistake as a located error.
 #include "support/catch.hpp"
+#include "support/config_text.hpp"
 
 #include <string>
 
@@ -10,6 +11,8 @@
 
 using namespace mdsim;
 using Catch::Approx;
+using mdsim_test::error_of;
+using mdsim_test::parse;
 
 namespace {
 
@@ -18,17 +21,6 @@ const std::string kHead =
     "  pdb: a.pdb\n"
     "integrator: {temperature: 300 K, timestep: 2 fs, friction: 1/ps, seed: 7}\n"
     "output: {trajectory: {interval: 100}, state: {interval: 50}, checkpoint: {interval: 1000}}\n";
-
-RunConfig parse(const std::string& text) { return parse_config(text, "test.yaml", "/base", false); }
-
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

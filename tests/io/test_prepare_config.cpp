@@ -6,6 +6,7 @@
 #include "common/errors.hpp"
 #include "io/prepare_config.hpp"
 #include "support/catch.hpp"
+#include "support/scratch.hpp"
 
 using namespace mdsim;
 namespace fs = std::filesystem;
@@ -13,11 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "mdsim_prepare_config";
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p) << text;
-  return p.string();
+  return mdsim_test::scratch_folder().write(name, text);
 }
 
 std::string error_of(const std::string& path) {

@@ -26,54 +26,30 @@
 #include "support/catch.hpp"
 #include "support/forcefield_fixtures.hpp"
 #include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
+#include "support/text_file.hpp"
+#include "support/thrown.hpp"
 
 namespace fs = std::filesystem;
 using namespace mdsim;
 using mdsim_test::amber14;
+using mdsim_test::contains;
+using mdsim_test::input_error_of;
 using mdsim_test::kData;
 using mdsim_test::kSystems;
+using mdsim_test::scratch_folder;
 
 namespace {
 
-// A scratch folder for files the tests write; removed at exit.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    path = fs::temp_directory_path() / ("mdsim_test_structure_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name, std::ios::binary) << text;
-    return file(name);
-  }
-  std::string write_gz(const std::string& name, const std::string& text) const {
-    gzFile f = gzopen(file(name).c_str(), "wb");
-    REQUIRE(f != nullptr);
-    REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
-    gzclose(f);
-    return file(name);
-  }
-};
-const ScratchDir& scratch() {
-  static const ScratchDir dir;
-  return dir;
+// Writes `text` gzip-compressed into the file `name` of the scratch folder; returns its path.
+std::string write_gz(const std::string& name, const std::string& text) {
+  const std::string path = scratch_folder().file(name);
+  gzFile f = gzopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  gzclose(f);
+  return path;
 }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Chains, residues (name, number, insertion code), atoms (name, element), positions (1e-6 nm), box, CONECT pairs;
 // chain IDs through `chain_id` (identity unless a file had to rename blank ones).
@@ -188,7 +164,7 @@ TEST_CASE("residue numbers that repeat in a chain (wrapped past 9999) stay separ
                           name, numbers[k], x, name[1] == 'O' ? 2.0 : 2.6, 3.0, name[1] == 'O' ? " O" : " H");
     }
   text += "END\n";
-  const std::string path = scratch().write("wrapped_residues.pdb", text);
+  const std::string path = scratch_folder().write("wrapped_residues.pdb", text);
   const Topology pdb = read_pdb(path);
   REQUIRE(pdb.residues.size() == 6);
   const StructureFile structure = read_structure(path);
@@ -209,7 +185,7 @@ TEST_CASE("alternate locations: the highest occupancy of each atom is kept, ties
       "ATOM      8  OG CSER A  10       4.200   2.200   3.200  0.40  0.00           O  \n"
       "ATOM      9  C   SER A  10       2.000   3.000   3.000  1.00  0.00           C  \n"
       "END\n";
-  const StructureFile s = read_structure(scratch().write("altloc.pdb", text));
+  const StructureFile s = read_structure(scratch_folder().write("altloc.pdb", text));
   const Topology& top = s.topology;
   REQUIRE(top.num_atoms() == 5);
   std::vector<int> serials;
@@ -230,7 +206,7 @@ TEST_CASE("alternate locations: the highest occupancy of each atom is kept, ties
   for (const char* row : {"ATOM 1 N N . SER A 1 1.0 2.0 3.0 1.00 10 A", "ATOM 2 C CA A SER A 1 2.0 2.0 3.0 0.40 10 A",
                           "ATOM 3 C CA B SER A 1 2.1 2.1 3.1 0.60 10 A", "ATOM 4 C C . SER A 1 2.0 3.0 3.0 1.00 10 A"})
     cif += std::string(row) + "\n";
-  const StructureFile c = read_structure(scratch().write("altloc.cif", cif));
+  const StructureFile c = read_structure(scratch_folder().write("altloc.cif", cif));
   REQUIRE(c.topology.num_atoms() == 3);
   CHECK(c.topology.atoms[1].serial == 3);
   CHECK(c.topology.atoms[1].line == 19);
@@ -249,7 +225,7 @@ TEST_CASE("a multi-model file: the first model, and a note") {
       "1 C C1 LIG A 1 1.0 2.0 3.0 1\n2 O O1 LIG A 1 1.5 2.5 3.5 1\n"
       "1 C C1 LIG A 1 9.0 9.0 9.0 2\n2 O O1 LIG A 1 9.5 9.5 9.5 2\n"
       "1 C C1 LIG A 1 8.0 8.0 8.0 3\n2 O O1 LIG A 1 8.5 8.5 8.5 3\n";
-  const StructureFile c = read_structure(scratch().write_gz("models.cif.gz", cif));
+  const StructureFile c = read_structure(write_gz("models.cif.gz", cif));
   REQUIRE(c.topology.num_atoms() == 2);
   CHECK(c.topology.positions_nm[1].z == Catch::Approx(0.35).epsilon(1e-12));
   CHECK(c.notes == std::vector<std::string>{"model 1 of 3 used (the file holds 3 models)"});
@@ -262,8 +238,8 @@ TEST_CASE("a multi-model file: the first model, and a note") {
       "1 O O HOH W 1 28.414 24.909 23.615 1\n2 H H1 HOH W 1 28.334 23.995 23.344 1\n"
       "3 H H2 HOH W 1 28.001 25.406 22.909 1\n1 O O HOH W 1 20.563 26.999 26.373 2\n"
       "2 H H1 HOH W 1 19.731 26.744 26.773 2\n3 H H2 HOH W 1 21.171 27.070 27.109 2\n";
-  const std::string structure = scratch().write("water_models.cif", water);
-  const std::string config = scratch().write(
+  const std::string structure = scratch_folder().write("water_models.cif", water);
+  const std::string config = scratch_folder().write(
       "water_models.yaml", "system:\n  structure: " + structure +
                                "\n  forcefield: [tip3p.xml]\n  nonbonded_method: no_cutoff\nplatform: cpu\n");
   const auto r = mdsim::test::run_mdsim("check " + config);
@@ -278,7 +254,7 @@ TEST_CASE("write_mmcif: read back by read_structure, and by OpenMM's PDBxFile") 
   // ala2_water's chain IDs repeat (A-Z for 749 chains): OpenMM's reading takes label_asym_id then, which the
   // writer makes unique (the ID at its first use, fresh letters after), so every chain comes back.
   {
-    const std::string repeated = scratch().file("repeated_ids.cif");
+    const std::string repeated = scratch_folder().file("repeated_ids.cif");
     write_mmcif(repeated, top, top.positions_nm, top.box);
     const Topology back = read_structure(repeated).topology;
     REQUIRE(back.chains.size() == top.chains.size());
@@ -293,7 +269,7 @@ TEST_CASE("write_mmcif: read back by read_structure, and by OpenMM's PDBxFile") 
   top.residues.back().number = 123456;
   top.atoms[0].name = "H5'";
   top.chains.back().id = " ";
-  const std::string path = scratch().file("written.cif");
+  const std::string path = scratch_folder().file("written.cif");
   write_mmcif(path, top, top.positions_nm, top.box);
   CHECK(!fs::exists(path + ".partial"));
   const StructureFile back = read_structure(path);
@@ -320,14 +296,14 @@ TEST_CASE("write_mmcif: read back by read_structure, and by OpenMM's PDBxFile") 
     WARN("OpenMM (/usr/bin/python3) not available: the PDBxFile read-back is skipped");
     return;
   }
-  const std::string out = scratch().file("openmm.txt");
+  const std::string out = scratch_folder().file("openmm.txt");
   const std::string script =
       "import sys\nfrom openmm.app import PDBxFile\nf = PDBxFile(sys.argv[1])\nt = f.topology\n"
       "res = list(t.residues())\nprint(t.getNumAtoms(), t.getNumResidues(), t.getNumChains(), t.getNumBonds())\n"
       "print(res[1].insertionCode, res[-1].id, list(t.atoms())[0].name)\n"
       "print(' '.join('%.6f' % (x._value if hasattr(x, '_value') else x) for v in t.getPeriodicBoxVectors() for x in "
       "v))\nprint(' '.join('%.6f' % x for x in f.getPositions(asNumpy=True)._value[-1]))\n";
-  const std::string script_path = scratch().write("read_cif.py", script);
+  const std::string script_path = scratch_folder().write("read_cif.py", script);
   REQUIRE(std::system(("/usr/bin/python3 " + script_path + " " + path + " > " + out).c_str()) == 0);
   std::ifstream in(out);
   int atoms = 0, residues = 0, chains = 0, bonds = 0;
@@ -353,30 +329,30 @@ TEST_CASE("write_mmcif: read back by read_structure, and by OpenMM's PDBxFile") 
 }
 
 TEST_CASE("bad structure files: located one-line errors with a fix") {
-  const ScratchDir& dir = scratch();
+  const auto& dir = scratch_folder();
   const std::string head = "data_x\nloop_\n_atom_site.id\n_atom_site.type_symbol\n_atom_site.label_atom_id\n"
                            "_atom_site.label_comp_id\n_atom_site.auth_asym_id\n_atom_site.auth_seq_id\n";
   const std::string xyz = "_atom_site.Cartn_x\n_atom_site.Cartn_y\n_atom_site.Cartn_z\n";
 
   std::string path = dir.write("no_xyz.cif", head + "1 C C1 LIG A 1\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":3: _atom_site has no coordinates (_atom_site.Cartn_x, Cartn_y, Cartn_z): this file describes atoms "
                "without positions; use the coordinate file of the entry");
   path = dir.write("no_atom_site.cif", "data_x\n_cell.length_a 10.0\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ": no _atom_site category: this PDBx/mmCIF file holds no atom coordinates (a dictionary or sequence "
                "file?); use the coordinate file of the entry");
   path = dir.write("syntax.cif", head + xyz + "1 C C1 LIG A 1 1.0 2.0\n");
-  const std::string syntax = error_of([&] { read_structure(path); });
+  const std::string syntax = input_error_of([&] { read_structure(path); });
   CHECK(syntax.rfind(path + ":", 0) == 0);
   CHECK(contains(syntax, "PDBx/mmCIF syntax error: Wrong number of values in the loop"));
   CHECK(syntax.find('\n') == std::string::npos);
   path = dir.write("element.cif", head + xyz + "1 C C1 LIG A 1 1.0 2.0 3.0\n2 Qx Q1 LIG A 1 1.0 2.0 4.0\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":13: unknown element 'Qx' (_atom_site.type_symbol) of atom 'Q1' in residue LIG 1 (chain 'A'); write "
                "the element symbol (C, N, O, Na, ...)");
   path = dir.write("duplicate.cif", head + xyz + "1 C C1 LIG A 1 1.0 2.0 3.0\n2 C C1 LIG A 1 1.0 2.0 4.0\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":13: duplicate atom 'C1' in residue LIG 1 (chain 'A'): already on line 12; give each atom of a residue "
                "its own name, or a separate residue its own number");
   // Found by fuzz_structure: an _atom_site without auth_asym_id and label_asym_id (one chain, ' ').
@@ -388,21 +364,21 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
   CHECK(no_chain.chains[0].id == " ");
   CHECK(no_chain.residues.size() == 2);
   path = dir.write("number.cif", head + xyz + "1 C C1 LIG A 1 1.0 abc 3.0\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":12: _atom_site.Cartn_y of atom 'C1' (id 1) is 'abc', not a number; each atom needs coordinates");
   path = dir.write("empty.pdb", "REMARK nothing here\nEND\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ": the file holds no atoms (no ATOM/HETATM records or _atom_site rows)");
   path = dir.write("element.pdb",
                    "ATOM      1  QN  ALA A   1       1.000   2.000   3.000  1.00  0.00          Xq  \n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":1: cannot determine the element of atom 'QN' in residue ALA 1 (chain 'A'): element columns 77-78 "
                "are 'Xq' (unknown) and the atom name does not start with an element symbol; write the element "
                "symbol in columns 77-78");
   // Found by fuzz_structure: a byte outside ASCII at a line's start made gemmi shift a negative char. In an atom
   // record it is refused where it is (as read_pdb does); in another record it is ignored.
   path = dir.write("latin1.pdb", "ATOM      1  \xe9   ALA A   1       1.000   2.000   3.000  1.00  0.00           C  \n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":1:14: byte 0xe9 in column 14 is not ASCII text; PDB records are plain ASCII");
   // Found by fuzz_structure: gemmi 0.5.7 reads a short LINK/SSBOND/CISPEP record past its end and overflows an int
   // on a 10-digit DBREF2 number; OpenMM's PDBFile reads neither, and read_structure hands gemmi a copy without them.
@@ -414,14 +390,14 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
                                  "HETATM    1 NA    NA A   1       1.000   2.000   3.000  1.00  0.00          NA  \n");
   CHECK(read_structure(path).topology.atoms.at(0).element == "Na");
   path = dir.write("nan.pdb", "ATOM      1  N   ALA A   1         nan   2.000   3.000  1.00  0.00           N  \n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":1: atom 'N' (serial 1) has the coordinate nan, not a number: a damaged record? Fix it");
   path = dir.write("short.pdb", "ATOM      1  N   ALA A   1       1.000   2.000\n");
-  const std::string short_line = error_of([&] { read_structure(path); });
+  const std::string short_line = input_error_of([&] { read_structure(path); });
   CHECK(short_line.rfind(path + ":1: cannot read this PDB file: The line is too short", 0) == 0);
   CHECK(short_line.find('\n') == std::string::npos);
   path = dir.write("garbage.cif.gz", "this is not gzip data at all\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ": the name ends in .gz but the file is not gzip-compressed; rename it without .gz");
   // A .gz cut short.
   std::string whole;
@@ -430,15 +406,15 @@ TEST_CASE("bad structure files: located one-line errors with a fix") {
     whole.assign(std::istreambuf_iterator<char>(in), {});
   }
   path = dir.write("truncated.cif.gz", whole.substr(0, whole.size() / 2));
-  const std::string truncated = error_of([&] { read_structure(path); });
+  const std::string truncated = input_error_of([&] { read_structure(path); });
   CHECK(truncated.rfind(path + ": cannot decompress the gzip file (", 0) == 0);
   CHECK(contains(truncated, "damaged or truncated"));
   path = dir.file("missing.cif");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ": cannot open the structure file: No such file or directory");
   path = dir.write("cell.cif", head + xyz + "1 C C1 LIG A 1 1.0 2.0 3.0\n#\n_cell.length_a 10\n_cell.length_b 10\n"
                                "_cell.length_c -10\n_cell.angle_alpha 90\n_cell.angle_beta 90\n_cell.angle_gamma 90\n");
-  CHECK(error_of([&] { read_structure(path); }) ==
+  CHECK(input_error_of([&] { read_structure(path); }) ==
         path + ":14: _cell cell lengths must be positive (found c = -10); fix the unit cell or remove it");
 }
 
@@ -447,9 +423,9 @@ TEST_CASE("damaged structure files give a located InputError, never another exce
   std::string cif;
   {
     std::ostringstream text;
-    write_mmcif(scratch().file("source.cif"), read_pdb(kSystems + "ala2_vacuum.pdb"),
+    write_mmcif(scratch_folder().file("source.cif"), read_pdb(kSystems + "ala2_vacuum.pdb"),
                 read_pdb(kSystems + "ala2_vacuum.pdb").positions_nm, Boxd{{2, 0, 0}, {0, 2, 0}, {0, 0, 2}});
-    std::ifstream in(scratch().file("source.cif"), std::ios::binary);
+    std::ifstream in(scratch_folder().file("source.cif"), std::ios::binary);
     text << in.rdbuf();
     cif = text.str();
   }
@@ -462,7 +438,7 @@ TEST_CASE("damaged structure files give a located InputError, never another exce
   }
   int read = 0, refused = 0;
   const auto attempt = [&](const std::string& name, const std::string& text) {
-    const std::string path = scratch().write(name, text);
+    const std::string path = scratch_folder().write(name, text);
     try {
       read_structure(path);
       ++read;
@@ -490,7 +466,7 @@ TEST_CASE("damaged structure files give a located InputError, never another exce
 }
 
 TEST_CASE("mdsim energy of a PDBx/mmCIF config equals that of the PDB config") {
-  const ScratchDir& dir = scratch();
+  const auto& dir = scratch_folder();
   const std::string settings = "  nonbonded_method: pme\n  constraints: none\n  rigid_water: false\n";
   const std::string pdb_cfg = dir.write("pdb.yaml", "system:\n  pdb: " + kSystems + "ala2_water.pdb\n" + settings);
   const std::string cif_cfg =

@@ -18,7 +18,9 @@
 #include "model/forcefield.hpp"
 #include "support/catch.hpp"
 #include "support/forcefield_fixtures.hpp"
+#include "support/scratch.hpp"
 #include "support/text_file.hpp"
+#include "support/thrown.hpp"
 
 namespace fs = std::filesystem;
 using namespace mdsim;
@@ -27,34 +29,14 @@ using mdsim_test::OpenMMTerms;
 using mdsim_test::read_terms;
 using mdsim_test::amber14;
 using mdsim_test::amber99sb;
+using mdsim_test::input_error_of;
 using mdsim_test::kData;
 using mdsim_test::kReference;
 using mdsim_test::kSystems;
+using mdsim_test::scratch_folder;
 using mdsim_test::tiny_topology;
 
 namespace {
-
-// A scratch folder for files the tests write; removed at exit.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    path = fs::temp_directory_path() / ("mdsim_test_forcefield_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
-const ScratchDir& scratch() {
-  static const ScratchDir dir;
-  return dir;
-}
 
 // The number after "key": inside the "counts" object of a reference JSON file.
 double json_count(const std::string& json, const std::string& key) {
@@ -64,15 +46,6 @@ double json_count(const std::string& json, const std::string& key) {
   INFO(key);
   REQUIRE(at != std::string::npos);
   return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
 }
 
 // Every term of our System equals OpenMM's (same order, atoms and parameters to the 10 digits stored).
@@ -122,7 +95,7 @@ std::string modified_pdb(const std::string& source, const std::string& name,
   std::string out, line;
   while (std::getline(in, line))
     if (keep(line)) out += line + "\n";
-  return scratch().write(name, out);
+  return scratch_folder().write(name, out);
 }
 
 int line_of(const std::string& path, const std::string& text) {
@@ -147,7 +120,8 @@ TEST_CASE("bundled force field names resolve, else relative to the base folder",
   CHECK(fs::equivalent(resolve_forcefield_path("ff_tiny.xml", kData, dirs), kData + "ff_tiny.xml"));
   CHECK(fs::equivalent(resolve_forcefield_path(kData + "ff_tiny.xml", "/nonexistent", dirs), kData + "ff_tiny.xml"));
 
-  const std::string message = error_of([&] { resolve_forcefield_path("amber15-nothere.xml", "/some/base", dirs); });
+  const std::string message =
+      input_error_of([&] { resolve_forcefield_path("amber15-nothere.xml", "/some/base", dirs); });
   CHECK(message.find("amber15-nothere.xml") != std::string::npos);
   CHECK(message.find("/some/base") != std::string::npos);
   CHECK(message.find(dirs.front()) != std::string::npos);
@@ -213,51 +187,52 @@ TEST_CASE("reader: the bundled amber14 and amber99sb files", "[forcefield]") {
 }
 
 TEST_CASE("reader: errors name the file and line", "[forcefield]") {
-  const auto& s = scratch();
+  const auto& s = scratch_folder();
   const std::string types = "<ForceField><AtomTypes><Type name=\"a\" class=\"A\" element=\"C\" mass=\"12\"/>"
                             "</AtomTypes></ForceField>\n";
   s.write("types.xml", types);
 
   const std::string bad_xml = s.write("bad_xml.xml", "<ForceField>\n <AtomTypes>\n  <Type name=\"a\"\n</ForceField>\n");
-  CHECK(error_of([&] { load_forcefields({bad_xml}, ""); }).rfind(bad_xml + ":4:", 0) == 0);
+  CHECK(input_error_of([&] { load_forcefields({bad_xml}, ""); }).rfind(bad_xml + ":4:", 0) == 0);
 
   const std::string no_mass =
       s.write("no_mass.xml", "<ForceField>\n<AtomTypes>\n<Type name=\"a\" class=\"A\" element=\"C\"/>\n</AtomTypes>\n</ForceField>\n");
-  CHECK(error_of([&] { load_forcefields({no_mass}, ""); }) == no_mass + ":3: <Type> needs the attribute `mass`");
+  CHECK(input_error_of([&] { load_forcefields({no_mass}, ""); }) == no_mass + ":3: <Type> needs the attribute `mass`");
 
   const std::string bad_number = s.write(
       "bad_number.xml",
       "<ForceField>\n<AtomTypes>\n<Type name=\"a\" class=\"A\" element=\"C\" mass=\"12x\"/>\n</AtomTypes>\n</ForceField>\n");
-  CHECK(error_of([&] { load_forcefields({bad_number}, ""); }) ==
+  CHECK(input_error_of([&] { load_forcefields({bad_number}, ""); }) ==
         bad_number + ":3: <Type> attribute `mass` = \"12x\" is not a number");
 
   const std::string unknown_type = s.write(
       "unknown_type.xml",
       "<ForceField>\n<Include file=\"types.xml\"/>\n<Residues>\n<Residue name=\"R\">\n<Atom name=\"X\" type=\"b\" "
       "charge=\"0\"/>\n</Residue>\n</Residues>\n</ForceField>\n");
-  CHECK(error_of([&] { load_forcefields({unknown_type}, ""); }) ==
+  CHECK(input_error_of([&] { load_forcefields({unknown_type}, ""); }) ==
         unknown_type + ":5: residue template 'R' atom 'X' uses atom type 'b', which no <AtomTypes> defines");
 
   const std::string duplicate = s.write("duplicate.xml", types);
-  const std::string dup_message = error_of([&] { load_forcefields({s.path.string() + "/types.xml", duplicate}, ""); });
+  const std::string dup_message = input_error_of([&] { load_forcefields({s.file("types.xml"), duplicate}, ""); });
   CHECK(dup_message.rfind(duplicate + ":1: atom type 'a' is defined twice (first at ", 0) == 0);
 
   const std::string cmap = s.write("cmap.xml", "<ForceField>\n<CMAPTorsionForce/>\n</ForceField>\n");
-  CHECK(error_of([&] { load_forcefields({cmap}, ""); }).rfind(cmap + ":2: unsupported force field section <CMAPTorsionForce>", 0) == 0);
+  CHECK(input_error_of([&] { load_forcefields({cmap}, ""); })
+            .rfind(cmap + ":2: unsupported force field section <CMAPTorsionForce>", 0) == 0);
 
   const std::string missing_include = s.write("missing_include.xml", "<ForceField>\n<Include file=\"nothere.xml\"/>\n</ForceField>\n");
-  const std::string inc_message = error_of([&] { load_forcefields({missing_include}, ""); });
+  const std::string inc_message = input_error_of([&] { load_forcefields({missing_include}, ""); });
   CHECK(inc_message.rfind(missing_include + ":2: included file 'nothere.xml' not found", 0) == 0);
 
   const std::string bad_bond = s.write(
       "bad_bond.xml",
       "<ForceField>\n<Include file=\"types.xml\"/>\n<Residues>\n<Residue name=\"R\">\n<Atom name=\"X\" type=\"a\"/>\n"
       "<Bond atomName1=\"X\" atomName2=\"Y\"/>\n</Residue>\n</Residues>\n</ForceField>\n");
-  CHECK(error_of([&] { load_forcefields({bad_bond}, ""); }) ==
+  CHECK(input_error_of([&] { load_forcefields({bad_bond}, ""); }) ==
         bad_bond + ":6: atom name 'Y' not found in residue template 'R' (atoms: X)");
 
   const std::string wrong_root = s.write("wrong_root.xml", "<Residues/>\n");
-  CHECK(error_of([&] { load_forcefields({wrong_root}, ""); }) ==
+  CHECK(input_error_of([&] { load_forcefields({wrong_root}, ""); }) ==
         wrong_root + ":1: expected an OpenMM force field file with root element <ForceField>, found <Residues>");
 }
 
@@ -353,14 +328,14 @@ TEST_CASE("errors: several templates with different parameters, no box for PME, 
   CHECK(top.bonds.empty());
   ForceFieldOptions o;
   o.nonbonded.method = NonbondedMethod::NoCutoff;
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         "ion.pdb:3: residue FE 7 (chain 'B') matches several force field templates with different parameters (FE FE2); "
         "mdsim cannot choose between them");
 
   top.atoms[0].element = "Na";
   top.residues[0].name = "NA";
   o.nonbonded.method = NonbondedMethod::PME;
-  CHECK(error_of([&] { build_system(top, amber14(), o); })
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); })
             .rfind("ion.pdb: a periodic nonbonded method (PME or CutoffPeriodic) needs a periodic box", 0) == 0);
   o.nonbonded.method = NonbondedMethod::NoCutoff;
   TemplateAssignment assigned;
@@ -370,13 +345,13 @@ TEST_CASE("errors: several templates with different parameters, no box for PME, 
 
   Topology broken = top;
   broken.residues[0].atoms.push_back(5);
-  CHECK(error_of([&] { create_topology_bonds(broken, amber14().standard); }) ==
+  CHECK(input_error_of([&] { create_topology_bonds(broken, amber14().standard); }) ==
         "ion.pdb: inconsistent topology: residue 0 lists atom 5, which does not belong to it");
-  CHECK(error_of([&] { build_system(broken, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(broken, amber14(), o); }) ==
         "ion.pdb: inconsistent topology: residue 0 lists atom 5, which does not belong to it");
 
   top.atoms[0].element = "Se";
-  CHECK(error_of([&] { build_system(top, amber14(), o); })
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); })
             .rfind("ion.pdb:3: atom 'FE' of residue NA 7 (chain 'B') is element Se, which no residue template of the "
                    "force field (",
                    0) == 0);
@@ -502,7 +477,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
   create_topology_bonds(top, amber14().standard);
   const int n_line = line_of(no_ha, " N   ALA A   2");
   REQUIRE(n_line > 0);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         no_ha + ":" + std::to_string(n_line) +
             ": residue ALA 2 (chain 'A') lacks 1 hydrogen (HA) of template ALA: run `mdsim prepare` to add them");
 
@@ -515,7 +490,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
   });
   top = read_pdb(odd_water);
   create_topology_bonds(top, amber14().standard);
-  const std::string message = error_of([&] { build_system(top, amber14(), o); });
+  const std::string message = input_error_of([&] { build_system(top, amber14(), o); });
   CHECK(message.find(": no force field template matches residue HOH ") != std::string::npos);
   CHECK(message.find("closest template HOH: missing atoms [H1 H2], extra atoms [HX]; rename or remove the extra atoms") !=
         std::string::npos);
@@ -528,7 +503,7 @@ TEST_CASE("a residue that matches no template: one line naming it, its first ato
   });
   top = read_pdb(no_terminus);
   create_topology_bonds(top, amber14().standard);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         no_terminus + ":" + std::to_string(line_of(no_terminus, "  N   MET     1")) +
             ": no force field template matches residue MET 1 (chain ' '): its atoms match template MET but its bonds "
             "differ (bonds to other residues: template at [N C], residue at [C]); a chain end may need its terminal "
@@ -557,7 +532,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   create_topology_bonds(top, amber14().standard);
   const int arg_line = line_of(heavy_arg, " N   ARG  " + arg_number);
   REQUIRE(arg_line > 0);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         heavy_arg + ":" + std::to_string(arg_line) + ": residue ARG " + std::to_string(std::stoi(arg_number)) +
             " (chain ' ') lacks 13 hydrogens (H, HA, HB2, ...) of template ARG: run `mdsim prepare` to add them");
 
@@ -573,7 +548,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   });
   top = read_pdb(ligand);
   create_topology_bonds(top, amber14().standard);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         ligand + ":" + std::to_string(line_of(ligand, "LIG B 401")) +
             ": no template for residue LIG 401 (chain 'B'): supply its force field XML (system.forcefield; for mdsim prepare, --forcefield)");
 
@@ -584,7 +559,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   });
   top = read_pdb(misspelt);
   create_topology_bonds(top, amber14().standard);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         misspelt + ":" + std::to_string(line_of(misspelt, " N   ALX A   2")) +
             ": no template for residue ALX 2 (chain 'A'): supply its force field XML (system.forcefield; for mdsim prepare, --forcefield); its atoms "
             "are those of template ALA: a misspelt residue name?");
@@ -595,7 +570,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   });
   top = read_pdb(no_cb);
   create_topology_bonds(top, amber14().standard);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         no_cb + ":" + std::to_string(line_of(no_cb, " N   ALA A   2")) +
             ": no force field template matches residue ALA 2 (chain 'A'): closest template ALA: missing atoms [CB], "
             "extra atoms []; missing heavy atoms must be rebuilt (e.g. with PDBFixer) before `mdsim prepare` adds "
@@ -608,7 +583,7 @@ TEST_CASE("a residue that matches no template says how to fix it: hydrogens, an 
   });
   top = read_pdb(carbon_n);
   create_topology_bonds(top, amber14().standard);
-  CHECK(error_of([&] { build_system(top, amber14(), o); }) ==
+  CHECK(input_error_of([&] { build_system(top, amber14(), o); }) ==
         carbon_n + ":" + std::to_string(line_of(carbon_n, " N   ALA A   2")) +
             ": no force field template matches residue ALA 2 (chain 'A'): atom 'N' is element C in the file but N in "
             "template ALA; fix its element (columns 77-78 of a PDB file, type_symbol of an mmCIF)");

@@ -15,6 +15,7 @@
 #include "support/catch.hpp"
 #include "support/forcefield_fixtures.hpp"
 #include "support/text_file.hpp"
+#include "support/thrown.hpp"
 
 using namespace mdsim;
 using namespace mdsim::ffgen;
@@ -23,6 +24,7 @@ using mdsim_test::OpenMMTerms;
 using mdsim_test::read_terms;
 using mdsim_test::amber14;
 using mdsim_test::amber99sb;
+using mdsim_test::input_error_of;
 using mdsim_test::kData;
 using mdsim_test::kReference;
 using mdsim_test::kSystems;
@@ -55,15 +57,6 @@ ForceFieldOptions options_for(const Topology& top, ConstraintMode constraints = 
   o.rigid_water = rigid_water;
   o.nonbonded.method = top.box ? NonbondedMethod::PME : NonbondedMethod::NoCutoff;
   return o;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
 }
 
 // Terms as tuples, so that vectors of them compare exactly (every double to the last bit).
@@ -167,10 +160,10 @@ TEST_CASE("generators: a topology without its bonds matches no template (create_
   Topology top = read_pdb(kSystems + "ala2_vacuum.pdb");
   REQUIRE(top.bonds.empty());
   const NormalisedNames names = normalise_names(top, amber14().standard);
-  const std::string message = error_of([&] { match_templates(top, amber14(), names, make_atom_graph(top)); });
+  const std::string message = input_error_of([&] { match_templates(top, amber14(), names, make_atom_graph(top)); });
   CHECK(message.rfind(kSystems + "ala2_vacuum.pdb:2: no force field template matches residue ACE 1 (chain ' '): ", 0) ==
         0);
-  CHECK(error_of([&] { build_system(top, amber14(), options_for(top)); }) == message);
+  CHECK(input_error_of([&] { build_system(top, amber14(), options_for(top)); }) == message);
 }
 
 // ------------------------------------------------------------------------------------------ per-particle parameters
@@ -215,13 +208,13 @@ TEST_CASE("generators: per-particle parameters by type or class, charges from th
   ForceFieldData no_carbon = tiny();
   no_carbon.nonbonded_atoms.erase(no_carbon.nonbonded_atoms.begin() + 2);  // type t-C
   const GeneratorInput in2(top, no_carbon, o);
-  CHECK(error_of([&] { assign_nonbonded_parameters(in2, sys); }) ==
+  CHECK(input_error_of([&] { assign_nonbonded_parameters(in2, sys); }) ==
         "tiny.pdb:7: atom 'CX1' of residue FRM 2 (chain 'A') has atom type 't-C', for which <NonbondedForce> defines "
         "no parameters");
   ForceFieldData no_charge = tiny();
   no_charge.templates[1].atoms[0].parameters.erase("charge");  // FRM's C
   const GeneratorInput in3(top, no_charge, o);
-  CHECK(error_of([&] { assign_nonbonded_parameters(in3, sys); }) ==
+  CHECK(input_error_of([&] { assign_nonbonded_parameters(in3, sys); }) ==
         "tiny.pdb:7: atom 'CX1' of residue FRM 2 (chain 'A') has no charge (neither its type 't-C' in "
         "<NonbondedForce> nor its residue template gives one)");
 
@@ -475,7 +468,7 @@ TEST_CASE("generators: constraint set keeps one distance per pair", "[forcefield
   CHECK(keys(set.list()) == std::vector<std::tuple<int, int, double>>{{3, 1, 0.1}, {2, 5, 0.2}});
   CHECK(set.distance_nm(1, 3) == 0.1);
   CHECK(!set.distance_nm(1, 2));
-  CHECK(error_of([&] { set.add(5, 2, 0.25); }) ==
+  CHECK(input_error_of([&] { set.add(5, 2, 0.25); }) ==
         "two constraints between atoms 5 and 2 with different distances (0.2 and 0.25 nm)");
 }
 
@@ -543,10 +536,10 @@ TEST_CASE("generators: hydrogen mass repartitioning moves mass from the bonded h
   CHECK(sys.mass_amu == build_system(top, amber14(), o).mass_amu);
 
   System bad = plain;
-  CHECK(error_of([&] { repartition_hydrogen_masses(in, rigid, 0.0, bad); }) ==
+  CHECK(input_error_of([&] { repartition_hydrogen_masses(in, rigid, 0.0, bad); }) ==
         "hydrogen mass 0 amu must be positive");
   bad = plain;
-  const std::string heavy = error_of([&] { repartition_hydrogen_masses(in, rigid, 6.0, bad); });
+  const std::string heavy = input_error_of([&] { repartition_hydrogen_masses(in, rigid, 6.0, bad); });
   CHECK(heavy.rfind(kSystems + "ala2_water.pdb:", 0) == 0);
   CHECK(heavy.find(": hydrogen mass 6 amu leaves atom 'CH3' of residue ACE 1 (chain 'A') with mass ") !=
         std::string::npos);

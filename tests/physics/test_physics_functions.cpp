@@ -12,7 +12,7 @@
 #include "physics/pme_params.hpp"
 #include "model/system.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
 
 using namespace mdsim;
 using mdsim_test::Json;

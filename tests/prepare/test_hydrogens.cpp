@@ -26,7 +26,7 @@
 #include "model/forcefield_generators.hpp"
 #include "prepare/hydrogens.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
 
 using namespace mdsim;
 using mdsim_test::Json;

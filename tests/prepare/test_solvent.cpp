@@ -20,9 +20,12 @@
 #include "prepare/data_files.hpp"
 #include "prepare/solvent.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
+#include "support/text_file.hpp"
+#include "support/thrown.hpp"
 
 using namespace mdsim;
+using mdsim_test::input_error_of;
 using mdsim_test::Json;
 
 namespace {
@@ -545,36 +548,24 @@ TEST_CASE("an explicit rectangular box around the solute") {
   check_no_overlaps(solvated, v.system);
 }
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-}  // namespace
-
 // The message shown when it lacks the part.
-#define CHECK_HAS(text, part)   \
-  do {                          \
-    const std::string t_ = (text); \
-    INFO("message: " << t_);    \
-    CHECK(has(t_, part));       \
+#define CHECK_HAS(text, part)              \
+  do {                                     \
+    const std::string t_ = (text);         \
+    INFO("message: " << t_);               \
+    CHECK(mdsim_test::contains(t_, part)); \
   } while (false)
 
 TEST_CASE("bad input: a located, one-line error that says how to fix it") {
   const Solute& v = villin();
   SolventOptions options;
   options.padding_nm = 0;
-  std::string m = error_of([&] { add_solvent(v.topology, v.system, options); });
+  std::string m = input_error_of([&] { add_solvent(v.topology, v.system, options); });
   CHECK_HAS(m, "padding must be positive");
 
   options.padding_nm = 0.1;
   options.cutoff_nm = 2.0;
-  m = error_of([&] { add_solvent(v.topology, v.system, options); });
+  m = input_error_of([&] { add_solvent(v.topology, v.system, options); });
   CHECK_HAS(m, "too small for the cutoff 2 nm");
   CHECK_HAS(m, "increase padding to at least");
   // The suggested padding is enough.
@@ -582,45 +573,47 @@ TEST_CASE("bad input: a located, one-line error that says how to fix it") {
   options.padding_nm = std::stod(suggested);
   CHECK_NOTHROW(add_solvent(v.topology, v.system, options));
   options.shape = BoxShape::Dodecahedron;  // its height c.z is w/sqrt(2): needs more padding for the same cutoff
-  m = error_of([&] { add_solvent(v.topology, v.system, options); });
+  m = input_error_of([&] { add_solvent(v.topology, v.system, options); });
   CHECK_HAS(m, "dodecahedron box is too small");
   options.padding_nm = std::stod(m.substr(m.rfind("at least ") + 9));
   CHECK_NOTHROW(add_solvent(v.topology, v.system, options));
 
   SolventOptions boxed;
   boxed.box_nm = std::array<double, 3>{2.0, 5.0, 5.0};
-  m = error_of([&] { add_solvent(v.topology, v.system, boxed); });
+  m = input_error_of([&] { add_solvent(v.topology, v.system, boxed); });
   CHECK_HAS(m, "the solute spans");
   CHECK_HAS(m, "along x");
   boxed.box_nm = std::array<double, 3>{5.0, 5.0, 1.5};
   boxed.cutoff_nm = 1.0;
-  m = error_of([&] { add_solvent(v.topology, v.system, boxed); });
+  m = input_error_of([&] { add_solvent(v.topology, v.system, boxed); });
   CHECK_HAS(m, "the solute spans");
 
   SolventOptions other_water;
   other_water.water_model = "tip4pew";
-  CHECK_HAS(error_of([&] { add_solvent(v.topology, v.system, other_water); }), "unknown water model 'tip4pew'");
+  CHECK_HAS(input_error_of([&] { add_solvent(v.topology, v.system, other_water); }), "unknown water model 'tip4pew'");
   Topology fewer = v.topology;
   fewer.atoms.pop_back();
   fewer.positions_nm.pop_back();
-  CHECK_HAS(error_of([&] { add_solvent(fewer, v.system, SolventOptions{}); }), "build the system from this structure");
+  CHECK_HAS(input_error_of([&] { add_solvent(fewer, v.system, SolventOptions{}); }),
+            "build the system from this structure");
 
   const Topology solvated = add_solvent(v.topology, v.system, SolventOptions{});
   IonOptions ions;
   ions.positive_ion = "Mg2+";
-  m = error_of([&] { add_ions(solvated, 2.0, ions); });
+  m = input_error_of([&] { add_ions(solvated, 2.0, ions); });
   CHECK_HAS(m, "unknown positive ion 'Mg2+'");
   CHECK_HAS(m, "Na+");
   ions = IonOptions{};
   ions.negative_ion = "Cl";
-  CHECK_HAS(error_of([&] { add_ions(solvated, 2.0, ions); }), "unknown negative ion 'Cl'");
+  CHECK_HAS(input_error_of([&] { add_ions(solvated, 2.0, ions); }), "unknown negative ion 'Cl'");
   ions = IonOptions{};
   ions.ionic_strength_molar = 60.0;  // more ion pairs than waters
-  m = error_of([&] { add_ions(solvated, 2.0, ions); });
+  m = input_error_of([&] { add_ions(solvated, 2.0, ions); });
   CHECK_HAS(m, "there are only");
   CHECK_HAS(m, "lower ionic_strength");
   ions.ionic_strength_molar = -1;
-  CHECK_HAS(error_of([&] { add_ions(solvated, 2.0, ions); }), "ionic strength must be zero or positive");
+  CHECK_HAS(input_error_of([&] { add_ions(solvated, 2.0, ions); }), "ionic strength must be zero or positive");
   ions = IonOptions{};
-  CHECK_HAS(error_of([&] { add_ions(v.topology, 2.0, ions); }), "cannot neutralise a net charge of 2 e with 0 waters");
+  CHECK_HAS(input_error_of([&] { add_ions(v.topology, 2.0, ions); }),
+            "cannot neutralise a net charge of 2 e with 0 waters");
 }

@@ -1,4 +1,4 @@
-"""Bad-input cases for tests/python/bad_input_suite.py (the CLI contract of issue 15).
+"""Bad-input cases for tests/python/bad_input_suite.py (the CLI's bad-input contract).
 
 Each case is a dict:
   name      unique name (also the case's folder name)
@@ -479,7 +479,7 @@ case("stages_resume_without_stages", "checkpoint", r"<DIR>/out/checkpoint.h5: --
 case("stages_resume_single_run_checkpoint", "checkpoint", r"<CFG>:18:1: --resume: <DIR>/out/checkpoint.h5 was written "
      r"by a run without stages", base="vac_done", sub=NO_RUN, append="stages:\n  - {steps: 20}\n", args=RESUME)
 
-# ================================================================== config: replica ensembles (issue 19)
+# ================================================================== config: replica ensembles
 
 NO_T = [(r"^  temperature: 300 K\n", "")]
 LADDER = "replicas: {exchange: temperature, temperatures: [300 K, 320 K], exchange_interval: 10 fs}\n"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CLI's bad-input contract (issue 15): every case in tests/bad_input/cases.py runs `mdsim` on a small
+"""The CLI's bad-input contract: every case in tests/python/bad_input_cases.py runs `mdsim` on a small
 valid setup broken in one way, in a fresh folder, and asserts
 
   * the exit code (2: input error, 1: runtime failure),
@@ -28,7 +28,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES_FILE = os.path.join(HERE, "..", "bad_input", "cases.py")
+CASES_FILE = os.path.join(HERE, "bad_input_cases.py")
 TIMEOUT_S = 60
 RAW_TEXT = re.compile(r"Traceback \(most recent call last\)|terminate called|std::|what\(\):|bad_alloc|"
                       r"filesystem error|Segmentation fault|core dumped|Aborted")

@@ -1,4 +1,4 @@
-"""Replica ensembles over MPI ranks (issue 19), end to end with the mdsim binary and mpirun on the CPU platform.
+"""Replica ensembles over MPI ranks, end to end with the mdsim binary and mpirun on the CPU platform.
 
   python3 check_replicas_mpi.py MDSIM MPIEXEC DATA_DIR
 

@@ -5,7 +5,7 @@
 
 SELECTIONS.json maps MDTraj selection expressions to the atom indices mdsim selected for the
 equivalent mdsim selection (the C++ test does the translation, e.g. mdsim "heavy" = MDTraj
-"not element H"). Run by tests/test_atom_selection.cpp through /usr/bin/python3; a missing MDTraj
+"not element H"). Run by tests/io/test_atom_selection.cpp through /usr/bin/python3; a missing MDTraj
 is an error.
 """
 import json

@@ -8,7 +8,7 @@ StateDataReporter uses without hydrogen mass repartitioning), the volume comes f
 (OpenMM's periodic box vectors); the check computes volume and density exactly as
 openmm/app/statedatareporter.py does (volume = a_x*b_y*c_z, density = (mass/volume) in g/mL) and
 compares every line of STATE.csv with it, plus total = potential + kinetic. Run by
-tests/test_state_log.cpp through /usr/bin/python3; a missing OpenMM is an error.
+tests/io/test_state_log.cpp through /usr/bin/python3; a missing OpenMM is an error.
 """
 import csv
 import sys

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Open an mdsim HDF5 trajectory with h5py, MDTraj and MDAnalysis and compare with what was written.
 
-Run by tests/test_trajectory_h5.cpp through /usr/bin/python3 (Debian's python3-h5py, python3-mdtraj,
+Run by tests/io/test_trajectory_h5.cpp through /usr/bin/python3 (Debian's python3-h5py, python3-mdtraj,
 python3-mdanalysis; CI installs them with scripts/setup.sh --tests). A missing reader is an error
 (non-zero exit), never a skip.
 

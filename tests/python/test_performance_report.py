@@ -45,7 +45,7 @@ check(doc.read_text().count("<!-- performance-suite:begin -->") == 1 and doc.rea
 root = ET.parse(plot).getroot()
 circles = [e for e in root.iter() if e.tag.endswith("circle")]
 mdsim_points = sum(1 for row in rows if row["system"].startswith("dhfr_"))
-peer_points = 3 * 2  # OpenMM and GROMACS at 1, 8 and 64 DHFR copies (issue 18)
+peer_points = 3 * 2  # OpenMM and GROMACS at 1, 8 and 64 DHFR copies
 check(len(circles) == mdsim_points + peer_points, f"SVG points: {len(circles)} (expected {mdsim_points} + {peer_points})")
 bare = scratch / "bare.md"
 bare.write_text("no markers\n")

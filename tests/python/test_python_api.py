@@ -1,4 +1,4 @@
-"""The Python package on the CPU platform (issue 16), run by CTest with the system's python3 and numpy:
+"""The Python package on the CPU platform, run by CTest with the system's python3 and numpy:
   * views share memory with the engine: a write through `positions` changes the next energy, and a step
     moves what the view shows;
   * setters check shape and dtype (ValueError naming what was expected);

@@ -1,4 +1,4 @@
-"""The Python package on the CUDA platform (issue 16; CTest label `cuda`): the views are the engine's own
+"""The Python package on the CUDA platform (CTest label `cuda`): the views are the engine's own
 device memory, seen without a copy by CuPy (and Numba and PyTorch where installed) through
 __cuda_array_interface__, and the forces agree with the CPU platform's.
 Exit code 77 (CTest: skipped) without a CUDA device or without CuPy.

@@ -1,5 +1,5 @@
-// Helpers for the physics / CPU-platform tests: a small JSON reader (for the OpenMM reference
-// files), an HDF5 N x 3 dataset reader, and comparison helpers. Header-only, test code only.
+// Reading the reference files (OpenMM's results in tests/data and tests/data/shared/reference): a small JSON
+// reader, a box from JSON, an HDF5 N x 3 dataset reader, and comparison helpers.
 #pragma once
 
 #include <hdf5.h>
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "physics/pbc.hpp"
 #include "physics/vec3.hpp"
 
 namespace mdsim_test {
@@ -185,6 +186,15 @@ inline std::vector<mdsim::Vec3d> json_vec3_list(const Json& j) {
   std::vector<mdsim::Vec3d> out;
   for (const Json& row : j.array) out.emplace_back(row[0].num(), row[1].num(), row[2].num());
   return out;
+}
+
+// A box from its three vectors as rows [[ax, ay, az], [bx, by, bz], [cx, cy, cz]].
+inline mdsim::Boxd box_from(const Json& b) {
+  mdsim::Boxd box;
+  box.a = mdsim::Vec3d(b[0][0].num(), b[0][1].num(), b[0][2].num());
+  box.b = mdsim::Vec3d(b[1][0].num(), b[1][1].num(), b[1][2].num());
+  box.c = mdsim::Vec3d(b[2][0].num(), b[2][1].num(), b[2][2].num());
+  return box;
 }
 
 // ---- HDF5: a float64 N x 3 dataset ----

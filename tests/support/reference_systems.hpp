@@ -1,7 +1,8 @@
-// The shared test systems with OpenMM's reference settings (tests/data/shared/reference/README.md):
-// amber14-all + amber14/tip3p, PME 1.0 nm / tolerance 5e-4 for boxed systems, NoCutoff for vacuum,
-// no constraints, flexible water, dispersion correction on. `dhfr_bench` is dhfr.pdb with amber99sb +
-// tip3p and a 0.9 nm cutoff (OpenMM's benchmark force field).
+// The shared test systems (tests/data/shared/systems) as models: with OpenMM's reference settings
+// (tests/data/shared/reference/README.md): amber14-all + amber14/tip3p, PME 1.0 nm / tolerance 5e-4 for boxed
+// systems, NoCutoff for vacuum, no constraints, flexible water, dispersion correction on; `dhfr_bench` is dhfr.pdb
+// with amber99sb + tip3p and a 0.9 nm cutoff (OpenMM's benchmark force field). Or with the config's defaults and
+// a few settings of the test's own (system_model).
 #pragma once
 
 #include <string>
@@ -32,5 +33,20 @@ inline RunConfig reference_config(const std::string& name) {
 }
 
 inline Model reference_model(const std::string& name) { return build_model(reference_config(name)); }
+
+// A shared system with its own settings but for the lines `extra` under `system:`; ala2_vacuum, which has no box,
+// without a cutoff.
+inline Model system_model(const std::string& name, const std::string& extra) {
+  const std::string dir = data_dir();
+  std::string text = "system:\n  pdb: " + dir + "/systems/" + name + ".pdb\n";
+  if (name == "ala2_vacuum") text += "  nonbonded_method: no_cutoff\n";
+  text += extra;
+  return build_model(parse_config(text, name + ".yaml", dir));
+}
+
+// ala2_vacuum with the constraints `constraints` (none, hbonds, allbonds, hangles).
+inline Model vacuum_model(const std::string& constraints) {
+  return system_model("ala2_vacuum", "  constraints: " + constraints + "\n");
+}
 
 }  // namespace mdsim::test

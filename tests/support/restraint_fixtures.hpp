@@ -1,5 +1,5 @@
-// A restrained system with an analytic minimum, for the CPU (tests/test_restraints.cpp) and CUDA
-// (tests/cuda/test_cuda_restraints.cpp) minimisation tests: two uncharged atoms with a harmonic bond
+// A restrained system with an analytic minimum, for the CPU (tests/kernels/cpu/test_cpu_restraints.cpp) and CUDA
+// (tests/kernels/cuda/test_cuda_restraints.cpp) minimisation tests: two uncharged atoms with a harmonic bond
 // (r0 = 0.15 nm, kb), each restrained (k) to a reference; the references lie 0.2 nm apart by minimum image but
 // on opposite faces of a 3 nm box, and the atoms start at the image of atom 0's reference that sits beside
 // atom 1 (bonds are not imaged, as in OpenMM). By symmetry the minimum is a bond length r with

@@ -1,14 +1,19 @@
-// Runs the built `mdsim` binary with arguments and captures its exit code, stdout and stderr.
+// Runs the built `mdsim` binary with arguments and captures its exit code, stdout and stderr; or starts
+// `mdsim run` in the background and stops it with SIGINT (the interrupted-run tests).
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace mdsim::test {
 
@@ -37,6 +42,40 @@ inline CommandResult run_mdsim(const std::string& args) {
   fs::remove(base + ".out");
   fs::remove(base + ".err");
   return r;
+}
+
+// `mdsim run CONFIG` as a child process, its stdout and stderr into `log`; the child's pid (-1 if fork failed).
+inline pid_t start_mdsim_run(const std::filesystem::path& config, const std::filesystem::path& log) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::freopen(log.c_str(), "w", stdout);
+    std::freopen(log.c_str(), "a", stderr);
+    ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", config.c_str(), static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  return child;
+}
+
+// Waits (polling every 5 ms) until the text file `path` has at least `lines` lines; false if `timeout` passes
+// first.
+inline bool wait_for_lines(const std::filesystem::path& path, int lines, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    int count = 0;
+    for (std::string line; std::getline(in, line);) ++count;
+    if (count >= lines) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// Sends SIGINT to `child` and waits for it to end; its wait status.
+inline int interrupt(pid_t child) {
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return status;
 }
 
 }  // namespace mdsim::test

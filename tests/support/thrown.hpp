@@ -4,6 +4,8 @@
 #include <exception>
 #include <string>
 
+#include "common/errors.hpp"
+
 namespace mdsim_test {
 
 // e.what() of the std::exception `f` throws; "(no exception)" when it throws nothing.
@@ -15,6 +17,17 @@ std::string message_of(F&& f) {
     return e.what();
   }
   return "(no exception)";
+}
+
+// e.what() of the InputError `f` throws; "(no InputError)" when it throws none (other exceptions pass through).
+template <typename F>
+std::string input_error_of(F&& f) {
+  try {
+    f();
+  } catch (const mdsim::InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
 }
 
 }  // namespace mdsim_test

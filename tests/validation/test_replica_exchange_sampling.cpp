@@ -1,4 +1,4 @@
-// Validation (issue 19): temperature replica exchange samples each temperature's canonical ensemble.
+// Validation: temperature replica exchange samples each temperature's canonical ensemble.
 // Alanine dipeptide in vacuum (amber14, HBonds, 2 fs, friction 1/ps), 4 replicas on the geometric ladder
 // 300-400 K exchanging every 0.5 ps, 2 ns each, in one process; against it one plain LangevinMiddle run at
 // 300 K of 2 ns with another seed. The potential energy sampled every 0.5 ps at 300 K (mdsim demux's state
@@ -10,8 +10,6 @@
 // draws from each, within 4 combined standard errors (the measured one's from block averages of its accepted
 // attempts, the prediction's from its spread over 10 blocks of the samples).
 #include "support/catch.hpp"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +25,7 @@
 #include "engine/simulation.hpp"
 #include "io/config.hpp"
 #include "physics/integrator_steps.hpp"
+#include "support/scratch.hpp"
 #include "support/statistics.hpp"
 
 namespace fs = std::filesystem;
@@ -104,9 +103,7 @@ double predicted_acceptance(const std::vector<double>& lo, const std::vector<dou
 }  // namespace
 
 TEST_CASE("replica exchange: the 300 K ensemble of a ladder equals a plain 300 K run's; acceptance as predicted") {
-  const fs::path dir = fs::temp_directory_path() / ("mdsim_rex_validation_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = mdsim_test::scratch("ladder");
   const std::string ladder = "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 400 K, count: 4}, "
                              "exchange_interval: 0.5 ps}\n";
   const RunConfig rex = parse_config(config_text("rex", ladder, ""), (dir / "rex.yaml").string(), dir.string());

@@ -1,4 +1,4 @@
-// Validation (issue 17): a restrained 100 ps NVT keeps the restrained heavy atoms within 0.05 nm RMS of
+// Validation: a restrained 100 ps NVT keeps the restrained heavy atoms within 0.05 nm RMS of
 // their reference. Alanine dipeptide in water on the CPU platform (PME 1.0 nm, HBonds + rigid water),
 // the protein's heavy atoms restrained to their PDB positions with k = 2500 kJ/mol/nm², minimised with
 // the restraints, then LangevinMiddle at 300 K (friction 1/ps, 2 fs) for 100 ps, the displacements

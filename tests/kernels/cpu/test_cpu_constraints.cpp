@@ -10,17 +10,12 @@
 #include "io/config.hpp"
 #include "kernels/cpu/cpu_constraints.hpp"
 #include "support/catch.hpp"
+#include "support/reference_systems.hpp"
 
 using namespace mdsim;
+using mdsim::test::vacuum_model;
 
 namespace {
-
-Model vacuum_model(const std::string& constraints) {
-  const std::string dir = MDSIM_TEST_DATA_DIR;
-  const std::string text = "system:\n  pdb: " + dir + "/systems/ala2_vacuum.pdb\n  nonbonded_method: no_cutoff\n"
-                           "  constraints: " + constraints + "\n";
-  return build_model(parse_config(text, "ala2_vacuum.yaml", dir));
-}
 
 double max_rate(const System& s, const std::vector<Vec3d>& x, const std::vector<Vec3d>& v) {
   double worst = 0.0;

@@ -16,23 +16,15 @@
 #include "platform/barostat.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/reference_systems.hpp"
 #include "support/thrown.hpp"
+#include "support/vectors.hpp"
 
 using namespace mdsim;
+using mdsim::test::system_model;
+using mdsim_test::bitwise_equal;
 
 namespace {
-
-Model make_model(const std::string& name, const std::string& extra) {
-  const std::string dir = MDSIM_TEST_DATA_DIR;
-  std::string text = "system:\n  pdb: " + dir + "/systems/" + name + ".pdb\n";
-  if (name == "ala2_vacuum") text += "  nonbonded_method: no_cutoff\n";
-  text += extra;
-  return build_model(parse_config(text, name + ".yaml", dir));
-}
-
-bool bitwise_equal(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
-}
 
 DynamicsSettings langevin(std::uint64_t seed, double dt = 0.002) {
   DynamicsSettings s;
@@ -47,7 +39,7 @@ StateRequest everything() { return StateRequest{true, true, true, true}; }
 }  // namespace
 
 TEST_CASE("same seed gives the same Langevin trajectory; another seed a different one") {
-  const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  const Model m = system_model("ala2_vacuum", "  constraints: hbonds\n");
   auto run = [&](std::uint64_t seed) {
     auto ctx = make_cpu_context(m.system, langevin(seed));
     ctx->set_positions(m.positions_nm);
@@ -66,7 +58,7 @@ TEST_CASE("same seed gives the same Langevin trajectory; another seed a differen
 
 TEST_CASE("a run continued from a saved state reproduces the uninterrupted run bit for bit") {
   SECTION("LangevinMiddle, peptide in vacuum, hbonds") {
-    const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+    const Model m = system_model("ala2_vacuum", "  constraints: hbonds\n");
     const DynamicsSettings settings = langevin(77);
     auto a = make_cpu_context(m.system, settings);
     a->set_positions(m.positions_nm);
@@ -90,7 +82,7 @@ TEST_CASE("a run continued from a saved state reproduces the uninterrupted run b
     CHECK(end_a.potential.total == end_b.potential.total);
   }
   SECTION("LangevinMiddle with Monte Carlo barostat, water box, SETTLE + CCMA") {
-    const Model m = make_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
+    const Model m = system_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
     DynamicsSettings settings = langevin(99);
     settings.barostat = BarostatConfig{1.0, 300.0, 5};
     auto a = make_cpu_context(m.system, settings);
@@ -123,7 +115,7 @@ TEST_CASE("a run continued from a saved state reproduces the uninterrupted run b
 }
 
 TEST_CASE("seed 0 chooses a nonzero seed and reports it") {
-  const Model m = make_model("ala2_vacuum", "  constraints: none\n");
+  const Model m = system_model("ala2_vacuum", "  constraints: none\n");
   auto a = make_cpu_context(m.system, langevin(0));
   auto b = make_cpu_context(m.system, langevin(0));
   CHECK(a->seed() != 0);
@@ -140,7 +132,7 @@ TEST_CASE("seed 0 chooses a nonzero seed and reports it") {
 }
 
 TEST_CASE("degrees of freedom and initial velocities") {
-  const Model m = make_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
+  const Model m = system_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
   REQUIRE(m.system.constraints.size() == 2259);  // shared/reference/ala2_water.json counts
   CHECK(degrees_of_freedom(m.system, false) == 4548);  // ala2_water.dynamics.json (no COM remover)
   CHECK(degrees_of_freedom(m.system, true) == 4545);
@@ -177,7 +169,7 @@ TEST_CASE("Verlet (leapfrog) conserves energy to second order in the time step")
   // Peptide in vacuum (smooth NoCutoff energy), hbonds. The total energy with the on-step kinetic
   // energy (v + dt/2 F/m, constrained) fluctuates as O(dt^2): halving dt must divide the
   // fluctuation by ~4. A first-order error (e.g. half-step velocities used as they are) gives ~2.
-  const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  const Model m = system_model("ala2_vacuum", "  constraints: hbonds\n");
   auto thermalised = [&] {
     auto ctx = make_cpu_context(m.system, langevin(11, 0.001));
     ctx->set_positions(m.positions_nm);
@@ -217,7 +209,7 @@ TEST_CASE("Verlet (leapfrog) conserves energy to second order in the time step")
 }
 
 TEST_CASE("constraints hold after every step and after apply_constraints") {
-  const Model m = make_model("ala2_vacuum", "  constraints: allbonds\n");
+  const Model m = system_model("ala2_vacuum", "  constraints: allbonds\n");
   CpuConstraints check(m.system, m.system.mass_amu);
   for (IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
     DynamicsSettings s = langevin(3, 0.002);
@@ -239,7 +231,7 @@ TEST_CASE("constraints hold after every step and after apply_constraints") {
 }
 
 TEST_CASE("context input errors") {
-  const Model m = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  const Model m = system_model("ala2_vacuum", "  constraints: hbonds\n");
   DynamicsSettings bad = langevin(1);
   bad.integrator.timestep_ps = 0.0;
   REQUIRE_THROWS_AS(make_cpu_context(m.system, bad), InputError);
@@ -307,7 +299,7 @@ TEST_CASE("an atom flung to huge but finite coordinates in a periodic box ends i
   // ala2_water with PME: one water oxygen given a velocity so large (1e10, 1e30, 1e300 nm/ps) that its next
   // position is ~1e7, ~1e27 or ~1e297 nm away. Neither the cell list nor PME may turn such a coordinate into an
   // out-of-range index (the ASan/UBSan build runs this too); the run stops with the instability error.
-  const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");
+  const Model m = system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");
   for (const double speed : {1e10, 1e30, 1e300}) {
     INFO(speed);
     auto ctx = make_cpu_context(m.system, langevin(5));

@@ -14,21 +14,15 @@
 #include "physics/nonbonded.hpp"
 #include "platform/dispersion_correction.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
+#include "support/vectors.hpp"
 
 using namespace mdsim;
+using mdsim_test::make_box;
 
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-Boxd make_box(Vec3d a, Vec3d b, Vec3d c) {
-  Boxd box;
-  box.a = a;
-  box.b = b;
-  box.c = c;
-  return box;
-}
 
 // n random particles (minimum separation 0.2 nm) in the box spanned by `box` (or the box's extent
 // for open boundaries), with a few classes of LJ parameters, random charges, water-like exclusions

@@ -7,9 +7,10 @@
 
 #include "kernels/cpu/cpu_forces.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
 
 using namespace mdsim;
+using mdsim_test::box_from;
 using mdsim_test::Json;
 
 namespace {
@@ -17,14 +18,6 @@ namespace {
 const Json& data() {
   static const Json j = mdsim_test::read_json(std::string(MDSIM_SOURCE_DIR) + "/tests/data/cpu_openmm_small.json");
   return j;
-}
-
-Boxd box_from(const Json& b) {
-  Boxd box;
-  box.a = Vec3d(b[0][0].num(), b[0][1].num(), b[0][2].num());
-  box.b = Vec3d(b[1][0].num(), b[1][1].num(), b[1][2].num());
-  box.c = Vec3d(b[2][0].num(), b[2][1].num(), b[2][2].num());
-  return box;
 }
 
 System nonbonded_system(const Json& c) {

@@ -14,7 +14,7 @@
 #include "physics/nonbonded.hpp"
 #include "model/forcefield.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
 
 using namespace mdsim;
 using mdsim_test::Json;

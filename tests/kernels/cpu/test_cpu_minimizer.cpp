@@ -14,17 +14,12 @@
 #include "kernels/cpu/cpu_minimizer.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/reference_systems.hpp"
 
 using namespace mdsim;
+using mdsim::test::vacuum_model;
 
 namespace {
-
-Model vacuum_model(const std::string& constraints) {
-  const std::string dir = MDSIM_TEST_DATA_DIR;
-  const std::string text = "system:\n  pdb: " + dir + "/systems/ala2_vacuum.pdb\n  nonbonded_method: no_cutoff\n"
-                           "  constraints: " + constraints + "\n";
-  return build_model(parse_config(text, "ala2_vacuum.yaml", dir));
-}
 
 // Three particles, bonds 0-1 and 1-2 and an angle at 1; no nonbonded interactions.
 System bent_molecule() {

@@ -11,7 +11,7 @@
 #include "physics/nonbonded.hpp"
 #include "physics/pme_params.hpp"
 #include "support/catch.hpp"
-#include "test_cpu_support.hpp"
+#include "support/reference_data.hpp"
 
 using namespace mdsim;
 

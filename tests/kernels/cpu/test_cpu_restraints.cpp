@@ -27,11 +27,14 @@
 #include "physics/restraint.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
-#include "support/restraint_fixtures.hpp"
+#include "support/reference_data.hpp"
 #include "support/reference_systems.hpp"
-#include "test_cpu_support.hpp"
+#include "support/restraint_fixtures.hpp"
+#include "support/thrown.hpp"
 
 using namespace mdsim;
+using mdsim_test::box_from;
+using mdsim_test::input_error_of;
 using mdsim_test::Json;
 
 namespace {
@@ -45,14 +48,6 @@ const Model& model_of(const std::string& name) {
   static const Model water = test::reference_model("ala2_water");
   static const Model vacuum = test::reference_model("ala2_vacuum");
   return name == "ala2_water" ? water : vacuum;
-}
-
-Boxd box_from(const Json& b) {
-  Boxd box;
-  box.a = Vec3d(b[0][0].num(), b[0][1].num(), b[0][2].num());
-  box.b = Vec3d(b[1][0].num(), b[1][1].num(), b[1][2].num());
-  box.c = Vec3d(b[2][0].num(), b[2][1].num(), b[2][2].num());
-  return box;
 }
 
 // One case of the reference file: its restraints, the positions (the PDB's, the restrained atoms moved
@@ -97,15 +92,6 @@ struct CaseEvaluator {
     evaluator.set_position_restraints(c.restraints);
   }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
 
 DynamicsSettings langevin(double dt_ps) {
   DynamicsSettings s;
@@ -342,8 +328,8 @@ TEST_CASE("bad position restraints are refused with a message naming the entry",
   }
   for (const Bad& b : bad) {
     INFO(b.what);
-    const std::string context_message = error_of([&] { ctx->set_position_restraints(b.r); });
-    const std::string evaluator_message = error_of([&] { evaluator.set_position_restraints(b.r); });
+    const std::string context_message = input_error_of([&] { ctx->set_position_restraints(b.r); });
+    const std::string evaluator_message = input_error_of([&] { evaluator.set_position_restraints(b.r); });
     INFO(context_message);
     CHECK(context_message.rfind(b.message, 0) == 0);
     CHECK(evaluator_message == context_message);

@@ -47,22 +47,19 @@
 #include "platform/context.hpp"
 #include "support/catch.hpp"
 #include "support/energy_series.hpp"
+#include "support/reference_systems.hpp"
 #include "support/statistics.hpp"
+#include "support/vectors.hpp"
 
 using namespace mdsim;
+using mdsim::test::system_model;
+using mdsim_test::bitwise_equal;
+using mdsim_test::max_difference;
 
 namespace {
 
-Model make_model(const std::string& name, const std::string& extra) {
-  const std::string dir = MDSIM_TEST_DATA_DIR;
-  std::string text = "system:\n  pdb: " + dir + "/systems/" + name + ".pdb\n";
-  if (name == "ala2_vacuum") text += "  nonbonded_method: no_cutoff\n";
-  text += extra;
-  return build_model(parse_config(text, name + ".yaml", dir));
-}
-
 const Model& water_model() {  // ala2_water, PME 1.0 nm, HBonds + rigid water
-  static const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
+  static const Model m = system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
   return m;
 }
 
@@ -87,21 +84,10 @@ const char* name_of(IntegratorType t) { return t == IntegratorType::Verlet ? "Ve
 
 StateRequest everything() { return StateRequest{true, true, true, true}; }
 
-double max_difference(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
-  REQUIRE(a.size() == b.size());
-  double worst = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, norm(a[i] - b[i]));
-  return worst;
-}
-
 double rms_difference(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
   double sum = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) sum += norm2(a[i] - b[i]);
   return std::sqrt(sum / static_cast<double>(a.size()));
-}
-
-bool bitwise_equal(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
 }
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
@@ -183,9 +169,9 @@ TEST_CASE("CUDA double precision follows the CPU context step for step") {
     double tolerance;
     double bound_nm;
   };
-  static const Model vacuum = make_model("ala2_vacuum", "  constraints: hbonds\n");
+  static const Model vacuum = system_model("ala2_vacuum", "  constraints: hbonds\n");
   static const Model settle_only =
-      make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: true\n");
+      system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: true\n");
   const std::vector<Case> cases{
       {"ala2_water hbonds+rigid", &water_model(), IntegratorType::LangevinMiddle, 1e-10, 1e-8},
       {"ala2_water hbonds+rigid", &water_model(), IntegratorType::Verlet, 1e-10, 1e-8},
@@ -323,9 +309,9 @@ TEST_CASE("the fused LangevinMiddle step follows the stage-by-stage kernels to r
   // same arithmetic in fewer kernels (the compiler may contract a multiply-add differently in each, so
   // the last bits may differ); after 30 steps positions and velocities agree to rounding. A missing or
   // doubled stage would show as 1e-4 nm or more.
-  const Model dhfr = make_model("dhfr", "");
+  const Model dhfr = system_model("dhfr", "");
   const Model all_bonds =
-      make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: allbonds\n  rigid_water: true\n");
+      system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: allbonds\n  rigid_water: true\n");
   CHECK(longest_coupling_row(water_model().system) <= 8);
   CHECK(longest_coupling_row(all_bonds.system) > 8);
   for (const char* name : {"ala2_water", "dhfr", "ala2_water allbonds"}) {
@@ -618,7 +604,7 @@ TEST_CASE("CUDA device minimiser: tolerance, constraints, CPU energy, bit-reprod
 
 TEST_CASE("CUDA device minimiser on ala2_vacuum (CCMA only, and unconstrained) reaches the CPU's minimum") {
   for (const std::string constraints : {"hbonds", "none"}) {
-    const Model m = make_model("ala2_vacuum", "  constraints: " + constraints + "\n");
+    const Model m = system_model("ala2_vacuum", "  constraints: " + constraints + "\n");
     DynamicsSettings s = dynamics(IntegratorType::LangevinMiddle, 5, 1e-8);
     auto cpu = make_cpu_context(m.system, s);
     cpu->set_positions(m.positions_nm);
@@ -764,7 +750,7 @@ TEST_CASE("CUDA: a blown-up simulation ends in the instability error at the next
   // away (the latter infinite in float). The neighbour list flags it (physics/stability.hpp) and
   // state() throws, as the CPU platform does at the step; compute-sanitizer memcheck runs this too (no
   // out-of-range cell, tile or PME grid index).
-  const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");
+  const Model m = system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: none\n  rigid_water: false\n");
   for (const auto& [dbl, speed] : {std::pair{false, 1e10}, std::pair{false, 1e300}, std::pair{true, 1e10},
                                    std::pair{true, 1e300}}) {
     INFO((dbl ? "double " : "mixed ") << speed);

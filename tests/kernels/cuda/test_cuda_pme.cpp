@@ -20,12 +20,14 @@
 #include "kernels/cuda/cuda_pme.hpp"
 #include "physics/pme_params.hpp"
 #include "support/catch.hpp"
+#include "support/vectors.hpp"
 
 using mdsim::Boxd;
 using mdsim::CpuPme;
 using mdsim::Vec3d;
 using mdsim::cuda::CudaPme;
 using mdsim::cuda::DeviceBuffer;
+using mdsim_test::make_box;
 
 namespace {
 
@@ -33,14 +35,6 @@ constexpr double kFixedScale = 4294967296.0;  // fixed_point.cuh: 2^32
 
 unsigned long long host_to_fixed(double v) {
   return static_cast<unsigned long long>(static_cast<long long>(std::llround(v * kFixedScale)));
-}
-
-Boxd make_box(Vec3d a, Vec3d b, Vec3d c) {
-  Boxd box;
-  box.a = a;
-  box.b = b;
-  box.c = c;
-  return box;
 }
 
 struct Stream {

@@ -1,5 +1,5 @@
 // Position restraints on the CUDA platform (restraint_kernels.cuh through physics/restraint.hpp)
-// against the CPU platform (tests/test_restraints.cpp checks the CPU against OpenMM and finite
+// against the CPU platform (tests/kernels/cpu/test_cpu_restraints.cpp checks the CPU against OpenMM and finite
 // differences), in mixed and double precision (the restraint itself is double in both):
 //  - energy and forces equal the CPU's in ala2_water's box and in a triclinic box, atoms across the
 //    boundary and more than half a box from their reference (tests/data/restraint_reference.json),
@@ -11,7 +11,7 @@
 //    stay close to it in mixed precision;
 //  - a minimisation reaches the analytic minimum of a bond between two restrained atoms across the
 //    box, and on ala2_water the CPU's restrained minimum;
-//  - issue 17's validation: a restrained 100 ps NVT of DHFR keeps the restrained heavy atoms within
+//  - the restraint validation: a restrained 100 ps NVT of DHFR keeps the restrained heavy atoms within
 //    0.05 nm RMS of their reference (k = 2500 kJ/mol/nm², see tests/validation/test_restrained_nvt.cpp
 //    for why not 1000; the RMS at 1000 is printed too).
 // Figures are printed with the prefix [figure].
@@ -32,20 +32,18 @@
 #include "physics/integrator_steps.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
-#include "support/restraint_fixtures.hpp"
+#include "support/reference_data.hpp"
 #include "support/reference_systems.hpp"
-#include "test_cpu_support.hpp"
+#include "support/restraint_fixtures.hpp"
+#include "support/vectors.hpp"
 
 using namespace mdsim;
+using mdsim_test::box_from;
 using mdsim_test::Json;
+using mdsim_test::max_difference;
+using mdsim::test::system_model;
 
 namespace {
-
-Model make_model(const std::string& name, const std::string& extra) {
-  const std::string dir = MDSIM_TEST_DATA_DIR;
-  const std::string text = "system:\n  pdb: " + dir + "/systems/" + name + ".pdb\n" + extra;
-  return build_model(parse_config(text, name + ".yaml", dir));
-}
 
 const Model& flexible_water() {  // the shared reference settings: PME 1.0 nm, no constraints
   static const Model m = test::reference_model("ala2_water");
@@ -53,7 +51,7 @@ const Model& flexible_water() {  // the shared reference settings: PME 1.0 nm, n
 }
 
 const Model& rigid_water() {  // PME 1.0 nm, HBonds + rigid water
-  static const Model m = make_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
+  static const Model m = system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
   return m;
 }
 
@@ -77,21 +75,6 @@ CudaOptions precision(bool double_precision) {
 const char* label(bool dbl) { return dbl ? "double" : "mixed"; }
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
-
-double max_difference(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
-  REQUIRE(a.size() == b.size());
-  double worst = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, norm(a[i] - b[i]));
-  return worst;
-}
-
-Boxd box_from(const Json& b) {
-  Boxd box;
-  box.a = Vec3d(b[0][0].num(), b[0][1].num(), b[0][2].num());
-  box.b = Vec3d(b[1][0].num(), b[1][1].num(), b[1][2].num());
-  box.c = Vec3d(b[2][0].num(), b[2][1].num(), b[2][2].num());
-  return box;
-}
 
 // A periodic case of the reference file with the roles swapped for a context at the PDB positions: the
 // restrained atoms' references are where the file moved them (across the boundary, more than half a box).
@@ -286,8 +269,8 @@ TEST_CASE("CUDA restrained steps with barostat moves follow the CPU context") {
 }
 
 TEST_CASE("CUDA minimisation with restraints: the analytic minimum across the box, and the CPU's on ala2_water") {
-  // As in tests/test_restraints.cpp (support/restraint_fixtures.hpp): the minimum is a bond of r_min centred
-  // on x = 0.
+  // As in tests/kernels/cpu/test_cpu_restraints.cpp (support/restraint_fixtures.hpp): the minimum is a bond of
+  // r_min centred on x = 0.
   const mdsim_test::RestrainedPair pair;
   const double r_min = pair.r_min;
   for (const bool dbl : {true, false}) {
@@ -347,7 +330,7 @@ TEST_CASE("a restrained 100 ps NVT of DHFR keeps the restrained heavy atoms with
   // |x − x0|²). k = 2500 kJ/mol/nm² must keep it below 0.05 nm; 1000 (the common equilibration value) is
   // run too and reported: with bonds and angles far stiffer than the restraints about one degree of
   // freedom per atom is left to them, RMS ≈ sqrt(kT / k) = 0.050 nm at 1000 before the static offset.
-  const Model m = make_model("dhfr", "  forcefield: [amber14-all.xml, amber14/tip3p.xml]\n  cutoff: 1.0 nm\n"
+  const Model m = system_model("dhfr", "  forcefield: [amber14-all.xml, amber14/tip3p.xml]\n  cutoff: 1.0 nm\n"
                                      "  constraints: hbonds\n  rigid_water: true\n");
   PositionRestraints r;
   r.atoms = select_atoms(m.topology, "protein and heavy");
