@@ -48,8 +48,7 @@ inline CommandResult run_mdsim(const std::string& args) {
 inline pid_t start_mdsim_run(const std::filesystem::path& config, const std::filesystem::path& log) {
   const pid_t child = ::fork();
   if (child == 0) {
-    std::freopen(log.c_str(), "w", stdout);
-    std::freopen(log.c_str(), "a", stderr);
+    if (!std::freopen(log.c_str(), "w", stdout) || !std::freopen(log.c_str(), "a", stderr)) std::_Exit(126);
     ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", config.c_str(), static_cast<char*>(nullptr));
     std::_Exit(127);
   }
