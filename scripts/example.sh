@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh
+# Only what the example needs: the program (and the Python package), not the tests, whose packages
+# (Catch2, ...) only `scripts/setup.sh --tests` installs.
+scripts/build.sh -DMDSIM_BUILD_TESTS=OFF
 exec build/mdsim run examples/ala2_water/config.yaml

@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
-scripts/build.sh -DMDSIM_WERROR=ON
+scripts/build.sh -DMDSIM_WERROR=ON -DMDSIM_BUILD_TESTS=ON
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
