@@ -1,6 +1,8 @@
 // `mdsim prepare`: settings from a `prepare:` section and/or the command line, the preparation (prepare/), the
 // outputs and the summary.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -12,7 +14,45 @@
 
 namespace mdsim {
 
+namespace {
+
+// "--ionic-strength" for the key "ionic_strength", "--nvt-time" for "protocol.nvt_time".
+std::string flag_of(const std::string& key) {
+  std::string flag = key.rfind("protocol.", 0) == 0 ? key.substr(9) : key;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return "--" + flag;
+}
+
+// Options of the command line that contradict each other (the settings file's own are refused where it is read;
+// the command line's values replace the file's).
+void check_conflicting_options(const PrepareCommandOptions& command) {
+  std::map<std::string, std::string> given;  // key -> value (the last)
+  std::map<std::string, std::string> variants;  // residue -> variant
+  for (const auto& [key, value] : command.settings) {
+    if (key == "variant") {
+      const std::string residue = value.substr(0, value.find('='));
+      const std::string variant = value.substr(std::min(value.size(), value.find('=') + 1));
+      if (const auto it = variants.find(residue); it != variants.end() && it->second != variant)
+        throw InputError(fmt::format("--variant: residue {} is given two variants ({} and {}); give one", residue,
+                                     it->second, variant));
+      variants[residue] = variant;
+    }
+    given[key] = value;
+  }
+  if (given.count("box") && given.count("padding"))
+    throw InputError("--box and --padding both given: a box is sized by one of them (--box: explicit edges; "
+                     "--padding: the solute plus padding)");
+  if (given.count("box") && given.count("box_shape") && given["box_shape"] != "cube")
+    throw InputError(fmt::format("--box and --box-shape {} both given: --box is a rectangular box; give --padding "
+                                 "with a box shape instead",
+                                 given["box_shape"]));
+}
+
+}  // namespace
+
 int command_prepare(const PrepareCommandOptions& command) {
+  check_conflicting_options(command);
   const std::string& in = command.input;
   const auto ends_with = [&](const char* suffix) {
     const std::string s(suffix);
@@ -29,17 +69,13 @@ int command_prepare(const PrepareCommandOptions& command) {
       forcefield_given = true;
     }
     const std::string error = set_prepare_value(settings, key, value);
-    if (!error.empty()) {
-      std::string flag = key.rfind("protocol.", 0) == 0 ? key.substr(9) : key;
-      for (char& c : flag)
-        if (c == '_') c = '-';
-      throw InputError(fmt::format("--{}: {}", flag, error));
-    }
+    if (!error.empty()) throw InputError(fmt::format("{}: {}", flag_of(key), error));
   }
   if (settings.files.input.empty()) throw InputError(fmt::format("{}: 'prepare.input' is missing", in));
 
+  check_prepare_files(settings.files, settings.source);  // before any work: outputs apart from inputs and each other
   const PreparedSystem prepared = prepare_system(settings.files, settings.options);
-  const std::vector<std::string> written = write_prepared(prepared, settings.files, settings.options);
+  const std::vector<std::string> written = write_prepared(prepared, settings.files, settings.options, settings.source);
   std::fputs(prepare_summary(prepared).c_str(), stdout);
   for (const std::string& path : written) std::printf("wrote %s\n", path.c_str());
   if (written.size() > 1) std::printf("next: mdsim run %s\n", written.back().c_str());

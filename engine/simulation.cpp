@@ -20,6 +20,7 @@
 #include "io/checkpoint_h5.hpp"
 #include "io/config.hpp"
 #include "io/frame_writer.hpp"
+#include "io/output_paths.hpp"
 #include "io/pdb_reader.hpp"
 #include "io/pdb_writer.hpp"
 #include "io/progress.hpp"
@@ -334,6 +335,52 @@ std::string checkpoint_path(const RunConfig& cfg) {
   return cfg.output.checkpoint.file.empty() ? std::string() : output_path(cfg, cfg.output.checkpoint.file);
 }
 
+namespace {
+
+// A restraint spring the stage's time step can integrate: on an atom of mass m the spring's angular frequency
+// sqrt(k/m) times the step must stay below 2 (the stability limit of the leapfrog/Verlet family), so k < 4 m / dt^2.
+void check_restraint_stiffness(const RunConfig& cfg, std::size_t stage, const System& system,
+                               const std::vector<int>& atoms) {
+  const StageConfig& st = cfg.stages[stage];
+  if (st.steps == 0 || atoms.empty()) return;  // a minimisation takes any stiffness
+  int lightest = atoms.front();
+  for (const int a : atoms)
+    if (system.mass_amu[static_cast<std::size_t>(a)] < system.mass_amu[static_cast<std::size_t>(lightest)]) lightest = a;
+  const double m = system.mass_amu[static_cast<std::size_t>(lightest)];
+  const double dt = st.integrator.timestep_ps;
+  const double k_max = 4.0 * m / (dt * dt);
+  if (m > 0 && st.restraints->k_kj_per_mol_nm2 >= k_max)
+    throw_config_error(cfg, fmt::format("stages.{}.restraints.k", stage),
+                       fmt::format("stages[{}].restraints.k ({:g} kJ/mol/nm^2) is too stiff for the stage's {:g} fs "
+                                   "step: on atom {} ({:g} amu) the spring needs k below 4 m / dt^2 = {:.4g} "
+                                   "kJ/mol/nm^2 to stay stable; lower k (1000 kJ/mol/nm^2 is usual) or the time step",
+                                   stage + 1, st.restraints->k_kj_per_mol_nm2, dt * 1e3, lightest, m, k_max));
+}
+
+// What a run reads: the config, its structure, force-field files given as paths, restraint reference structures.
+std::vector<RoleFile> run_inputs(const RunConfig& cfg) {
+  std::vector<RoleFile> inputs{{"the config", cfg.source}, {"the structure (system.pdb)", cfg.system.pdb}};
+  const fs::path base = fs::path(cfg.source).parent_path();
+  std::error_code ec;
+  for (const std::string& f : cfg.system.forcefield)
+    if (fs::is_regular_file(base / f, ec)) inputs.push_back({"a force-field file (system.forcefield)", (base / f).string()});
+  for (std::size_t i = 0; i < cfg.stages.size(); ++i)
+    if (const auto& r = cfg.stages[i].restraints; r && !r->reference_file.empty())
+      inputs.push_back({fmt::format("the reference structure of stages[{}].restraints", i + 1), r->reference_file});
+  return inputs;
+}
+
+// What a run writes, with the config key each comes from: output.* and the exchange log of a replica ensemble.
+std::vector<std::pair<std::string, std::string>> run_outputs(const RunConfig& cfg) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, file] : output_files(cfg.output)) out.emplace_back(key, output_path(cfg, file));
+  if (cfg.replicas && cfg.replicas->exchange == ReplicaExchangeKind::Temperature)
+    out.emplace_back("replicas.log", output_path(cfg, cfg.replicas->log));
+  return out;
+}
+
+}  // namespace
+
 void check_output_paths(const RunConfig& cfg) {
   const auto& out = cfg.output;
   std::error_code ec;
@@ -356,8 +403,12 @@ void check_output_paths(const RunConfig& cfg) {
       if (p == p.parent_path()) break;
     }
   }
-  for (const auto& [key, file] : output_files(out)) {
-    const std::string path = output_path(cfg, file);
+  const auto outputs = run_outputs(cfg);
+  std::vector<RoleFile> roles;
+  for (const auto& [key, path] : outputs) roles.push_back({key, path});
+  if (const auto clash = find_path_clash(run_inputs(cfg), roles))
+    throw InputError(at_config_key(cfg, outputs[clash->output].first, clash->message));
+  for (const auto& [key, path] : outputs) {
     const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
     if (fs::exists(st) && !fs::is_regular_file(st))
       throw InputError(at_config_key(cfg, key,
@@ -397,6 +448,7 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume, bool
       const std::string key = fmt::format("stages.{}.restraints", i);
       stage.restraint_atoms =
           select_atoms(model.topology, r->atoms, at_config_key(cfg, key + ".atoms", fmt::format("stages[{}].restraints.atoms", i + 1)));
+      check_restraint_stiffness(cfg, i, model.system, stage.restraint_atoms);
       if (r->reference == RestraintReference::File) {
         const std::string where = at_config_key(cfg, key + ".reference", fmt::format("stages[{}].restraints.reference", i + 1));
         Topology reference;
@@ -615,7 +667,14 @@ Checkpoint Simulation::checkpoint() { return impl_->checkpoint(); }
 
 bool Simulation::may_switch_context() const { return impl_->staged() && impl_->switches_context(); }
 
-void Simulation::save_checkpoint(const std::string& path) { write_checkpoint(path, checkpoint()); }
+void Simulation::save_checkpoint(const std::string& path) {
+  // Not an input of the run, nor one of its other outputs (the run's own checkpoint file is fine).
+  std::vector<RoleFile> inputs = run_inputs(impl_->cfg);
+  for (const auto& [key, file] : run_outputs(impl_->cfg))
+    if (key != "output.checkpoint.file") inputs.push_back({key, file});
+  check_outputs_apart(inputs, {{"save_checkpoint's file", path}});
+  write_checkpoint(path, checkpoint());
+}
 
 void Simulation::load_checkpoint(const std::string& path) {
   Impl& s = *impl_;

@@ -10,8 +10,10 @@
 #include "common/errors.hpp"
 #include "engine/model.hpp"
 #include "io/atomic_file.hpp"
+#include "io/config.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/mmcif_writer.hpp"
+#include "io/output_paths.hpp"
 #include "io/pdb_writer.hpp"
 #include "io/structure_reader.hpp"
 #include "model/forcefield.hpp"
@@ -149,13 +151,57 @@ std::string prepared_structure_path(const PrepareFiles& files, int atoms) {
   return (fs::path(files.input).parent_path() / (stem + (atoms > 99999 ? "_prepared.cif" : "_prepared.pdb"))).string();
 }
 
-std::vector<std::string> write_prepared(const PreparedSystem& p, const PrepareFiles& files,
-                                        const PrepareOptions& options) {
-  const std::string structure = prepared_structure_path(files, p.report.atoms);
+namespace {
+
+// The prepared structure's name must say its format.
+std::string structure_format(const std::string& structure) {
   std::string ext = fs::path(structure).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ext != ".pdb" && ext != ".cif" && ext != ".mmcif")
     throw InputError(fmt::format("output {}: name a .pdb or .cif file (the format follows the extension)", structure));
+  return ext;
+}
+
+// An output is a new or regular file in a folder that exists.
+void check_output_place(const std::string& option, const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw InputError(fmt::format("{} {}: the path exists and is {}; name a new or regular file", option, path,
+                                 file_kind(st)));
+  const fs::path folder = fs::path(path).parent_path();
+  if (!folder.empty() && !fs::is_directory(folder, ec))
+    throw InputError(fmt::format("{} {}: the folder {} does not exist; create it first or name a file in an existing "
+                                 "folder",
+                                 option, path, folder.string()));
+}
+
+}  // namespace
+
+void check_prepare_files(const PrepareFiles& files, const std::string& settings_file) {
+  std::vector<RoleFile> outputs;
+  // Without --output the name depends on the atom count (.pdb, or .cif above 99,999 atoms): check both.
+  for (const int atoms : {0, 100000}) {
+    if (atoms > 0 && !files.output.empty()) break;
+    const std::string structure = prepared_structure_path(files, atoms);
+    structure_format(structure);
+    check_output_place("--output", structure);
+    outputs.push_back({"the prepared structure (--output)", structure});
+  }
+  if (!files.config.empty()) {
+    check_output_place("--config", files.config);
+    outputs.push_back({"the run config (--config)", files.config});
+  }
+  std::vector<RoleFile> inputs{{"the input structure", files.input}};
+  if (!settings_file.empty()) inputs.push_back({"the settings file", settings_file});
+  check_outputs_apart(inputs, outputs);
+}
+
+std::vector<std::string> write_prepared(const PreparedSystem& p, const PrepareFiles& files,
+                                        const PrepareOptions& options, const std::string& settings_file) {
+  check_prepare_files(files, settings_file);
+  const std::string structure = prepared_structure_path(files, p.report.atoms);
+  const std::string ext = structure_format(structure);
   // The config first (in memory), so a bad setting fails before anything is written.
   std::string config_text;
   if (!files.config.empty()) config_text = protocol_config(p, structure, files.config, options);

@@ -40,13 +40,18 @@ struct PreparedSystem {
 // a salt concentration that cannot be reached.
 PreparedSystem prepare_system(const PrepareFiles& files, const PrepareOptions& options);
 
+// What the outputs need, checked before any work: each output is a .pdb/.cif (structure) file in an existing
+// folder, neither an input (the structure, the settings file `settings_file`, "" for none) nor the other output
+// (io/output_paths). InputError naming the option otherwise. write_prepared checks the same again.
+void check_prepare_files(const PrepareFiles& files, const std::string& settings_file);
+
 // The output file name: files.output, or <input stem>_prepared.pdb (.cif above 99,999 atoms).
 std::string prepared_structure_path(const PrepareFiles& files, int atoms);
 
 // Writes the prepared structure (PDB or PDBx/mmCIF by the name's extension) and, when files.config is set,
 // the `mdsim run` config; both whole or not at all (each through a partial file). Returns the paths written.
 std::vector<std::string> write_prepared(const PreparedSystem& prepared, const PrepareFiles& files,
-                                        const PrepareOptions& options);
+                                        const PrepareOptions& options, const std::string& settings_file = "");
 
 // The summary `mdsim prepare` prints: what was read, added and chosen.
 std::string prepare_summary(const PreparedSystem& prepared);

@@ -143,6 +143,17 @@ try:
     with h5py.File(ck, "r") as f:
         check(f.attrs["format"] == "mdsim-checkpoint" and f["positions_nm"].shape == (22, 3),
               "save_checkpoint writes the CLI's checkpoint format")
+    # ... but never over an input of the simulation or one of its other outputs.
+    config_before = open(path, "rb").read()
+    guarded = mdsim.Simulation(path)
+    for target, role in ((path, "the config"), (os.path.join(work, "py_out", "trajectory.h5"), "output.trajectory.file")):
+        try:
+            guarded.save_checkpoint(target)
+            refused = ""
+        except mdsim.ConfigError as e:
+            refused = str(e)
+        check(role in refused and "overwrite" in refused, f"save_checkpoint onto {role} is refused: {refused}")
+    check(open(path, "rb").read() == config_before, "the config is unchanged")
 
     # run() with a force: the state log gains the external_kj_per_mol column (in the potential too).
     logged = mdsim.Simulation.from_yaml(
