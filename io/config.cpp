@@ -9,6 +9,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -353,9 +354,12 @@ void check_atom_selection(const ConfigReader& r, const YAML::Node& n, const std:
 // The atom indices of a YAML list as the index list of an atom selection ("0,5,7").
 std::string index_list(const ConfigReader& r, const YAML::Node& list) {
   std::string text;
+  std::set<long long> seen;
   for (const auto& i : list) {
+    const auto index = r.integer(i, "atoms", 0);
+    if (!seen.insert(index).second) r.fail(i, fmt::format("'atoms' lists atom {} twice: give each atom once", index));
     if (!text.empty()) text += ',';
-    text += std::to_string(r.integer(i, "atoms", 0));
+    text += std::to_string(index);
   }
   return text;
 }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -159,10 +161,26 @@ std::string parse_box(const std::string& v, const std::string& text, std::option
 
 std::string parse_seed(const std::string& v, const std::string& text, std::uint64_t& out) {
   char* end = nullptr;
+  errno = 0;
   const unsigned long long s = std::strtoull(v.c_str(), &end, 10);
-  if (v.empty() || v[0] == '-' || end == v.c_str() || *end != '\0')
-    return fmt::format("expected a whole number, got '{}'", text);
+  if (v.empty() || v[0] == '-' || end == v.c_str() || *end != '\0' || errno == ERANGE)
+    return fmt::format("expected a whole number from 0 to {}, got '{}'", std::numeric_limits<std::uint64_t>::max(),
+                       text);
   out = s;
+  return "";
+}
+
+// A stage's length: a whole number of the protocol's 2 fs steps (what `mdsim run` then accepts).
+std::string protocol_time(const std::string& v, double& out_ps) {
+  double t = 0;
+  const std::string e = quantity(v, Dimension::Time, t, true);
+  if (!e.empty()) return e;
+  constexpr double kStepPs = 0.002;  // the protocol's time step (prepare/protocol)
+  const double steps = t / kStepPs;
+  if (std::abs(steps - std::round(steps)) > 1e-6 * std::max(1.0, steps))
+    return fmt::format("{:g} ps is not a whole number of the protocol's 2 fs steps: e.g. {:g} ps", t,
+                       std::max(1.0, std::round(steps)) * kStepPs);
+  out_ps = t;
   return "";
 }
 
@@ -211,9 +229,9 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
     return e;
   }
   if (key == "protocol.restraint_k") return quantity(v, Dimension::ForceConstant, o.restraint_k_kj_per_mol_nm2, true);
-  if (key == "protocol.nvt_time") return quantity(v, Dimension::Time, o.nvt_time_ps, true);
-  if (key == "protocol.npt_time") return quantity(v, Dimension::Time, o.npt_time_ps, true);
-  if (key == "protocol.production_time") return quantity(v, Dimension::Time, o.production_time_ps, true);
+  if (key == "protocol.nvt_time") return protocol_time(v, o.nvt_time_ps);
+  if (key == "protocol.npt_time") return protocol_time(v, o.npt_time_ps);
+  if (key == "protocol.production_time") return protocol_time(v, o.production_time_ps);
   if (key == "protocol.temperature") return quantity(v, Dimension::Temperature, o.temperature_k);
   if (key == "protocol.pressure") return quantity(v, Dimension::Pressure, o.pressure_bar);
   if (key == "protocol.cutoff") return quantity(v, Dimension::Length, o.cutoff_nm);
@@ -249,6 +267,10 @@ PrepareSettings load_prepare_settings(const std::string& path) {
   r.check_keys(section, top, "prepare");
   if (section["box"] && section["padding"])
     r.fail(section["padding"], "'prepare.padding' and 'prepare.box' both given: a box is sized by one of them");
+  if (section["box"] && section["box_shape"] && section["box_shape"].IsScalar() &&
+      trimmed(section["box_shape"].Scalar()) != "cube")
+    r.fail(section["box_shape"], "'prepare.box_shape' and 'prepare.box' both given: 'box' is a rectangular box; give "
+                                 "'padding' with a box_shape instead");
 
   PrepareSettings st;
   st.source = path;

@@ -398,6 +398,22 @@ ChosenBox padded_box(const std::vector<Vec3d>& positions, double max_size, const
   return chosen;
 }
 
+// The largest system prepare builds: about 17 copies of the largest benchmark (4x4x4 DHFR, 1.5 M atoms).
+constexpr double kMaxPreparedAtoms = 25e6;
+
+// Refuses, before any water is placed, a box whose water alone would pass kMaxPreparedAtoms, with the numbers.
+void check_solvated_size(const Boxd& box, int solute_atoms, const SolventOptions& options) {
+  const double volume_nm3 = box.a.x * box.b.y * box.c.z;  // reduced triclinic: the diagonal's product
+  const double waters = volume_nm3 * kWaterMolarity * 6.02214076e23 * 1e-24;  // mol/L -> molecules per nm^3
+  const double atoms = solute_atoms + 3.0 * waters;
+  if (!(atoms <= kMaxPreparedAtoms))
+    throw InputError(fmt::format(
+        "solvent: the box ({:.4g} x {:.4g} x {:.4g} nm, {:.4g} nm^3) would hold about {:.3g} waters, {:.3g} atoms in "
+        "all, more than the {:.0f} million atoms mdsim prepare builds; {}",
+        box.a.x, box.b.y, box.c.z, volume_nm3, waters, atoms, kMaxPreparedAtoms / 1e6,
+        options.box_nm ? "give smaller box edges (nm)" : "give a smaller padding (1.0 nm is usual)"));
+}
+
 // The box must hold the cutoff: no particle may see two images of another (minimum image distance at least
 // twice the cutoff), and the engine (as OpenMM) needs the cutoff at most half of each diagonal element.
 void check_box_holds_cutoff(const Boxd& box, const SolventOptions& options, double max_size) {
@@ -613,6 +629,7 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
   const ChosenBox chosen =
       options.box_nm ? explicit_box(*options.box_nm, extent) : padded_box(positions, extent.max_size, options);
   const Boxd& box = chosen.box;
+  check_solvated_size(box, solute.num_atoms(), options);
   check_box_holds_cutoff(box, options, extent.max_size);
 
   const Solvation solvation{water_box, box, extent.center, Vec3d(box.a.x, box.b.y, box.c.z),
@@ -688,7 +705,13 @@ IonCounts count_ions(double total_charge_e, int num_waters, const IonOptions& op
   n.neutralizing = n.positive + n.negative;
   if (options.ionic_strength_molar > 0) {
     const double ions = (num_waters - n.positive - n.negative) * options.ionic_strength_molar / kWaterMolarity;
-    n.pairs = static_cast<int>(std::floor(ions + 0.5));
+    const double pairs = std::floor(ions + 0.5);
+    // Counted in double first: an absurd concentration must not wrap the int count.
+    if (2.0 * pairs + n.positive + n.negative > num_waters)
+      throw InputError(fmt::format("ions: {} M needs {:.0f} ions but there are only {} waters to replace; lower "
+                                   "ionic_strength or use a larger box",
+                                   nm(options.ionic_strength_molar), 2.0 * pairs + n.positive + n.negative, num_waters));
+    n.pairs = static_cast<int>(pairs);
   }
   n.positive += n.pairs, n.negative += n.pairs;
   n.total = n.positive + n.negative;
