@@ -994,3 +994,63 @@ case("prepare_salt_unreachable", "prepare", r"80 M needs \d+ ions but there are 
      args=["prepare", "<DIR>/ala2_vacuum.pdb", "--ionic-strength", "80M"])
 case("prepare_unknown_ligand", "prepare", r"no template for residue LIG 401 .*supply its force field XML",
      setup=_with_ligand, args=["prepare", "<DIR>/lig.pdb"], may_change=["lig.pdb"])
+
+# ================================================================== outputs never clobber inputs or each other
+
+PREP = ["prepare", "<DIR>/ala2_vacuum.pdb", "--no-solvent"]
+case("prepare_output_is_input", "prepare", r"^error: the prepared structure \(--output\) '<DIR>/ala2_vacuum.pdb' is "
+     r"the input structure '<DIR>/ala2_vacuum.pdb': writing it would overwrite that file",
+     args=PREP + ["-o", "<DIR>/ala2_vacuum.pdb"])
+case("prepare_output_dotdot_is_input", "prepare", r"the prepared structure \(--output\) '<DIR>/sub/../ala2_vacuum.pdb' "
+     r"is the input structure", mkdir=["sub"], args=PREP + ["-o", "<DIR>/sub/../ala2_vacuum.pdb"])
+case("prepare_output_link_to_input", "prepare", r"the prepared structure \(--output\) '<DIR>/link.pdb' is the input "
+     r"structure", symlink={"link.pdb": "ala2_vacuum.pdb"}, args=PREP + ["-o", "<DIR>/link.pdb"])
+case("prepare_config_is_input", "prepare", r"the run config \(--config\) '<DIR>/ala2_vacuum.pdb' is the input "
+     r"structure", args=PREP + ["--config", "<DIR>/ala2_vacuum.pdb"])
+case("prepare_config_is_output", "prepare", r"the run config \(--config\) '<DIR>/out.pdb' and the prepared structure "
+     r"\(--output\) '<DIR>/out.pdb' are the same file", args=PREP + ["-o", "<DIR>/out.pdb", "--config", "<DIR>/out.pdb"])
+case("prepare_config_is_settings", "prepare", r"the run config \(--config\) '<DIR>/prep.yaml' is the settings file "
+     r"'<DIR>/prep.yaml'", write={"prep.yaml": "prepare:\n  input: ala2_vacuum.pdb\n  solvent: false\n  config: prep.yaml\n"},
+     args=["prepare", "<DIR>/prep.yaml"])
+case("prepare_config_folder_missing", "prepare", r"^error: --config <DIR>/nodir/run.yaml: the folder <DIR>/nodir does not "
+     r"exist", args=PREP + ["--config", "<DIR>/nodir/run.yaml"])
+case("run_final_pdb_is_structure", "output", r"<CFG>:\d+:\d+: output.final_pdb '.*ala2_vacuum.pdb' is the structure "
+     r"\(system.pdb\)", sub=[(r"final_pdb: final.pdb", "final_pdb: ../ala2_vacuum.pdb")])
+case("run_state_is_config", "output", r"<CFG>:\d+:\d+: output.state.file '.*config.yaml' is the config",
+     sub=[(r"state: \{interval: 5\}", "state: {file: ../config.yaml, interval: 5}")])
+case("replicas_log_is_config", "output", r"<CFG>:19:\d+: replicas.log '.*out/\.\./config.yaml' is the config", sub=NO_T,
+     append=LADDER.replace("}", ", log: ../config.yaml}"))
+case("replicas_log_folder_missing", "output", r"<CFG>:19:\d+: replicas.log: the folder .*out/sub does not exist", sub=NO_T,
+     append=LADDER.replace("}", ", log: sub/x.csv}"))
+
+# ================================================================== sizes, ranges and conflicting options
+
+case("prepare_padding_huge", "prepare", r"^error: solvent: the box \(2e\+06 x 2e\+06 x 2e\+06 nm, 8e\+18 nm\^3\) would hold "
+     r"about 2.67e\+20 waters, .* more than the 25 million atoms mdsim prepare builds; give a smaller padding",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--padding", "1e6"])
+case("prepare_box_huge", "prepare", r"would hold about 3.34e\+16 waters.*give smaller box edges",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--box", "1e5,1e5,1e5"])
+case("prepare_settings_padding_angstrom_huge", "prepare", r"more than the 25 million atoms",
+     write={"prepare.yaml": "prepare:\n  input: ala2_vacuum.pdb\n  padding: 1e4 Å\n"}, args=["prepare", "<DIR>/prepare.yaml"])
+case("prepare_ionic_strength_huge", "prepare", r"^error: ions: 1e\+09 M needs \d{8,} ions but there are only \d+ waters",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--ionic-strength", "1e9"])
+case("prepare_box_and_padding", "prepare", r"^error: --box and --padding both given",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--box", "5,5,5", "--padding", "1nm"])
+case("prepare_box_and_shape", "prepare", r"^error: --box and --box-shape octahedron both given",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--box", "5,5,5", "--box-shape", "octahedron"])
+case("prepare_settings_box_and_shape", "prepare", r"<DIR>/prepare.yaml:4:14: 'prepare.box_shape' and 'prepare.box' both "
+     r"given", write={"prepare.yaml": "prepare:\n  input: ala2_vacuum.pdb\n  box: [5, 5, 5]\n  box_shape: octahedron\n"},
+     args=["prepare", "<DIR>/prepare.yaml"])
+case("prepare_two_variants", "prepare", r"^error: --variant: residue A:2 is given two variants \(ALA and CYX\)",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--variant", "A:2=ALA", "--variant", "A:2=CYX"])
+case("prepare_nvt_time_not_whole_steps", "prepare", r"^error: --nvt-time: 0.003 ps is not a whole number of the "
+     r"protocol's 2 fs steps: e.g. 0.004 ps", args=PREP + ["--config", "<DIR>/run.yaml", "--nvt-time", "0.003"])
+case("prepare_seed_too_large", "prepare", r"^error: --seed: expected a whole number from 0 to 18446744073709551615, got "
+     r"'99999999999999999999999'", args=PREP + ["--seed", "99999999999999999999999"])
+case("config_seed_too_large", "config", r"<CFG>:\d+:\d+: 'seed' must be a non-negative whole number",
+     sub=[(r"  timestep: 2 fs\n", "  timestep: 2 fs\n  seed: 99999999999999999999999\n")])
+case("stages_restraint_too_stiff", "config", r"<CFG>:19:\d+: stages\[1\].restraints.k \(1e\+30 kJ/mol/nm\^2\) is too "
+     r"stiff for the stage's 2 fs step: on atom \d+ \(1.008 amu\)", sub=NO_RUN,
+     append="stages:\n  - {steps: 5, restraints: {atoms: protein, k: 1e30}}\n")
+case("stages_restraint_atom_twice", "config", r"<CFG>:19:\d+: 'atoms' lists atom 1 twice", sub=NO_RUN,
+     append="stages:\n  - {steps: 5, restraints: {atoms: [1, 1, 1], k: 100}}\n")
