@@ -237,6 +237,12 @@ struct StopSignals {
 };
 
 int print_run_summary(const RunSummary& s) {
+  if (s.already_complete) {
+    fmt::print("nothing to do: the run finished at step {} and its outputs are complete; no file was changed (to run "
+               "longer, raise run.steps or a stage's length and resume again)\n",
+               s.last_step);
+    return 0;
+  }
   fmt::print("{} steps {} to {} ({:.3f} ps) on {} in {:.1f} s: {:.2f} ns/day; seed {}\n",
              s.stopped_early ? "stopped after" : "ran", s.first_step, s.last_step, s.simulated_ps, s.platform, s.wall_s,
              s.ns_per_day, s.seed);

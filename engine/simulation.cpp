@@ -26,6 +26,7 @@
 #include "io/progress.hpp"
 #include "io/state_log.hpp"
 #include "io/trajectory_h5.hpp"
+#include "io/trajectory_reader.hpp"
 #include "platform/context.hpp"
 
 namespace fs = std::filesystem;
@@ -215,6 +216,7 @@ void restore_state(Context& context, const Checkpoint& c, bool barostat = true) 
   context.set_velocities(c.velocities_nm_per_ps);
   if (c.box) context.set_box(*c.box);
   context.set_step(c.step, c.time_ps);
+  if (c.seed != 0) context.set_seed(c.seed);  // the random stream continues where the checkpoint left it
   if (barostat) context.set_barostat_state(c.barostat_state);
 }
 
@@ -698,6 +700,7 @@ void Simulation::load_checkpoint(const std::string& path) {
     check_same_physics(s.cfg, c, path);
     restore_state(*s.context, c);
   }
+  s.summary.seed = s.context->seed();
   s.fresh = false;
 }
 
@@ -903,6 +906,38 @@ RunSummary Simulation::finish_run(bool stopped_early) {
   return summary;
 }
 
-RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) { return Simulation(cfg, request).run(); }
+namespace {
+
+// A run whose outputs were all finished: the trajectory (when written) marked complete, the final structure (when
+// written) there. The trajectory's complete mark is the run's last write.
+bool outputs_finished(const RunConfig& cfg) {
+  const auto& out = cfg.output;
+  std::error_code ec;
+  if (!out.final_pdb.empty() && !fs::is_regular_file(output_path(cfg, out.final_pdb), ec)) return false;
+  if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
+    try {
+      return TrajectoryReader(output_path(cfg, out.trajectory.file)).complete();
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
+  Simulation simulation(cfg, request);
+  // --resume of a run that had finished: say so and touch nothing (a rerun would rewrite its final outputs).
+  const SimulationState now = simulation.context().state(StateRequest{false, false});
+  if (request.resume && now.step >= cfg.run.steps && outputs_finished(cfg)) {
+    RunSummary done;
+    done.first_step = done.last_step = now.step;
+    done.already_complete = true;
+    done.platform = simulation.platform_description();
+    return done;
+  }
+  return simulation.run();
+}
 
 }  // namespace mdsim

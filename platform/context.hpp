@@ -198,6 +198,9 @@ class Context {
   virtual void set_temperature(double temperature_k) = 0;
 
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
+  // Keys the random numbers of later steps with `seed` (nonzero; a checkpoint's, so that a restart draws what
+  // the uninterrupted run would have drawn).
+  virtual void set_seed(std::uint64_t seed) = 0;
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
   virtual void set_barostat_state(const std::vector<double>&) = 0;
 };

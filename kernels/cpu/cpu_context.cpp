@@ -169,6 +169,7 @@ class CpuContext final : public Context {
   }
 
   std::uint64_t seed() const override { return seed_; }
+  void set_seed(std::uint64_t seed) override { seed_ = seed; }
 
   std::vector<double> barostat_state() const override { return barostat_state_of(barostat_); }
   void set_barostat_state(const std::vector<double>& state) override { restore_barostat_state(barostat_, state); }

@@ -282,6 +282,10 @@ class CudaContext final : public Context {
 
   std::vector<double> barostat_state() const override { return barostat_.state(); }
   void set_barostat_state(const std::vector<double>& state) override { barostat_.set_state(state); }
+  void set_seed(std::uint64_t seed) override {
+    seed_ = seed;
+    integrator_.set_seed(seed);
+  }
   void set_temperature(double temperature_k) override {
     settings_ = with_bath_temperature(settings_, temperature_k);
     integrator_.set_temperature(temperature_k);

@@ -74,6 +74,15 @@ void StepGraph::reset() {
   exec_ = nullptr;
 }
 
+// The seed is a kernel argument baked into the step graphs: they are captured again when it changes.
+void CudaIntegrator::set_seed(std::uint64_t seed) {
+  if (seed == seed_) return;
+  seed_ = seed;
+  graph_.reset();
+  merged_graph_.reset();
+  multi_step_graph_.reset();
+}
+
 // The Langevin coefficients are kernel arguments baked into the step graphs: both are captured again.
 void CudaIntegrator::set_temperature(double temperature_k) {
   config_.temperature_k = temperature_k;

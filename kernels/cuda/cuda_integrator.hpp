@@ -98,6 +98,7 @@ class CudaIntegrator {
   static constexpr int kStepsPerGraph = 4;
   // The thermostat's temperature from the next step on (checked by the context).
   void set_temperature(double temperature_k);
+  void set_seed(std::uint64_t seed);  // the noise kernels' key, baked into the step graphs
 
   // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it
   // needs the forces of the current positions). Synchronises.
