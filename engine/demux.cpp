@@ -46,9 +46,19 @@ StateLines read_state_lines(const std::string& path) {
   StateLines s;
   std::getline(in, s.header);
   if (s.header.rfind("step,", 0) != 0) throw InputError(fmt::format("{}:1: not an mdsim state log", path));
+  const long columns = std::count(s.header.begin(), s.header.end(), ',') + 1;
   std::string line;
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
+    // A line cut short (a run killed while writing it, a damaged copy) has fewer cells, or no newline at its end.
+    const long cells = std::count(line.begin(), line.end(), ',') + 1;
+    if (cells != columns || in.eof())
+      throw InputError(fmt::format("{}:{}: the line {}: a line cut short, as a run killed while writing leaves it; "
+                                   "`mdsim run --resume` keeps only whole lines up to its checkpoint, or remove the "
+                                   "line",
+                                   path, n,
+                                   cells != columns ? fmt::format("has {} cells, the header {}", cells, columns)
+                                                    : std::string("has no newline at its end")));
     char* end = nullptr;
     const long long step = std::strtoll(line.c_str(), &end, 10);
     if (end == line.c_str() || *end != ',') throw InputError(fmt::format("{}:{}: no step at the start of the line", path, n));
@@ -166,8 +176,7 @@ std::vector<StateLines> read_replica_state_logs(const Demux& d, const std::strin
 }
 
 // State logs: each line of the replica at temperature t into temperature t's log.
-void demux_state_logs(const Demux& d, DemuxSummary& summary) {
-  const std::vector<StateLines> logs = read_replica_state_logs(d, d.cfg.output.state.file);
+void demux_state_logs(const Demux& d, const std::vector<StateLines>& logs, DemuxSummary& summary) {
   std::vector<std::string> text(static_cast<std::size_t>(d.n));
   for (std::string& t : text) t = logs.front().header + "\n";
   for (std::size_t i = 0; i < logs.front().lines.size(); ++i) {
@@ -192,15 +201,18 @@ DemuxSummary demux_ensemble(const RunConfig& cfg, std::string out_dir) {
   const ReplicaConfig& rc = *cfg.replicas;
   const fs::path dir(cfg.output.directory);
   if (out_dir.empty()) out_dir = (dir / "demux").string();
-  const Demux d{cfg, rc, rc.count, dir, out_dir, read_exchange_map((dir / rc.log).string(), rc.count)};
+  const Demux d{cfg, rc, rc.count, dir, out_dir, read_exchange_map((dir / rc.log).string(), rc.count, &rc.temperatures_k)};
+  const StateOutput& state = cfg.output.state;
+  const bool states = state.interval_steps > 0 && !state.file.empty();
+  std::vector<StateLines> logs;  // read (and checked) before anything is written
+  if (states) logs = read_replica_state_logs(d, state.file);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", out_dir, ec.message()));
   DemuxSummary summary;
   const TrajectoryOutput& traj = cfg.output.trajectory;
   if (traj.interval_steps > 0 && !traj.file.empty()) demux_trajectories(d, summary);
-  const StateOutput& state = cfg.output.state;
-  if (state.interval_steps > 0 && !state.file.empty()) demux_state_logs(d, summary);
+  if (states) demux_state_logs(d, logs, summary);
   if (summary.outputs.empty())
     throw_config_error(cfg, "output", "demux: the config writes neither trajectories nor state logs to sort");
   return summary;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -44,7 +46,35 @@ void ExchangeLog::write(const ExchangeLogRow& r) {
   log_.write_line(line, r.step);
 }
 
-std::vector<ExchangeMapPoint> read_exchange_map(const std::string& path, int replicas) {
+namespace {
+
+// A row's pair of temperatures against the ladder it should come from.
+void check_ladder_pair(const std::string& path, int line, const std::vector<std::string>& cells,
+                       const std::vector<double>& ladder_k) {
+  const auto value = [&](std::size_t column) {
+    char* end = nullptr;
+    const double v = std::strtod(cells[column].c_str(), &end);
+    return end != cells[column].c_str() && *end == '\0' ? v : std::nan("");
+  };
+  const double pair = value(3), lower = value(4), upper = value(5);
+  const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); };
+  const bool in_ladder = pair >= 0 && pair + 1 < static_cast<double>(ladder_k.size()) && pair == std::floor(pair);
+  if (!in_ladder || !close(lower, ladder_k[static_cast<std::size_t>(pair)]) ||
+      !close(upper, ladder_k[static_cast<std::size_t>(pair) + 1]))
+    throw InputError(fmt::format(
+        "{}:{}: pair {} was run at {} K <-> {} K, but the config's ladder has {}: the config's replicas.temperatures "
+        "changed since the run, and the demultiplexed files would carry the wrong temperatures; restore the ladder "
+        "the run used",
+        path, line, cells[3], cells[4], cells[5],
+        in_ladder ? fmt::format("{} K <-> {} K there", ladder_k[static_cast<std::size_t>(pair)],
+                                ladder_k[static_cast<std::size_t>(pair) + 1])
+                  : fmt::format("{} temperatures", ladder_k.size())));
+}
+
+}  // namespace
+
+std::vector<ExchangeMapPoint> read_exchange_map(const std::string& path, int replicas,
+                                                const std::vector<double>* ladder_k) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the exchange log", path));
   std::string line;
@@ -73,6 +103,7 @@ std::vector<ExchangeMapPoint> read_exchange_map(const std::string& path, int rep
     if (cells.size() != static_cast<std::size_t>(kMapColumn + replicas))
       throw InputError(fmt::format("{}:{}: {} columns, expected {} (a damaged exchange log?)", path, number_of_line,
                                    cells.size(), kMapColumn + replicas));
+    if (ladder_k) check_ladder_pair(path, number_of_line, cells, *ladder_k);
     ExchangeMapPoint point;
     point.step = integer(cells[0], "the step");
     std::vector<bool> seen(static_cast<std::size_t>(replicas), false);

@@ -50,11 +50,13 @@ class ExchangeLog {
 
 // The replica <-> temperature map through a run, from an exchange log: (step, replica at each
 // temperature after that step's round) per round, in order of step. InputError naming the file and line
-// for a log of another replica count or a damaged line.
+// for a log of another replica count or a damaged line; with `ladder_k`, also for a row whose pair of
+// temperatures is not the ladder's (the config's ladder changed since the run).
 struct ExchangeMapPoint {
   std::int64_t step = 0;
   std::vector<int> replica_at;
 };
-std::vector<ExchangeMapPoint> read_exchange_map(const std::string& path, int replicas);
+std::vector<ExchangeMapPoint> read_exchange_map(const std::string& path, int replicas,
+                                                const std::vector<double>* ladder_k = nullptr);
 
 }  // namespace mdsim
