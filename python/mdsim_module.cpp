@@ -11,9 +11,14 @@
 #include <pybind11/stl.h>
 
 #include <dlpack/dlpack.h>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,12 +52,21 @@ FieldInfo field_info(StateField f) {
 const char* field_name(StateField f) { return field_info(f).name; }
 const char* field_unit(StateField f) { return field_info(f).unit; }
 
+// SIGINT while the engine works: a flag the step loops read between steps (run(): at its next restart point),
+// then KeyboardInterrupt in Python, as the command line stops on Ctrl-C.
+std::atomic<bool>& interrupted() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+extern "C" void on_interrupt(int) { interrupted().store(true); }
+
 // A Simulation and the views it has handed out.
 class PySimulation {
  public:
   PySimulation(RunConfig config, std::string config_text) {
     RunRequest request;
     request.config_text = std::move(config_text);
+    request.stop = &interrupted();  // Ctrl-C during run() stops it at the next restart point, outputs whole
     sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
   }
 
@@ -78,6 +92,8 @@ class PySimulation {
     return sim_->context();
   }
   int add_force_count() { return ++forces_added_; }
+  // Set while step(), run() or minimize() runs: a force callback that calls back into the simulation is refused.
+  bool busy = false;
   void handed_out(StateField f) {
     if (f == StateField::Positions) positions_out_ = true;
     if (f == StateField::Velocities) velocities_out_ = true;
@@ -98,6 +114,60 @@ class PySimulation {
   bool positions_out_ = false, velocities_out_ = false, any_view_out_ = false;
   int forces_added_ = 0;
 };
+
+// For the length of one operation: the simulation marked busy (a force callback calling back in is an error, not
+// a recursion) and SIGINT caught into interrupted(); Python's handler comes back afterwards. raise_if_interrupted()
+// then turns a caught Ctrl-C into KeyboardInterrupt.
+void check_not_busy(const PySimulation& s, const char* what) {
+  if (!s.busy) return;
+  PyErr_SetString(PyExc_RuntimeError,
+                  (std::string(what) + ": the simulation is inside step(), run() or minimize() (called from a force "
+                   "callback?); a callback may only read its arrays and add to its forces")
+                      .c_str());
+  throw py::error_already_set();
+}
+
+class Operation {
+ public:
+  Operation(PySimulation& s, const char* what) : sim_(s) {
+    check_not_busy(s, what);
+    s.busy = true;
+    interrupted().store(false);
+    previous_ = std::signal(SIGINT, on_interrupt);
+  }
+  ~Operation() {
+    std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
+    sim_.busy = false;
+  }
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+  void raise_if_interrupted() {
+    if (!interrupted().exchange(false)) return;
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+
+ private:
+  PySimulation& sim_;
+  void (*previous_)(int) = SIG_DFL;
+};
+
+// A count of steps: a Python int (or anything with __index__, as numpy's), not negative. TypeError / ValueError
+// naming the argument otherwise.
+long long steps_argument(const py::handle& value) {
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+    throw py::type_error(fmt::format("step(steps): steps must be a whole number (int), got {} {}",
+                                     std::string(py::str(py::type::of(value).attr("__name__"))),
+                                     std::string(py::repr(value))));
+  int overflow = 0;
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0 || n < 0)
+    throw py::value_error(fmt::format("step(steps): steps must be from 0 to {}, got {}",
+                                      std::numeric_limits<long long>::max(), std::string(py::repr(value))));
+  return n;
+}
 
 // A device array of the CUDA platform as __cuda_array_interface__ sees it (v3).
 struct DeviceArray {
@@ -290,6 +360,7 @@ py::dict energies_dict(const EnergyTerms& e) {
 }
 
 py::dict state_dict(PySimulation& s) {
+  check_not_busy(s, "state()");
   StateRequest request;
   request.positions = false;
   request.energy = true;
@@ -408,7 +479,14 @@ void bind_device_array(py::module_& m) {
 
 // Construction, and what the system and its platform are.
 void bind_simulation_system(SimulationClass& cls) {
-  cls.def(py::init(&PySimulation::from_file), py::arg("config"),
+  cls.def(py::init([](const py::object& config) {
+            if (!py::isinstance<py::str>(config) && !py::hasattr(config, "__fspath__"))
+              throw py::type_error(fmt::format("Simulation(config): config must be the path of a YAML config (str or "
+                                               "os.PathLike), got {}; Simulation.from_yaml(text) takes the text",
+                                               std::string(py::repr(config))));
+            return PySimulation::from_file(py::str(py::module_::import("os").attr("fspath")(config)));
+          }),
+          py::arg("config"),
           "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run())")
       .def_static("from_yaml", &PySimulation::from_yaml, py::arg("text"), py::arg("base_dir") = ".",
                   "A simulation from config text; relative paths in it resolve against base_dir")
@@ -433,6 +511,7 @@ void bind_simulation_runs(SimulationClass& cls) {
   cls.def(
          "minimize",
          [](PySimulation& s, double tolerance, int max_iterations) {
+           Operation op(s, "minimize()");
            s.take_view_writes();
            return minimization_dict(s.sim().minimize(tolerance, max_iterations));
          },
@@ -440,22 +519,31 @@ void bind_simulation_runs(SimulationClass& cls) {
          "L-BFGS until the largest atomic force is below tolerance (kJ/mol/nm); max_iterations 0: until converged")
       .def(
           "step",
-          [](PySimulation& s, int steps) {
+          [](PySimulation& s, const py::object& steps) {
+            const long long n = steps_argument(steps);
+            Operation op(s, "step()");
             s.take_view_writes();
-            py::gil_scoped_release release;
-            s.sim().step(steps);
+            {
+              py::gil_scoped_release release;
+              constexpr long long kChunk = 100;  // steps between looks at Ctrl-C
+              for (long long done = 0; done < n && !interrupted().load(); done += kChunk)
+                s.sim().step(static_cast<int>(std::min(kChunk, n - done)));
+            }
+            op.raise_if_interrupted();
           },
-          py::arg("steps"), "Advance `steps` steps (no reporters)")
+          py::arg("steps"), "Advance `steps` steps (no reporters); Ctrl-C stops between steps (KeyboardInterrupt)")
       .def(
           "run",
           [](PySimulation& s) {
             s.check_context_kept("run()");
+            Operation op(s, "run()");
             s.take_view_writes();
             RunSummary r;
             {
               py::gil_scoped_release release;
               r = s.sim().run();
             }
+            op.raise_if_interrupted();  // the run stopped at a restart point with every output whole
             return run_summary_dict(r);
           },
           "The config's run (its minimisation on a fresh start, then steps to run.steps) with every reporter")
@@ -499,6 +587,7 @@ void bind_simulation_extensions(SimulationClass& cls) {
       .def(
           "save_checkpoint",
           [](PySimulation& s, const std::string& path) {
+            check_not_busy(s, "save_checkpoint()");
             s.take_view_writes();
             s.sim().save_checkpoint(path);
           },
@@ -506,6 +595,7 @@ void bind_simulation_extensions(SimulationClass& cls) {
       .def(
           "load_checkpoint",
           [](PySimulation& s, const std::string& path) {
+            check_not_busy(s, "load_checkpoint()");
             s.check_context_kept("load_checkpoint()");
             s.sim().load_checkpoint(path);
           },

@@ -7,10 +7,14 @@
     without the speed, final PDB).
 Usage: test_python_api.py MDSIM_BINARY TEST_DATA_DIR (PYTHONPATH must hold build/python)."""
 import os
+import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 import numpy as np
 
@@ -225,6 +229,87 @@ try:
           "run(): the same state log")
     with open(os.path.join(work, "cli_out/final.pdb")) as a, open(os.path.join(work, "py_out/final.pdb")) as b:
         check(a.read() == b.read(), "run(): the same final PDB")
+
+    # Calls that are wrong say which argument and why, as Python's own errors.
+    vac_yaml = (f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n"
+                f"run: {{steps: 40}}\noutput: {{directory: {work}/plain, progress: false}}\n")
+    plain = mdsim.Simulation.from_yaml(vac_yaml)
+    for bad, kind in ((-5, ValueError), (10**30, ValueError), (1e12, TypeError), (float("nan"), TypeError),
+                      ("10", TypeError), (True, TypeError)):
+        try:
+            plain.step(bad)
+            message = "no error"
+        except kind as err:
+            message = str(err)
+        except Exception as err:  # the wrong kind
+            message = f"{type(err).__name__}: {err}"
+        check(message.startswith("step(steps): steps must"), f"step({bad!r}) raises {kind.__name__}: {message}")
+    plain.step(np.int64(2))
+    check(plain.state()["step"] == 2, "step() takes a numpy integer")
+    try:
+        mdsim.Simulation(None)
+        message = "no error"
+    except TypeError as err:
+        message = str(err)
+    check(message.startswith("Simulation(config): config must be the path"), f"Simulation(None): {message}")
+    check(mdsim.Simulation(pathlib.Path(path)).n_atoms == 2269, "Simulation takes an os.PathLike")
+
+    # A force callback that calls back into the simulation gets an error, not a recursion.
+    reentrant = mdsim.Simulation.from_yaml(vac_yaml)
+    seen = []
+
+    def calls_back(positions, forces, box):
+        for call in (lambda: reentrant.step(1), reentrant.state):
+            try:
+                call()
+                seen.append("no error")
+            except RuntimeError as err:
+                seen.append(str(err))
+        return 0.0
+    reentrant.add_force(calls_back)
+    reentrant.step(1)
+    check(len(seen) >= 2 and all("inside step(), run() or minimize()" in m for m in seen[:2]),
+          f"a callback's step() and state() are refused: {seen[:2]}")
+
+    # Ctrl-C: step() and run() stop between steps and raise KeyboardInterrupt; run()'s outputs stay whole.
+    def interrupt_soon():
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGINT)
+    for what in ("step", "run"):
+        long_yaml = (f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n"
+                     f"run: {{steps: 100000000}}\noutput: {{directory: {work}/long_{what}, state: {{interval: 100}}, "
+                     "trajectory: {interval: 100}, checkpoint: {interval: 1000}, progress: false}\n")
+        sim_long = mdsim.Simulation.from_yaml(long_yaml)
+        threading.Thread(target=interrupt_soon).start()
+        started = time.time()
+        try:
+            sim_long.step(10**12) if what == "step" else sim_long.run()
+            outcome = "ran to the end"
+        except KeyboardInterrupt:
+            outcome = "KeyboardInterrupt"
+        stopped_at = sim_long.state()["step"]
+        check(outcome == "KeyboardInterrupt" and time.time() - started < 60,
+              f"Ctrl-C during {what}(): {outcome} at step {stopped_at}")
+        if what == "run":
+            with h5py.File(os.path.join(work, "long_run", "trajectory.h5"), "r") as f:
+                frames = f["coordinates"].shape[0]
+            lines = open(os.path.join(work, "long_run", "state.csv")).read().splitlines()
+            check(stopped_at % 100 == 0 and frames == stopped_at // 100 and len(lines) - 1 == stopped_at // 100,
+                  f"the interrupted run stopped at a restart point ({stopped_at}) with {frames} frames and "
+                  f"{len(lines) - 1} state lines")
+
+    # load_checkpoint restores the random stream: a new Simulation (another seed) continues as the first would.
+    first = mdsim.Simulation.from_yaml(vac_yaml)
+    first.step(10)
+    ck = os.path.join(work, "stream.h5")
+    first.save_checkpoint(ck)
+    first.step(20)
+    second = mdsim.Simulation.from_yaml(vac_yaml)
+    different_seed = second.seed != first.seed
+    second.load_checkpoint(ck)
+    second.step(20)
+    check(different_seed and second.seed == first.seed and np.array_equal(second.positions, first.positions),
+          "load_checkpoint into a new Simulation continues bit for bit (the checkpoint's seed)")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
