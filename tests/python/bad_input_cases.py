@@ -172,6 +172,10 @@ stages:
     steps: 10
 """
 
+# The vacuum config as a ladder of 300 and 320 K, an exchange round every 5 steps.
+VAC_LADDER_CONFIG = VAC_CONFIG.replace("  temperature: 300 K\n", "") + (
+    "replicas: {exchange: temperature, temperatures: [300 K, 320 K], exchange_interval: 10 fs}\n")
+
 BASES = {
     "vac": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
     "wat": {"files": {"config.yaml": WAT_CONFIG}, "copy": {"ala2_water.pdb": "<DATA>/systems/ala2_water.pdb"}},
@@ -186,10 +190,16 @@ BASES = {
     "vac_staged_done": {"files": {"config.yaml": VAC_STAGED_CONFIG},
                         "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"},
                         "artifacts": {"out": "vac_staged_out"}},
+    # The vacuum setup as a two-temperature ladder after its run: out/ holds the replicas' files and exchange.csv.
+    "vac_ladder_done": {"files": {"config.yaml": VAC_LADDER_CONFIG},
+                        "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"},
+                        "artifacts": {"out": "vac_ladder_out"}},
+    "vac_ladder": {"files": {"config.yaml": VAC_LADDER_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
     "empty": {},
 }
 
 ARTIFACTS = {
+    "vac_ladder_out": {"base": "vac_ladder", "args": ["run", "<CFG>"], "result": "out"},
     "vac_out": {"base": "vac", "args": ["run", "<CFG>"], "result": "out"},
     "h2o_checkpoint": {"base": "h2o", "args": ["run", "<CFG>"], "result": "out/checkpoint.h5"},
     "vac_staged_out": {"base": "vac_staged", "args": ["run", "<CFG>"], "result": "out"},
@@ -1054,3 +1064,15 @@ case("stages_restraint_too_stiff", "config", r"<CFG>:19:\d+: stages\[1\].restrai
      append="stages:\n  - {steps: 5, restraints: {atoms: protein, k: 1e30}}\n")
 case("stages_restraint_atom_twice", "config", r"<CFG>:19:\d+: 'atoms' lists atom 1 twice", sub=NO_RUN,
      append="stages:\n  - {steps: 5, restraints: {atoms: [1, 1, 1], k: 100}}\n")
+
+# ================================================================== resume and demux check what they read
+
+case("resume_finished_run_touches_nothing", "cli", r"^$", base="vac_done", args=RESUME, code=0, one_line=False)
+case("resume_finished_staged_run_touches_nothing", "cli", r"^$", base="vac_staged_done", args=RESUME, code=0,
+     one_line=False)
+case("demux_ladder_edited", "cli", r"<DIR>/out/exchange.csv:2: pair 0 was run at 300 K <-> 320 K, but the config's "
+     r"ladder has 300 K <-> 330 K there: the config's replicas.temperatures changed since the run",
+     base="vac_ladder_done", sub=[(r"320 K", "330 K")], args=["demux", "<CFG>"])
+case("demux_state_line_cut", "cli", r"out/replica_01/state.csv:\d+: the line (has \d+ cells, the header \d+|has no "
+     r"newline at its end): a line cut short", base="vac_ladder_done", setup=truncate("out/replica_01/state.csv", 0.8),
+     args=["demux", "<CFG>"])
