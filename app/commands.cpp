@@ -337,17 +337,18 @@ void print_cpu_bench(const RunConfig& cfg, const System& s, const BenchReport& r
              t.ns_per_day);
 }
 
-void print_cuda_parts(const RunConfig& cfg, const System& s, const ForcePartTimings& t) {
-  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", t.device_name,
+void print_cuda_parts(const RunConfig& cfg, const System& s, const ForceBenchTimings& b) {
+  const ForcePartTimings& t = b.parts;
+  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", b.device_name,
              to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1],
-             cfg.system.replicate[2], t.tiles);
+             cfg.system.replicate[2], b.tiles);
   fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
              "device MiB | bytes/atom |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
-  const double mib = static_cast<double>(t.device_memory_bytes) / (1024.0 * 1024.0);
+  const double mib = static_cast<double>(b.device_memory_bytes) / (1024.0 * 1024.0);
   fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
              s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us,
-             t.pme_us, t.bonded_us, mib, static_cast<double>(t.device_memory_bytes) / s.num_particles());
+             t.pme_us, t.bonded_us, mib, static_cast<double>(b.device_memory_bytes) / s.num_particles());
 }
 
 void print_cuda_steps(const RunConfig& cfg, const System& s, const StepBench& t, const std::string& constraints) {

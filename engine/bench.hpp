@@ -36,7 +36,7 @@ struct TimelineRow {
 struct BenchReport {
   PlatformKind platform = PlatformKind::Cpu;
   double cpu_ms_per_evaluation = 0;           // CPU: energy + forces, median of 5
-  std::optional<ForcePartTimings> parts;      // CUDA: each part of a force evaluation
+  std::optional<ForceBenchTimings> parts;      // CUDA: each part of a force evaluation
   std::optional<StepBench> steps;             // when steps were asked for
   int timeline_steps = 0;
   std::vector<TimelineRow> timeline;          // CUDA, when asked for

@@ -28,17 +28,10 @@ class CudaEvaluator final : public ForceEvaluator {
   std::string description() const override {
     return fmt::format("cuda:{} {} ({} precision)", device_, eval_.device_name(), precision_);
   }
-  std::optional<ForcePartTimings> time_parts(const std::vector<Vec3d>& x, int repetitions) override {
+  std::optional<ForceBenchTimings> time_parts(const std::vector<Vec3d>& x, int repetitions) override {
     eval_.set_positions(x);
-    const CudaTimings t = eval_.benchmark(repetitions);
-    ForcePartTimings out;
-    out.total_us = t.total_us;
-    out.total_energy_us = t.total_energy_us;
-    out.neighbor_us = t.neighbor_us;
-    out.nonbonded_us = t.nonbonded_us;
-    out.exceptions_us = t.exceptions_us;
-    out.pme_us = t.pme_us;
-    out.bonded_us = t.bonded_us;
+    ForceBenchTimings out;
+    out.parts = eval_.benchmark(repetitions);
     out.device_name = eval_.device_name();
     out.device_memory_bytes = eval_.device_memory_bytes();
     out.tiles = eval_.num_tiles();

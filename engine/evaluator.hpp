@@ -13,18 +13,13 @@
 #include "model/system.hpp"
 #include "physics/pme_params.hpp"
 #include "platform/energy_terms.hpp"
+#include "platform/force_timings.hpp"
 
 namespace mdsim {
 
-// The parts of a device force evaluation, each timed on its own (µs; CUDA events around each part).
-struct ForcePartTimings {
-  double total_us = 0;         // whole evaluation, forces only
-  double total_energy_us = 0;  // whole evaluation with energies
-  double neighbor_us = 0;      // position gather + displacement check + forced tile-list rebuild
-  double nonbonded_us = 0;     // tile kernel
-  double exceptions_us = 0;    // exceptions and exclusion corrections
-  double pme_us = 0;           // reciprocal space
-  double bonded_us = 0;        // bonds, angles, torsions
+// The parts of a device force evaluation, each timed on its own, and the device they ran on.
+struct ForceBenchTimings {
+  ForcePartTimings parts;               // µs per evaluation
   std::string device_name;
   std::size_t device_memory_bytes = 0;  // what the evaluator allocated
   int tiles = 0;                        // tiles in the neighbour list
@@ -37,7 +32,7 @@ class ForceEvaluator {
   virtual EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) = 0;
   virtual std::string description() const = 0;  // "cpu (double)", "cuda:0 NVIDIA H100 (mixed)"
   // Each part of `repetitions` evaluations at these positions timed (the CUDA platform); none elsewhere.
-  virtual std::optional<ForcePartTimings> time_parts(const std::vector<Vec3d>& positions_nm, int repetitions) {
+  virtual std::optional<ForceBenchTimings> time_parts(const std::vector<Vec3d>& positions_nm, int repetitions) {
     (void)positions_nm;
     (void)repetitions;
     return std::nullopt;

@@ -24,6 +24,7 @@
 #include "physics/vec3.hpp"
 #include "platform/context.hpp"  // PositionRestraints
 #include "platform/energy_terms.hpp"
+#include "platform/force_timings.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {
@@ -44,15 +45,7 @@ struct CudaOptions {
 };
 
 // Wall time of each part of one evaluation (µs, medians), from CUDA events.
-struct CudaTimings {
-  double total_us = 0;          // whole evaluation, forces only
-  double total_energy_us = 0;   // whole evaluation with energies
-  double neighbor_us = 0;       // position gather + displacement check + forced tile-list rebuild
-  double nonbonded_us = 0;      // tile kernel
-  double exceptions_us = 0;     // exceptions and exclusion corrections
-  double pme_us = 0;            // reciprocal space
-  double bonded_us = 0;         // bonds, angles, torsions
-};
+using CudaTimings = ForcePartTimings;
 
 class CudaForceEvaluator {
  public:
