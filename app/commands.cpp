@@ -27,7 +27,8 @@ namespace mdsim {
 
 namespace {
 
-void print_config_summary(const RunConfig& c) {
+// `platform`: the platform the run would get (its precision is the one it computes in).
+void print_config_summary(const RunConfig& c, const PlatformChoice& platform) {
   const auto& s = c.system;
   fmt::print("config: {}\n", c.source);
   fmt::print("  structure:      {}\n", s.pdb);
@@ -71,7 +72,7 @@ void print_config_summary(const RunConfig& c) {
       fmt::print("    {:<14}{}\n", st.name, what);
     }
   }
-  fmt::print("  platform:       {} ({} precision)\n", c.platform.name, to_string(c.platform.precision));
+  fmt::print("  platform:       {} (asked for: {})\n", platform_description(platform, c.platform), c.platform.name);
   fmt::print("  output:         {}\n", c.output.directory);
 }
 
@@ -119,7 +120,7 @@ int command_check(const std::string& config_path) {
   check_output_paths(cfg);
   const Model model = build_model(cfg);
   const RunSetup setup = prepare_run(cfg, model, /*resume=*/false);  // what run checks before writing
-  print_config_summary(cfg);
+  print_config_summary(cfg, setup.platform);
   const System& s = model.system;
   fmt::print("  atoms:          {} in {} residues, {} chains; {} waters\n", s.num_particles(),
              model.topology.residues.size(), model.topology.chains.size(), count_waters(model.topology));

@@ -70,6 +70,10 @@ TEST_CASE("check accepts the bundled example and rejects bad configs with exit 2
   const Result ok = run(std::string("check ") + MDSIM_SOURCE_DIR + "/examples/ala2_water/config.yaml");
   CHECK(ok.code == 0);
   CHECK(contains(ok.out, "config OK"));
+  // The platform line names what would run and its precision (the CPU platform computes in double).
+  const bool cpu = contains(ok.out, "runs on:        cpu");
+  CHECK(contains(ok.out, cpu ? "platform:       cpu (double precision) (asked for: auto)"
+                             : "platform:       cuda (mixed precision) (asked for: auto)"));
 
   const fs::path dir = scratch("check");
   {
