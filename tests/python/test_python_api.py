@@ -272,15 +272,22 @@ try:
           f"a callback's step() and state() are refused: {seen[:2]}")
 
     # Ctrl-C: step() and run() stop between steps and raise KeyboardInterrupt; run()'s outputs stay whole.
-    def interrupt_soon():
-        time.sleep(0.5)
+    def interrupt_once_busy(sim_busy):
+        # Once step()/run() works (state() then refuses as busy), and a little after: SIGINT to this process.
+        while True:
+            try:
+                sim_busy.state()
+                time.sleep(0.01)
+            except RuntimeError:
+                break
+        time.sleep(0.3)
         os.kill(os.getpid(), signal.SIGINT)
     for what in ("step", "run"):
         long_yaml = (f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n"
                      f"run: {{steps: 100000000}}\noutput: {{directory: {work}/long_{what}, state: {{interval: 100}}, "
                      "trajectory: {interval: 100}, checkpoint: {interval: 1000}, progress: false}\n")
         sim_long = mdsim.Simulation.from_yaml(long_yaml)
-        threading.Thread(target=interrupt_soon).start()
+        threading.Thread(target=interrupt_once_busy, args=(sim_long,)).start()
         started = time.time()
         try:
             sim_long.step(10**12) if what == "step" else sim_long.run()
