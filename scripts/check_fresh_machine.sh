@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's commands as a fresh Debian 12 machine runs them: a minimal `debootstrap` chroot with only the CUDA
-# toolkit bound in (/usr/local/cuda), the committed tree copied in (`git archive HEAD`), then scripts/example.sh
-# inside it (it installs what it needs, builds, runs the example). Fails when example.sh needs a package it does
-# not install, as a user's first command would. With --tests, scripts/test.sh runs there afterwards too.
+# toolkit bound in (/usr/local/cuda, read-only; /dev, /proc and /sys as a booted machine has them), the committed
+# tree copied in (`git archive HEAD`), then scripts/example.sh inside it (it installs what it needs, builds, runs
+# the example). Fails when example.sh needs a package it does not install, as a user's first command would. With
+# --tests, scripts/test.sh runs there afterwards too.
 #   scripts/check_fresh_machine.sh [--tests]     (root; needs the network for Debian's packages; ~10 min)
 # MDSIM_FRESH_ROOT names the chroot's folder (default /tmp/mdsim-fresh), made anew each time.
 set -euo pipefail
@@ -21,7 +22,7 @@ done
 [ -x /usr/local/cuda/bin/nvcc ] || { echo "check_fresh_machine.sh: no CUDA toolkit in /usr/local/cuda" >&2; exit 2; }
 command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 
-mounts=("$root/usr/local/cuda" "$root/dev" "$root/proc")
+mounts=("$root/usr/local/cuda" "$root/dev" "$root/proc" "$root/sys")
 unmount_all() {
   for m in "${mounts[@]}"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
   return 0
@@ -47,6 +48,7 @@ mount --bind /usr/local/cuda "$root/usr/local/cuda"
 mount -o remount,bind,ro "$root/usr/local/cuda"
 mount --bind /dev "$root/dev"
 mount -t proc proc "$root/proc"
+mount -t sysfs sysfs "$root/sys"  # a real machine has it: Open MPI's hwloc reads the CPU topology there
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git -C "$repo" archive HEAD | tar -x -C "$root/src"
 
