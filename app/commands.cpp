@@ -3,10 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
-#include <atomic>
-#include <csignal>
-#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -19,8 +15,10 @@
 #include "engine/platform.hpp"
 #include "engine/replicas.hpp"
 #include "engine/simulation.hpp"
+#include "engine/stop_signals.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_arrays.hpp"
+#include "io/output_paths.hpp"
 #include "model/run_config.hpp"
 
 namespace mdsim {
@@ -146,25 +144,12 @@ int command_check(const std::string& config_path) {
   return 0;
 }
 
-namespace {
-
-// --forces names a new or regular file in an existing folder, checked before any work.
-void check_forces_path(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    throw InputError(fmt::format("--forces {}: the path exists and is {}; give a new or regular file", path,
-                                 file_kind(st)));
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
-    throw InputError(fmt::format("--forces {}: the folder {} does not exist", path, folder.string()));
-}
-
-}  // namespace
-
 int command_energy(const EnergyOptions& options) {
   const RunConfig cfg = load_config(options.config);
-  if (!options.forces_file.empty()) check_forces_path(options.forces_file);
+  // --forces names a new or regular file in an existing folder, checked before any work.
+  if (!options.forces_file.empty())
+    if (const std::string problem = output_place_problem(options.forces_file); !problem.empty())
+      throw InputError(fmt::format("--forces {}: {}", options.forces_file, problem));
   const Model model = build_model(cfg);
   const PlatformChoice platform = pick_platform(cfg, options.platform);
   const System& s = model.system;
@@ -218,24 +203,6 @@ int command_energy(const EnergyOptions& options) {
 }
 
 namespace {
-std::atomic<bool> g_stop_requested{false};
-extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
-}  // namespace
-
-namespace {
-
-// SIGINT/SIGTERM ask the run to stop at the next restart point; the default handlers come back however
-// the run ends.
-struct StopSignals {
-  StopSignals() {
-    std::signal(SIGINT, on_stop_signal);
-    std::signal(SIGTERM, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-  }
-};
 
 int print_run_summary(const RunSummary& s) {
   if (s.already_complete) {
@@ -293,7 +260,7 @@ int command_demux(const std::string& config_path, const std::string& output_dir)
 int command_run(const RunOptions& options, EnsembleComm* comm) {
   RunRequest request;
   request.resume = options.resume;
-  request.stop = &g_stop_requested;
+  request.stop = &StopSignals::requested();
   // Under an MPI launcher every rank reads the config; errors are agreed on (engine/replicas: collectively)
   // so that one rank reports and all exit with the same status.
   RunConfig cfg;
@@ -308,7 +275,7 @@ int command_run(const RunOptions& options, EnsembleComm* comm) {
   } else {
     cfg = load_config(options.config, &request.config_text);
   }
-  const StopSignals signals;
+  const StopSignals signals(/*sigterm_too=*/true);  // Ctrl-C or a kill stops at the next restart point
   if (cfg.replicas) {
     if (comm) return run_ensemble_command(cfg, request, *comm);
     SingleProcess alone;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "io/config.hpp"  // file_kind
 
 namespace fs = std::filesystem;
 
@@ -42,6 +43,16 @@ std::optional<PathClash> find_path_clash(const std::vector<RoleFile>& inputs, co
                                         out.role, out.path, outputs[e].role, outputs[e].path)};
   }
   return std::nullopt;
+}
+
+std::string output_place_problem(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    return fmt::format("the path exists and is {}; give a new or regular file", file_kind(st));
+  const fs::path folder = fs::path(path).parent_path();
+  if (!folder.empty() && !fs::is_directory(folder, ec)) return fmt::format("the folder {} does not exist", folder.string());
+  return "";
 }
 
 void check_outputs_apart(const std::vector<RoleFile>& inputs, const std::vector<RoleFile>& outputs) {

@@ -27,6 +27,10 @@ struct PathClash {
 };
 std::optional<PathClash> find_path_clash(const std::vector<RoleFile>& inputs, const std::vector<RoleFile>& outputs);
 
+// Why `path` cannot take a new output, "" when it can: it exists and is not a regular file (a folder, a device),
+// or its folder does not exist.
+std::string output_place_problem(const std::string& path);
+
 // Throws InputError with find_path_clash's message when there is a clash.
 void check_outputs_apart(const std::vector<RoleFile>& inputs, const std::vector<RoleFile>& outputs);
 

@@ -14,9 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -27,6 +25,7 @@
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
 #include "engine/simulation.hpp"
+#include "engine/stop_signals.hpp"
 #include "io/config.hpp"
 #include "platform/context.hpp"
 #include "mdsim_version.hpp"
@@ -52,21 +51,13 @@ FieldInfo field_info(StateField f) {
 const char* field_name(StateField f) { return field_info(f).name; }
 const char* field_unit(StateField f) { return field_info(f).unit; }
 
-// SIGINT while the engine works: a flag the step loops read between steps (run(): at its next restart point),
-// then KeyboardInterrupt in Python, as the command line stops on Ctrl-C.
-std::atomic<bool>& interrupted() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-extern "C" void on_interrupt(int) { interrupted().store(true); }
-
 // A Simulation and the views it has handed out.
 class PySimulation {
  public:
   PySimulation(RunConfig config, std::string config_text) {
     RunRequest request;
     request.config_text = std::move(config_text);
-    request.stop = &interrupted();  // Ctrl-C during run() stops it at the next restart point, outputs whole
+    request.stop = &StopSignals::requested();  // Ctrl-C during run(): stops at the next restart point, outputs whole
     sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
   }
 
@@ -115,9 +106,7 @@ class PySimulation {
   int forces_added_ = 0;
 };
 
-// For the length of one operation: the simulation marked busy (a force callback calling back in is an error, not
-// a recursion) and SIGINT caught into interrupted(); Python's handler comes back afterwards. raise_if_interrupted()
-// then turns a caught Ctrl-C into KeyboardInterrupt.
+// A force callback that calls back into the simulation gets an error, not a recursion.
 void check_not_busy(const PySimulation& s, const char* what) {
   if (!s.busy) return;
   PyErr_SetString(PyExc_RuntimeError,
@@ -127,29 +116,27 @@ void check_not_busy(const PySimulation& s, const char* what) {
   throw py::error_already_set();
 }
 
+// For the length of one operation: the simulation marked busy and SIGINT caught as a stop request (Python's
+// handler comes back afterwards); raise_if_interrupted() then turns a caught Ctrl-C into KeyboardInterrupt.
 class Operation {
  public:
   Operation(PySimulation& s, const char* what) : sim_(s) {
     check_not_busy(s, what);
     s.busy = true;
-    interrupted().store(false);
-    previous_ = std::signal(SIGINT, on_interrupt);
+    StopSignals::requested().store(false);
   }
-  ~Operation() {
-    std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
-    sim_.busy = false;
-  }
+  ~Operation() { sim_.busy = false; }
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
   void raise_if_interrupted() {
-    if (!interrupted().exchange(false)) return;
+    if (!StopSignals::requested().exchange(false)) return;
     PyErr_SetNone(PyExc_KeyboardInterrupt);
     throw py::error_already_set();
   }
 
  private:
   PySimulation& sim_;
-  void (*previous_)(int) = SIG_DFL;
+  StopSignals signals_{/*sigterm_too=*/false};
 };
 
 // A count of steps: a Python int (or anything with __index__, as numpy's), not negative. TypeError / ValueError
@@ -526,7 +513,7 @@ void bind_simulation_runs(SimulationClass& cls) {
             {
               py::gil_scoped_release release;
               constexpr long long kChunk = 100;  // steps between looks at Ctrl-C
-              for (long long done = 0; done < n && !interrupted().load(); done += kChunk)
+              for (long long done = 0; done < n && !StopSignals::requested().load(); done += kChunk)
                 s.sim().step(static_cast<int>(std::min(kChunk, n - done)));
             }
             op.raise_if_interrupted();
