@@ -372,12 +372,12 @@ std::vector<RoleFile> run_inputs(const RunConfig& cfg) {
   return inputs;
 }
 
-// What a run writes, with the config key each comes from: output.* and the exchange log of a replica ensemble.
-std::vector<std::pair<std::string, std::string>> run_outputs(const RunConfig& cfg) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [key, file] : output_files(cfg.output)) out.emplace_back(key, output_path(cfg, file));
+// What a run writes, each named by its config key: output.* and the exchange log of a replica ensemble.
+std::vector<RoleFile> run_outputs(const RunConfig& cfg) {
+  std::vector<RoleFile> out;
+  for (const auto& [key, file] : output_files(cfg.output)) out.push_back({key, output_path(cfg, file)});
   if (cfg.replicas && cfg.replicas->exchange == ReplicaExchangeKind::Temperature)
-    out.emplace_back("replicas.log", output_path(cfg, cfg.replicas->log));
+    out.push_back({"replicas.log", output_path(cfg, cfg.replicas->log)});
   return out;
 }
 
@@ -405,11 +405,9 @@ void check_output_paths(const RunConfig& cfg) {
       if (p == p.parent_path()) break;
     }
   }
-  const auto outputs = run_outputs(cfg);
-  std::vector<RoleFile> roles;
-  for (const auto& [key, path] : outputs) roles.push_back({key, path});
-  if (const auto clash = find_path_clash(run_inputs(cfg), roles))
-    throw InputError(at_config_key(cfg, outputs[clash->output].first, clash->message));
+  const std::vector<RoleFile> outputs = run_outputs(cfg);
+  if (const auto clash = find_path_clash(run_inputs(cfg), outputs))
+    throw InputError(at_config_key(cfg, outputs[clash->output].role, clash->message));
   for (const auto& [key, path] : outputs) {
     const fs::file_status st = fs::status(path, ec);  // follows links: the target is what gets written
     if (fs::exists(st) && !fs::is_regular_file(st))
@@ -672,8 +670,8 @@ bool Simulation::may_switch_context() const { return impl_->staged() && impl_->s
 void Simulation::save_checkpoint(const std::string& path) {
   // Not an input of the run, nor one of its other outputs (the run's own checkpoint file is fine).
   std::vector<RoleFile> inputs = run_inputs(impl_->cfg);
-  for (const auto& [key, file] : run_outputs(impl_->cfg))
-    if (key != "output.checkpoint.file") inputs.push_back({key, file});
+  for (const RoleFile& output : run_outputs(impl_->cfg))
+    if (output.role != "output.checkpoint.file") inputs.push_back(output);
   check_outputs_apart(inputs, {{"save_checkpoint's file", path}});
   write_checkpoint(path, checkpoint());
 }
@@ -929,10 +927,10 @@ bool outputs_finished(const RunConfig& cfg) {
 RunSummary run_simulation(const RunConfig& cfg, const RunRequest& request) {
   Simulation simulation(cfg, request);
   // --resume of a run that had finished: say so and touch nothing (a rerun would rewrite its final outputs).
-  const SimulationState now = simulation.context().state(StateRequest{false, false});
-  if (request.resume && now.step >= cfg.run.steps && outputs_finished(cfg)) {
+  const std::int64_t step = request.resume ? simulation.context().state(StateRequest{false, false}).step : 0;
+  if (request.resume && step >= cfg.run.steps && outputs_finished(cfg)) {
     RunSummary done;
-    done.first_step = done.last_step = now.step;
+    done.first_step = done.last_step = step;
     done.already_complete = true;
     done.platform = simulation.platform_description();
     return done;

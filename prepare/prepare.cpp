@@ -10,7 +10,6 @@
 #include "common/errors.hpp"
 #include "engine/model.hpp"
 #include "io/atomic_file.hpp"
-#include "io/config.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/mmcif_writer.hpp"
 #include "io/output_paths.hpp"
@@ -164,16 +163,8 @@ std::string structure_format(const std::string& structure) {
 
 // An output is a new or regular file in a folder that exists.
 void check_output_place(const std::string& option, const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (fs::exists(st) && !fs::is_regular_file(st))
-    throw InputError(fmt::format("{} {}: the path exists and is {}; name a new or regular file", option, path,
-                                 file_kind(st)));
-  const fs::path folder = fs::path(path).parent_path();
-  if (!folder.empty() && !fs::is_directory(folder, ec))
-    throw InputError(fmt::format("{} {}: the folder {} does not exist; create it first or name a file in an existing "
-                                 "folder",
-                                 option, path, folder.string()));
+  if (const std::string problem = output_place_problem(path); !problem.empty())
+    throw InputError(fmt::format("{} {}: {}", option, path, problem));
 }
 
 }  // namespace
