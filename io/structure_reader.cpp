@@ -174,57 +174,142 @@ void check_coordinates(const std::string& path, const AtomIn& a) {
   }
 }
 
-// Builds the Topology, keeping of each atom (a name within a residue) the location with the highest
-// occupancy (ties: the first); returns the topology index of every input atom (-1 = dropped).
+// Alternate locations are chosen per residue, as a whole: the location label whose atoms have the highest mean
+// occupancy (ties: the first in the file). Residues that share a number and insertion code but differ in name,
+// each with alternate locations (microheterogeneity: ILE in A/B, LEU in C), form one site; of them only the
+// residue holding the chosen label is kept.
+struct AltlocSite {
+  std::size_t first = 0, end = 0;  // the site's residues in the chain
+  char chosen = 0;                 // 0 = no alternate locations
+};
+
+bool has_altlocs(const ResidueIn& r) {
+  return std::any_of(r.atoms.begin(), r.atoms.end(), [](const AtomIn& a) { return a.altloc != 0; });
+}
+
+bool same_site(const ResidueIn& a, const ResidueIn& b) {
+  return a.number == b.number && a.icode == b.icode && a.name != b.name && has_altlocs(a) && has_altlocs(b);
+}
+
+char choose_altloc(const std::vector<ResidueIn>& residues, std::size_t first, std::size_t end) {
+  std::vector<std::pair<char, std::pair<double, int>>> labels;  // label -> (occupancy sum, atoms), file order
+  for (std::size_t r = first; r < end; ++r)
+    for (const AtomIn& a : residues[r].atoms) {
+      if (a.altloc == 0) continue;
+      auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == a.altloc; });
+      if (it == labels.end()) it = labels.insert(labels.end(), {a.altloc, {0.0, 0}});
+      it->second.first += a.occupancy;
+      ++it->second.second;
+    }
+  char best = 0;
+  double best_mean = -1.0;
+  for (const auto& [label, sum] : labels)
+    if (const double mean = sum.first / sum.second; mean > best_mean) best = label, best_mean = mean;
+  return best;
+}
+
+std::vector<AltlocSite> altloc_sites(const std::vector<ResidueIn>& residues) {
+  std::vector<AltlocSite> sites;
+  for (std::size_t r = 0; r < residues.size();) {
+    AltlocSite site{r, r + 1, 0};
+    while (site.end < residues.size() && same_site(residues[r], residues[site.end])) ++site.end;
+    site.chosen = choose_altloc(residues, site.first, site.end);
+    sites.push_back(site);
+    r = site.end;
+  }
+  return sites;
+}
+
+// The atoms of a residue to keep: for each name, the record without a label or with the chosen one (an atom
+// that has neither keeps its most occupied location, ties the first).
+std::vector<bool> kept_atoms(const ResidueIn& residue, char chosen) {
+  std::unordered_map<std::string, std::size_t> best;
+  auto rank = [&](const AtomIn& a) { return a.altloc == 0 || a.altloc == chosen ? 1 : 0; };
+  for (std::size_t i = 0; i < residue.atoms.size(); ++i) {
+    const AtomIn& a = residue.atoms[i];
+    auto [it, fresh] = best.emplace(a.name, i);
+    const AtomIn& b = residue.atoms[it->second];
+    if (!fresh && (rank(a) > rank(b) || (rank(a) == rank(b) && a.occupancy > b.occupancy))) it->second = i;
+  }
+  std::vector<bool> keep(residue.atoms.size(), false);
+  for (const auto& [name, i] : best) keep[i] = true;
+  return keep;
+}
+
+void add_residue(const ResidueIn& residue, const std::vector<bool>& keep, int chain_index, Topology& top,
+                 std::vector<int>& index_of, std::map<char, int>& dropped) {
+  TopologyResidue out;
+  out.name = residue.name;
+  out.chain = chain_index;
+  out.number = residue.number;
+  out.insertion_code = residue.icode;
+  out.line = residue.atoms.empty() ? 0 : residue.atoms.front().line;
+  const int residue_index = static_cast<int>(top.residues.size());
+  for (std::size_t i = 0; i < residue.atoms.size(); ++i) {
+    const AtomIn& a = residue.atoms[i];
+    if (!keep[i]) {
+      ++dropped[a.altloc ? a.altloc : ' '];
+      continue;
+    }
+    const int atom_index = top.num_atoms();
+    index_of[static_cast<std::size_t>(a.input)] = atom_index;
+    out.atoms.push_back(atom_index);
+    TopologyAtom atom;
+    atom.name = a.name;
+    atom.element = a.element;
+    atom.residue = residue_index;
+    atom.serial = a.serial;
+    atom.line = a.line;
+    top.atoms.push_back(std::move(atom));
+    top.positions_nm.push_back(a.position_angstrom * 0.1);
+  }
+  top.chains.back().residues.push_back(residue_index);
+  top.residues.push_back(std::move(out));
+}
+
+// A residue of a microheterogeneity site left out because another residue holds the chosen location.
+std::string dropped_residue_note(const ResidueIn& dropped, const ResidueIn& kept, char chosen, const std::string& chain) {
+  return fmt::format("residue {} {}{} (chain '{}') dropped: altloc {} of the same site, {}, has the highest occupancy",
+                     dropped.name, dropped.number, dropped.icode == ' ' ? std::string() : std::string(1, dropped.icode),
+                     chain, chosen, kept.name);
+}
+
+// Builds the Topology, keeping of each residue one alternate location (altloc_sites); returns the topology
+// index of every input atom (-1 = dropped).
 std::vector<int> build_topology(const std::string& path, StructureIn& in, Topology& top,
                                 std::vector<std::string>& notes) {
   top.source = path;
   std::vector<int> index_of(static_cast<std::size_t>(in.num_input), -1);
   std::map<char, int> dropped;  // altloc -> atoms dropped
+  std::vector<std::string> residue_notes;
   for (ChainIn& chain : in.chains) {
     const int chain_index = static_cast<int>(top.chains.size());
     top.chains.push_back(TopologyChain{chain.id, {}});
-    for (ResidueIn& residue : chain.residues) {
-      // The kept location of each name: highest occupancy, the first on a tie.
-      std::unordered_map<std::string, std::size_t> best;
-      for (std::size_t i = 0; i < residue.atoms.size(); ++i) {
-        auto [it, fresh] = best.emplace(residue.atoms[i].name, i);
-        if (!fresh && residue.atoms[i].occupancy > residue.atoms[it->second].occupancy) it->second = i;
-      }
-      TopologyResidue out;
-      out.name = residue.name;
-      out.chain = chain_index;
-      out.number = residue.number;
-      out.insertion_code = residue.icode;
-      out.line = residue.atoms.empty() ? 0 : residue.atoms.front().line;
-      const int residue_index = static_cast<int>(top.residues.size());
-      for (std::size_t i = 0; i < residue.atoms.size(); ++i) {
-        AtomIn& a = residue.atoms[i];
-        if (best.at(a.name) != i) {
-          ++dropped[a.altloc ? a.altloc : ' '];
+    for (const AltlocSite& site : altloc_sites(chain.residues)) {
+      std::size_t holder = site.first;  // the site's residue with the chosen label
+      for (std::size_t r = site.first; r < site.end; ++r)
+        if (std::any_of(chain.residues[r].atoms.begin(), chain.residues[r].atoms.end(),
+                        [&](const AtomIn& a) { return a.altloc == site.chosen; })) {
+          holder = r;
+          break;
+        }
+      for (std::size_t r = site.first; r < site.end; ++r) {
+        const ResidueIn& residue = chain.residues[r];
+        if (r != holder) {
+          for (const AtomIn& a : residue.atoms) ++dropped[a.altloc ? a.altloc : ' '];
+          residue_notes.push_back(dropped_residue_note(residue, chain.residues[holder], site.chosen, chain.id));
           continue;
         }
-        const int atom_index = top.num_atoms();
-        index_of[static_cast<std::size_t>(a.input)] = atom_index;
-        out.atoms.push_back(atom_index);
-        TopologyAtom atom;
-        atom.name = a.name;
-        atom.element = a.element;
-        atom.residue = residue_index;
-        atom.serial = a.serial;
-        atom.line = a.line;
-        top.atoms.push_back(std::move(atom));
-        top.positions_nm.push_back(a.position_angstrom * 0.1);
+        add_residue(residue, kept_atoms(residue, site.chosen), chain_index, top, index_of, dropped);
       }
-      top.chains.back().residues.push_back(residue_index);
-      top.residues.push_back(std::move(out));
     }
   }
   if (top.atoms.empty()) fail(path, 0, "the file holds no atoms (no ATOM/HETATM records or _atom_site rows)");
   for (const auto& [altloc, count] : dropped)
-    notes.push_back(fmt::format("altloc {} dropped for {} atom{} (the location with the highest occupancy kept)",
+    notes.push_back(fmt::format("altloc {} dropped for {} atom{} (each residue keeps its most occupied location)",
                                 altloc == ' ' ? std::string("(none)") : std::string(1, altloc), count,
                                 count == 1 ? "" : "s"));
+  for (std::string& n : residue_notes) notes.push_back(std::move(n));
   return index_of;
 }
 
@@ -687,7 +772,9 @@ class AtomSiteReader {
       have_residue_ = false;
     }
     const bool alternate = k.altloc != '\0' && names_in_residue_.count(k.name) > 0;
+    // A name change under one number is another residue (microheterogeneity: altloc sites, build_topology).
     if (!have_residue_ || k.resnum != last_resnum_ || k.icode != last_icode_ ||
+        cif::as_string(row[col(columns_.resname)]) != in.residue().name ||
         (cif::is_null(k.resnum) && !alternate && names_in_residue_.count(k.name) > 0)) {
       std::optional<int> number;
       long value = 0;

@@ -9,8 +9,9 @@
 //    when that has more distinct values), a new chain where either changes; element type_symbol;
 //    _cell; bonds of _struct_conn (covale, disulf, modres) as CONECT pairs.
 //  - Both: the first model only (a note says so when there are more); alternate locations resolved
-//    per atom (same name in one residue): the highest occupancy wins, ties the first (a note counts
-//    what was dropped); the box reduced exactly as read_pdb's CRYST1 path (reduced_box_from_cell).
+//    per residue, as a whole: the label with the highest mean occupancy wins, ties the first; residues
+//    of one number with different names (microheterogeneity) keep only the one holding that label (notes
+//    count what was dropped); the box reduced exactly as read_pdb's CRYST1 path (reduced_box_from_cell).
 // Bad input is an InputError "path[:line]: what, and the fix": a file gemmi cannot parse (its message,
 // at its line), an mmCIF without _atom_site coordinates, an unknown element, no atoms, an unreadable .gz.
 #pragma once

@@ -173,7 +173,7 @@ TEST_CASE("residue numbers that repeat in a chain (wrapped past 9999) stay separ
   CHECK(bonds_of(structure.topology) == bonds_of(pdb));
 }
 
-TEST_CASE("alternate locations: the highest occupancy of each atom is kept, ties the first, and a note says so") {
+TEST_CASE("alternate locations: each residue keeps the label of highest mean occupancy, whole; a note says so") {
   const std::string text =
       "ATOM      1  N   SER A  10       1.000   2.000   3.000  1.00  0.00           N  \n"
       "ATOM      2  CA ASER A  10       2.000   2.000   3.000  0.40  0.00           C  \n"
@@ -184,18 +184,24 @@ TEST_CASE("alternate locations: the highest occupancy of each atom is kept, ties
       "ATOM      7  OG BSER A  10       4.100   2.100   3.100  0.30  0.00           O  \n"
       "ATOM      8  OG CSER A  10       4.200   2.200   3.200  0.40  0.00           O  \n"
       "ATOM      9  C   SER A  10       2.000   3.000   3.000  1.00  0.00           C  \n"
+      "ATOM     10  N  AGLY A  11       3.000   4.000   3.000  0.50  0.00           N  \n"
+      "ATOM     11  CA AGLY A  11       3.000   5.000   3.000  0.50  0.00           C  \n"
+      "ATOM     12  CA BGLY A  11       3.300   5.300   3.300  0.50  0.00           C  \n"
       "END\n";
   const StructureFile s = read_structure(scratch_folder().write("altloc.pdb", text));
   const Topology& top = s.topology;
-  REQUIRE(top.num_atoms() == 5);
+  REQUIRE(top.num_atoms() == 7);
   std::vector<int> serials;
   for (const TopologyAtom& a : top.atoms) serials.push_back(a.serial);
-  CHECK(serials == std::vector<int>{1, 3, 4, 8, 9});  // CA B (0.6), CB A (tie: first), OG C (0.4)
+  // SER: B's mean 0.467 beats A's 0.40 and C's 0.40, so CA, CB and OG all come from B (not OG C's single 0.4
+  // against OG B's 0.3); GLY: a tie, so A, the first, and N A that only A has.
+  CHECK(serials == std::vector<int>{1, 3, 5, 7, 9, 10, 11});
   CHECK(top.positions_nm[1].x == Catch::Approx(0.21).epsilon(1e-12));
   CHECK(top.atoms[1].line == 3);
   CHECK(s.notes == std::vector<std::string>{
-                       "altloc A dropped for 2 atoms (the location with the highest occupancy kept)",
-                       "altloc B dropped for 2 atoms (the location with the highest occupancy kept)"});
+                       "altloc A dropped for 3 atoms (each residue keeps its most occupied location)",
+                       "altloc B dropped for 1 atom (each residue keeps its most occupied location)",
+                       "altloc C dropped for 1 atom (each residue keeps its most occupied location)"});
 
   // The same in PDBx/mmCIF (label_alt_id, occupancy).
   std::string cif =
@@ -211,7 +217,45 @@ TEST_CASE("alternate locations: the highest occupancy of each atom is kept, ties
   CHECK(c.topology.atoms[1].serial == 3);
   CHECK(c.topology.atoms[1].line == 19);
   CHECK(c.topology.residues[0].number == 10);
-  CHECK(c.notes == std::vector<std::string>{"altloc A dropped for 1 atom (the location with the highest occupancy kept)"});
+  CHECK(c.notes == std::vector<std::string>{"altloc A dropped for 1 atom (each residue keeps its most occupied location)"});
+}
+
+TEST_CASE("microheterogeneity: of residues sharing a number, the one holding the most occupied altloc is kept") {
+  // As OpenMM's test file altlocs.pdb, residue 25: ILE in altlocs A and B (0.20 each), LEU in C (0.60).
+  auto atom = [](int serial, const char* name, char alt, const char* res, double x, double occ, const char* el) {
+    return fmt::format("ATOM  {:5d} {:<4}{}{} A  25    {:8.3f}{:8.3f}{:8.3f}{:6.2f}  0.00          {:>2}  \n", serial,
+                       name, alt, res, x, 1.0, 2.0, occ, el);
+  };
+  std::string pdb = atom(1, " N", 'A', "ILE", 1.0, 0.2, "N") + atom(2, " N", 'B', "ILE", 1.0, 0.2, "N") +
+                    atom(3, " CA", 'A', "ILE", 2.0, 0.2, "C") + atom(4, " CA", 'B', "ILE", 2.0, 0.2, "C") +
+                    atom(5, " CG1", 'A', "ILE", 3.0, 0.2, "C") + atom(6, " CG1", 'B', "ILE", 3.1, 0.2, "C") +
+                    atom(7, " N", 'C', "LEU", 1.0, 0.6, "N") + atom(8, " CA", 'C', "LEU", 2.0, 0.6, "C") +
+                    atom(9, " CG", 'C', "LEU", 3.5, 0.6, "C") + "END\n";
+  const StructureFile s = read_structure(scratch_folder().write("microheterogeneity.pdb", pdb));
+  REQUIRE(s.topology.residues.size() == 1);
+  CHECK(s.topology.residues[0].name == "LEU");
+  std::vector<int> serials;
+  for (const TopologyAtom& a : s.topology.atoms) serials.push_back(a.serial);
+  CHECK(serials == std::vector<int>{7, 8, 9});
+  CHECK(s.notes == std::vector<std::string>{
+                       "altloc A dropped for 3 atoms (each residue keeps its most occupied location)",
+                       "altloc B dropped for 3 atoms (each residue keeps its most occupied location)",
+                       "residue ILE 25 (chain 'A') dropped: altloc C of the same site, LEU, has the highest occupancy"});
+
+  // The same as PDBx/mmCIF: one number, two residue names.
+  std::string cif =
+      "data_micro\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n_atom_site.label_atom_id\n"
+      "_atom_site.label_alt_id\n_atom_site.label_comp_id\n_atom_site.label_asym_id\n_atom_site.label_seq_id\n"
+      "_atom_site.Cartn_x\n_atom_site.Cartn_y\n_atom_site.Cartn_z\n_atom_site.occupancy\n";
+  for (const char* row : {"ATOM 1 N N A ILE A 25 1.0 1.0 2.0 0.2", "ATOM 2 N N B ILE A 25 1.0 1.0 2.0 0.2",
+                          "ATOM 3 C CA A ILE A 25 2.0 1.0 2.0 0.2", "ATOM 4 C CA B ILE A 25 2.0 1.0 2.0 0.2",
+                          "ATOM 5 N N C LEU A 25 1.0 1.0 2.0 0.6", "ATOM 6 C CA C LEU A 25 2.0 1.0 2.0 0.6"})
+    cif += std::string(row) + "\n";
+  const StructureFile c = read_structure(scratch_folder().write("microheterogeneity.cif", cif));
+  REQUIRE(c.topology.residues.size() == 1);
+  CHECK(c.topology.residues[0].name == "LEU");
+  CHECK(c.topology.num_atoms() == 2);
+  CHECK(c.topology.atoms[0].serial == 5);
 }
 
 TEST_CASE("a multi-model file: the first model, and a note") {
