@@ -65,9 +65,7 @@ void check_overlaps(const Topology& top) {
 }
 
 int count_waters(const Topology& topology) {
-  return static_cast<int>(std::count_if(topology.residues.begin(), topology.residues.end(), [](const TopologyResidue& r) {
-    return r.name == "HOH" || r.name == "WAT" || r.name == "TIP3" || r.name == "SOL";
-  }));
+  return static_cast<int>(std::count_if(topology.residues.begin(), topology.residues.end(), [](const TopologyResidue& r) { return is_water_residue_name(r.name); }));
 }
 
 Model build_model(const RunConfig& config) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <optional>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@
 #include "io/state_log.hpp"
 #include "io/trajectory_h5.hpp"
 #include "io/trajectory_reader.hpp"
+#include "model/imaging.hpp"
 #include "platform/context.hpp"
 
 namespace fs = std::filesystem;
@@ -243,8 +245,28 @@ std::uint64_t stage_velocity_seed(std::uint64_t seed, std::size_t stage) {
   return z != 0 ? z : 1;
 }
 
+// A resumed run's frames continue from the last frame the trajectory kept (at or before `after_step`), so the
+// solute does not jump where the run was interrupted (model/imaging.hpp).
+void continue_imaging(const std::string& path, std::int64_t after_step, const std::vector<int>& atoms,
+                      FrameImager& imager) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  const TrajectoryReader reader(path);
+  const std::vector<std::int64_t>& steps = reader.steps();
+  const auto last = std::upper_bound(steps.begin(), steps.end(), after_step);
+  std::vector<int> recorded = atoms;  // empty: every atom
+  if (recorded.empty()) {
+    recorded.resize(static_cast<std::size_t>(reader.atoms()));
+    std::iota(recorded.begin(), recorded.end(), 0);
+  }
+  if (last == steps.begin() || reader.atoms() != static_cast<int>(recorded.size())) return;
+  const TrajectoryFrame frame = reader.read(static_cast<std::int64_t>(last - steps.begin()) - 1);
+  imager.continue_from(recorded, frame.positions_nm);
+}
+
 // The run's reporters (each absent when the config switches it off).
 struct Reporters {
+  std::shared_ptr<FrameImager> imager;  // periodic systems: how frames and final_pdb show them
   std::unique_ptr<FrameWriter> trajectory;
   std::unique_ptr<StateLog> state_log;
   std::optional<ProgressReporter> progress;
@@ -257,6 +279,7 @@ Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::ve
   const auto& out = cfg.output;
   const System& system = model.system;
   Reporters r;
+  if (system.box) r.imager = std::make_shared<FrameImager>(molecule_trees(system), model.topology);
   if (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) {
     TrajectoryOptions options;
     options.atoms = trajectory_atoms;
@@ -271,12 +294,15 @@ Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::ve
     for (std::size_t i = 0; i < cfg.stages.size(); ++i)
       options.stages.push_back({cfg.stages[i].name, first[i], first[i] + cfg.stages[i].steps});
     const std::string path = output_path(cfg, out.trajectory.file);
+    if (r.imager && append_after) continue_imaging(path, *append_after, trajectory_atoms, *r.imager);
     auto sink = std::make_unique<TrajectoryWriter>(path, model.topology, options);
     FrameWriterOptions writer_options;
     writer_options.flush_interval_s = out.trajectory.flush_interval_s;
+    ImagePositions image;
+    if (r.imager) image = [imager = r.imager](std::span<float> x, const Boxd& box) { imager->image(x, box); };
     r.trajectory = std::make_unique<FrameWriter>(
         std::move(sink), FrameLayout{system.num_particles(), out.trajectory.velocities, out.trajectory.forces},
-        writer_options, context.frame_allocator());
+        writer_options, context.frame_allocator(), std::move(image));
     summary.outputs.emplace_back("trajectory", path);
   }
   if (out.state.interval_steps > 0 && !out.state.file.empty()) {
@@ -716,7 +742,7 @@ struct Intervals {
 static bool run_steps(Simulation& sim, Context& context, Reporters& reporters, const RunConfig& cfg,
                       const RunRequest& request, const std::string& checkpoint_file, std::int64_t last_step,
                       const Intervals& every, bool external_forces, const std::string* stage) {
-  auto& [trajectory, state_log, progress] = reporters;
+  auto& [imager, trajectory, state_log, progress] = reporters;
   StateRequest header_only;
   header_only.positions = false;
   std::int64_t step = context.state(header_only).step;
@@ -808,7 +834,7 @@ RunSummary Simulation::run() {
   const System& system = s.model.system;
   start_run();
   RunSummary& summary = s.run_summary;
-  auto& [trajectory, state_log, progress] = *s.reporters;
+  auto& [imager, trajectory, state_log, progress] = *s.reporters;
   StateRequest header_only;
   header_only.positions = false;
   const auto& out = cfg.output;
@@ -869,7 +895,7 @@ RunSummary Simulation::finish_run(bool stopped_early) {
   s.running = false;
   RunSummary summary = s.run_summary;
   summary.stopped_early = summary.stopped_early || stopped_early;
-  auto& [trajectory, state_log, progress] = *s.reporters;
+  auto& [imager, trajectory, state_log, progress] = *s.reporters;
   StateRequest header_only;
   header_only.positions = false;
   Context& context = *s.context;
@@ -889,7 +915,8 @@ RunSummary Simulation::finish_run(bool stopped_early) {
   if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {
     StateRequest positions_only;
-    const SimulationState st = context.state(positions_only);
+    SimulationState st = context.state(positions_only);
+    if (imager && st.has_box) imager->image(st.positions_nm, st.box);  // as the frames show it
     const std::string path = output_path(cfg, out.final_pdb);
     write_pdb(path, s.model.topology, st.positions_nm, st.has_box ? std::optional<Boxd>(st.box) : std::nullopt);
     summary.outputs.emplace_back("final structure", path);

@@ -24,8 +24,6 @@ constexpr std::array<std::string_view, 24> kProteinVariants = {
     "HID", "HIE", "HIP", "HSD", "HSE", "HSP", "CYX", "CYM", "ASH", "GLH", "LYN", "MSE",
     "SEC", "PYL", "HYP", "ORN", "ACE", "NME", "NMA", "NHE", "NH2", "UNK", "DAL", "GLX"};
 
-constexpr std::array<std::string_view, 16> kWaterNames = {"HOH", "WAT", "SOL", "H2O", "HHO", "OHH", "OH2", "TIP",
-                                                          "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC"};
 
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
@@ -257,7 +255,6 @@ bool is_protein_residue_name(std::string_view name) {
   return false;
 }
 
-bool is_water_residue_name(std::string_view name) { return contains(kWaterNames, name); }
 
 std::vector<int> select_atoms(const Topology& topology, std::string_view selection, const std::string& where) {
   Parser parser(topology, selection, where);

@@ -37,9 +37,9 @@ namespace mdsim {
 std::vector<int> select_atoms(const Topology& topology, std::string_view selection,
                               const std::string& where = "atom selection");
 
-// True for the residue names that "protein" / "water" select (see above).
+// True for the residue names that "protein" selects (see above); "water" selects model/topology's
+// is_water_residue_name.
 bool is_protein_residue_name(std::string_view residue_name);
-bool is_water_residue_name(std::string_view residue_name);
 
 // The part of `topology` made of the given atoms (sorted, unique, in range): chains and residues
 // that keep at least one atom, positions, bonds and CONECT pairs between kept atoms, renumbered

@@ -35,8 +35,12 @@ FrameView FrameBuffer::view() const {
 }
 
 FrameWriter::FrameWriter(std::unique_ptr<FrameSink> sink, FrameLayout layout, FrameWriterOptions options,
-                         std::shared_ptr<HostBufferAllocator> allocator)
-    : sink_(std::move(sink)), layout_(layout), options_(options), allocator_(std::move(allocator)) {
+                         std::shared_ptr<HostBufferAllocator> allocator, ImagePositions image_positions)
+    : sink_(std::move(sink)),
+      layout_(layout),
+      options_(options),
+      image_positions_(std::move(image_positions)),
+      allocator_(std::move(allocator)) {
   if (!sink_) throw RuntimeError("FrameWriter: no sink given");
   if (layout_.num_atoms <= 0)
     throw InputError(fmt::format("FrameWriter: the frame layout needs at least one atom (got {})", layout_.num_atoms));
@@ -251,6 +255,7 @@ void FrameWriter::run() {
           frame->ready = nullptr;
           wait();
         }
+        if (image_positions_ && frame->box) image_positions_(frame->positions_nm(), *frame->box);
         sink_->write_frame(frame->view());
       } catch (...) {
         failure = std::current_exception();

@@ -73,6 +73,10 @@ struct FrameWriterOptions {
   int flush_every_frames = 100;     // ... or once this many frames are unflushed (>= 1)
 };
 
+// Called on the writer thread with each periodic frame's positions (3 floats per atom, nm) and box before
+// the sink writes them (the run's FrameImager, model/imaging.hpp); empty: written as given.
+using ImagePositions = std::function<void(std::span<float> positions_nm, const Boxd& box)>;
+
 // A pooled frame buffer, filled by the producer between acquire() and submit().
 class FrameBuffer {
  public:
@@ -101,7 +105,7 @@ class FrameWriter {
  public:
   // Starts the writer thread. Throws InputError when the options are out of range.
   FrameWriter(std::unique_ptr<FrameSink> sink, FrameLayout layout, FrameWriterOptions options = {},
-              std::shared_ptr<HostBufferAllocator> allocator = nullptr);
+              std::shared_ptr<HostBufferAllocator> allocator = nullptr, ImagePositions image_positions = {});
   // Without close(): writes what is queued, stops the thread and destroys the sink without
   // closing it cleanly (an HDF5 trajectory stays marked incomplete). Never throws.
   ~FrameWriter();
@@ -137,6 +141,7 @@ class FrameWriter {
   std::unique_ptr<FrameSink> sink_;
   FrameLayout layout_;
   FrameWriterOptions options_;
+  ImagePositions image_positions_;
   std::shared_ptr<HostBufferAllocator> allocator_;
   std::vector<std::unique_ptr<FrameBuffer>> buffers_;
 

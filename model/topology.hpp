@@ -3,8 +3,11 @@
 // (template matching) and the writers.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,5 +50,12 @@ struct Topology {
 
   int num_atoms() const { return static_cast<int>(atoms.size()); }
 };
+
+// Residue names that mean water (PDB, AMBER, CHARMM, GROMACS and OpenMM spellings).
+inline bool is_water_residue_name(std::string_view name) {
+  static constexpr std::array<std::string_view, 16> kNames = {"HOH", "WAT",  "SOL",  "H2O",  "HHO", "OHH", "OH2", "TIP",
+                                                              "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC"};
+  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
 
 }  // namespace mdsim

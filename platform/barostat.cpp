@@ -12,55 +12,6 @@
 
 namespace mdsim {
 
-namespace {
-
-struct UnionFind {
-  std::vector<int> parent;
-  explicit UnionFind(int n) : parent(static_cast<std::size_t>(n)) { std::iota(parent.begin(), parent.end(), 0); }
-  int find(int i) {
-    while (parent[static_cast<std::size_t>(i)] != i) {
-      parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
-      i = parent[static_cast<std::size_t>(i)];
-    }
-    return i;
-  }
-  void join(int a, int b) {
-    a = find(a);
-    b = find(b);
-    if (a != b) parent[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
-  }
-};
-
-}  // namespace
-
-std::vector<std::vector<int>> find_molecules(const System& system) {
-  const int n = system.num_particles();
-  UnionFind uf(n);
-  auto join = [&](int a, int b) {
-    if (a >= 0 && a < n && b >= 0 && b < n) uf.join(a, b);
-  };
-  system.for_each_bonded([&](const auto& terms) {  // each term's atoms are a chain
-    for (const auto& term : terms) {
-      const auto atoms = term.atoms();
-      for (std::size_t a = 1; a < atoms.size(); ++a) join(atoms[a - 1], atoms[a]);
-    }
-  });
-  for (const auto& c : system.constraints) join(c.i, c.j);
-  for (const auto& w : system.rigid_waters) {
-    join(w.oxygen, w.hydrogen1);
-    join(w.oxygen, w.hydrogen2);
-  }
-  std::map<int, std::size_t> index_of_root;
-  std::vector<std::vector<int>> molecules;
-  for (int i = 0; i < n; ++i) {
-    const int root = uf.find(i);
-    auto [it, inserted] = index_of_root.emplace(root, molecules.size());
-    if (inserted) molecules.emplace_back();
-    molecules[it->second].push_back(i);
-  }
-  return molecules;
-}
-
 void scale_molecule_centres(std::vector<Vec3d>& positions, const std::vector<std::vector<int>>& molecules,
                             const Boxd& box, double scale) {
   for (const auto& molecule : molecules) {

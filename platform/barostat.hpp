@@ -16,14 +16,10 @@
 #include "physics/pbc.hpp"
 #include "physics/vec3.hpp"
 #include "model/run_config.hpp"
+#include "model/molecules.hpp"
 #include "model/system.hpp"
 
 namespace mdsim {
-
-// Molecules: connected components of the graph whose edges are the bonds, angles, torsions and
-// constraints of the System (so a rigid water, whose bonds are constraints, is one molecule). Each
-// list holds atom indices in ascending order; lists are ordered by their first atom.
-std::vector<std::vector<int>> find_molecules(const System& system);
 
 // Moves each molecule rigidly: its geometric centre is wrapped into the primary cell of `box` and
 // scaled by `scale` (isotropic). `positions` is modified in place.

@@ -108,6 +108,14 @@ TEST_CASE("a three-stage protocol: one state log and trajectory across the stage
                   "assert list(f.attrs['mdsim_stage_first_step'])==[0,0,40]; "
                   "assert list(f.attrs['mdsim_stage_last_step'])==[0,40,60]; assert f.attrs['complete']==1",
                   straight / "out/trajectory.h5"));
+  // Imaging (model/imaging.hpp): the solute (the first 22 atoms) moves continuously through nvt and npt (where
+  // the barostat wraps molecule centres), molecules are whole and each water's centre lies within half a box of
+  // the solute's centre.
+  CHECK(python_ok("import h5py,sys,numpy as np; f=h5py.File(sys.argv[1],'r'); x=f['coordinates'][:]; "
+                  "L=f['cell_lengths'][:]; c=x[:,:22].mean(1); assert np.abs(np.diff(c,axis=0)).max()<0.05; "
+                  "w=x[:,22:].reshape(len(x),-1,3,3); assert np.linalg.norm(w[:,:,1:]-w[:,:,:1],axis=3).max()<0.11; "
+                  "d=w.mean(2)-c[:,None,:]; assert (np.abs(d)<=L[:,None,:]/2+1e-4).all()",
+                  straight / "out/trajectory.h5"));
   CHECK(python_ok("import h5py,sys; f=h5py.File(sys.argv[1],'r'); a=f.attrs; "
                   "assert a['stage_index']==2 and a['stage_name']=='npt' and a['stage_step']==20 and a['step']==60; "
                   "assert 'stage_reference_nm' not in f",
@@ -141,6 +149,11 @@ TEST_CASE("a three-stage protocol: one state log and trajectory across the stage
         mdsim_test::read_text((straight / "out/state.csv").string()));  // no speed column without progress
   CHECK(python_ok("import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
                   "assert list(f['particles/all/position/step'][:])==[10,20,30,40,50,60]",
+                  split / "out/trajectory.h5"));
+  // The resumed run's frames continue the imaging of the frames before the stop: the same file as straight's.
+  CHECK(python_ok("import h5py,sys,numpy as np; a=h5py.File(sys.argv[1],'r')['coordinates'][:]; "
+                  "b=h5py.File('" + (straight / "out/trajectory.h5").string() + "','r')['coordinates'][:]; "
+                  "assert (a==b).all()",
                   split / "out/trajectory.h5"));
 
   // Stopped by SIGINT once the first state line is out (at the next checkpoint step, inside the nvt stage unless
