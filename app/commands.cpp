@@ -172,10 +172,14 @@ int command_energy(const EnergyOptions& options) {
         s.bonds.size(), s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size(),
         count_waters(model.topology));
     out += fmt::format("  \"net_charge\": {:.12g},\n", net_charge(s));
-    std::string energies;
-    for (const auto& [name, value] : named_terms(e))
+    // energies_kj_per_mol add up to total; included_kj_per_mol repeats sums and parts already counted there.
+    std::string energies, included;
+    for (const auto& [name, value] : additive_terms(e))
       energies += fmt::format("{}\"{}\": {:.17g}", energies.empty() ? "" : ", ", name, value);
-    out += "  \"energies_kj_per_mol\": {" + energies + "}";
+    energies += fmt::format(", \"total\": {:.17g}", e.total);
+    for (const auto& [name, value] : included_terms(e))
+      included += fmt::format("{}\"{}\": {:.17g}", included.empty() ? "" : ", ", name, value);
+    out += "  \"energies_kj_per_mol\": {" + energies + "},\n  \"included_kj_per_mol\": {" + included + "}";
     if (pme)
       out += fmt::format(",\n  \"pme\": {{\"alpha_per_nm\": {:.17g}, \"grid\": [{}, {}, {}], \"grid_sizes\": \"{}\"}}",
                          pp.alpha_per_nm, pp.grid[0], pp.grid[1], pp.grid[2], to_string(s.nonbonded.pme_grid));

@@ -68,6 +68,20 @@ inline std::array<std::pair<const char*, double>, 8> named_terms(const EnergyTer
            {"total", e.total}}};
 }
 
+// The terms that add up to the total (with external and restraint, 0 for `mdsim energy`), and the ones already
+// counted in them: nonbonded (direct + reciprocal) and the dispersion correction (part of nonbonded_direct).
+// `mdsim energy --json` lists them apart so its energies_kj_per_mol add up.
+inline std::array<std::pair<const char*, double>, 5> additive_terms(const EnergyTerms& e) {
+  return {{{"bond", e.bond},
+           {"angle", e.angle},
+           {"torsion", e.torsion},
+           {"nonbonded_direct", e.nonbonded_direct},
+           {"nonbonded_reciprocal", e.nonbonded_reciprocal}}};
+}
+inline std::array<std::pair<const char*, double>, 2> included_terms(const EnergyTerms& e) {
+  return {{{"nonbonded", e.nonbonded}, {"dispersion_correction", e.dispersion_correction}}};
+}
+
 // The names of the terms that are not finite ("nonbonded_direct inf, total nan"); empty when all are.
 inline std::string nonfinite_terms(const EnergyTerms& e) {
   std::string out;

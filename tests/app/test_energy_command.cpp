@@ -53,6 +53,21 @@ TEST_CASE("mdsim energy --json reproduces OpenMM's energies and counts") {
       const double want = e[term].num();
       CHECK(std::abs(json_number(r.out, term) - want) <= 1e-6 * std::max(1.0, std::abs(want)));
     }
+    // energies_kj_per_mol add up to the total; the nonbonded sum and the dispersion correction (part of
+    // nonbonded_direct) are listed apart, in included_kj_per_mol.
+    const mdsim_test::Json out = mdsim_test::JsonParser(r.out).parse();
+    const auto& listed = out["energies_kj_per_mol"];
+    double sum = 0.0;
+    for (const auto& [term, value] : listed.object)
+      if (term != "total") sum += value.num();
+    CHECK(listed.size() == 6);
+    CHECK(sum == Catch::Approx(listed["total"].num()).epsilon(1e-12));
+    CHECK(!listed.has("dispersion_correction"));
+    CHECK(out["included_kj_per_mol"]["nonbonded"].num() ==
+          Catch::Approx(listed["nonbonded_direct"].num() + listed["nonbonded_reciprocal"].num()).epsilon(1e-12));
+    if (periodic)
+      CHECK(out["included_kj_per_mol"]["dispersion_correction"].num() ==
+            Catch::Approx(e["dispersion_correction"].num()).epsilon(1e-6));
     const auto& c = ref["counts"];
     CHECK(json_number(r.out, "atoms") == c["atoms"].num());
     CHECK(json_number(r.out, "bonds") == c["bonds"].num());
