@@ -522,6 +522,7 @@ struct Simulation::Impl {
   RunSummary summary;  // platform and seed; the rest filled by run()
   std::unique_ptr<Context> context;
   bool fresh = true;  // nothing has changed the initial state yet (run() then minimises when the config asks)
+  bool outputs_opened = false;  // a run() of this simulation wrote the outputs: a later run() appends to them
   // The run in progress (start_run .. finish_run).
   bool running = false;
   std::unique_ptr<Reporters> reporters;
@@ -800,7 +801,8 @@ void Simulation::start_run() {
   s.run_summary = s.summary;
   s.first_step = s.context->state(header_only).step;
   const std::optional<std::int64_t> append_after =
-      s.setup.restart ? std::optional<std::int64_t>(s.first_step) : std::nullopt;
+      s.setup.restart || s.outputs_opened ? std::optional<std::int64_t>(s.first_step) : std::nullopt;
+  s.outputs_opened = true;
   s.reporters = std::make_unique<Reporters>(open_reporters(cfg, s.model, s.setup.trajectory_atoms, *s.context,
                                                            s.config_hash, s.first_step, append_after,
                                                            s.external_forces, s.run_summary));
@@ -832,6 +834,15 @@ RunSummary Simulation::run() {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
   const System& system = s.model.system;
+  if (s.outputs_opened && !s.running) {  // a second run(): nothing to do once the config's end is reached
+    const std::int64_t now = s.context->state(StateRequest{false, false}).step;
+    if (s.staged() ? s.stage >= cfg.stages.size() : now >= cfg.run.steps) {
+      RunSummary done = s.summary;
+      done.first_step = done.last_step = now;
+      done.already_complete = true;
+      return done;
+    }
+  }
   start_run();
   RunSummary& summary = s.run_summary;
   auto& [imager, trajectory, state_log, progress] = *s.reporters;

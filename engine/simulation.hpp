@@ -38,7 +38,8 @@ struct RunSummary {
   double simulated_ps = 0.0, wall_s = 0.0, ns_per_day = 0.0;
   std::uint64_t seed = 0;
   bool stopped_early = false;
-  bool already_complete = false;  // --resume of a finished run: nothing was run and no file was touched
+  bool already_complete = false;  // --resume of a finished run, or run() again after the end: nothing was run and
+                                  // no file was touched
   std::string platform;                                    // "cpu (double precision)", ...
   std::vector<std::pair<std::string, std::string>> outputs; // what, path
 };

@@ -389,6 +389,7 @@ py::dict run_summary_dict(const RunSummary& r) {
   d["ns_per_day"] = r.ns_per_day;
   d["seed"] = r.seed;
   d["outputs"] = r.outputs;
+  d["already_complete"] = r.already_complete;  // run() again after the config's end: nothing run, no file touched
   return d;
 }
 

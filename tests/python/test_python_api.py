@@ -171,6 +171,12 @@ try:
     values = [float(v) for v in lines[-1].split(",")[-1:]]
     check(header[-1] == "external_kj_per_mol" and len(lines) == 3 and values[0] > 0.0,
           f"run(): the state log's external_kj_per_mol column ({lines[-1].split(',')[-1]} kJ/mol at step 20)")
+    # run() again at the config's end: nothing run, no file touched (it used to truncate the outputs).
+    outputs = {name: open(os.path.join(work, "logged", name), "rb").read() for name in ("state.csv", "trajectory.h5")}
+    again = logged.run()
+    check(again["already_complete"] and again["first_step"] == again["last_step"] == 20 and
+          all(open(os.path.join(work, "logged", n), "rb").read() == b for n, b in outputs.items()),
+          f"a second run() at the end changes nothing: {again}")
 
     bad = mdsim.Simulation.from_yaml(
         f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n")
@@ -304,6 +310,19 @@ try:
             check(stopped_at % 100 == 0 and frames == stopped_at // 100 and len(lines) - 1 == stopped_at // 100,
                   f"the interrupted run stopped at a restart point ({stopped_at}) with {frames} frames and "
                   f"{len(lines) - 1} state lines")
+            # run() again continues the same outputs: the frames and lines before stay, new ones follow.
+            threading.Thread(target=interrupt_once_busy, args=(sim_long,)).start()
+            try:
+                sim_long.run()
+            except KeyboardInterrupt:
+                pass
+            later = sim_long.state()["step"]
+            with h5py.File(os.path.join(work, "long_run", "trajectory.h5"), "r") as f:
+                steps = list(f["particles/all/position/step"][:])
+            more = open(os.path.join(work, "long_run", "state.csv")).read().splitlines()
+            check(later > stopped_at and steps == list(range(100, later + 1, 100)) and more[:len(lines)] == lines and
+                  len(more) - 1 == later // 100,
+                  f"a second run() appends: steps {stopped_at} -> {later}, {len(steps)} frames, {len(more) - 1} lines")
 
     # load_checkpoint restores the random stream: a new Simulation (another seed) continues as the first would.
     first = mdsim.Simulation.from_yaml(vac_yaml)
