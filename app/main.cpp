@@ -139,6 +139,9 @@ Subcommand add_prepare(CLI::App& app) {
   text("-o,--output", "output", "Prepared structure (.pdb or .cif; default INPUT_prepared.pdb)");
   text("--config", "config", "Also write an `mdsim run` config with an equilibration protocol");
   list("--forcefield", "forcefield", "Force-field XML files (default amber14-all.xml amber14/tip3p.xml)");
+  flag("--remove-heterogens", "remove_heterogens", "true",
+       "Remove every residue that is not a standard amino acid, nucleotide or water (as PDBFixer)");
+  list("--keep-heterogens", "keep_heterogens", "With --remove-heterogens: residue names to keep, NAME[,NAME...]");
   text("--ph", "ph", "pH for protonation states (default 7.0)");
   list("--variant", "variant", "A residue's variant, CHAIN:NUMBER[ICODE]=NAME (A:45=HIE); repeatable");
   flag("--no-solvent", "solvent", "false", "Add no water or ions");

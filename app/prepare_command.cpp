@@ -6,6 +6,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/commands.hpp"
 #include "common/errors.hpp"
@@ -49,6 +50,24 @@ void check_conflicting_options(const PrepareCommandOptions& command) {
                                  given["box_shape"]));
 }
 
+// A keep list needs remove_heterogens, from the command line or the settings file (located there when the list is).
+void check_keep_list(const PrepareSettings& settings, bool keep_on_command_line) {
+  const PrepareOptions& o = settings.options;
+  if (o.keep_heterogens.empty() || o.remove_heterogens) return;
+  const std::string names = fmt::format("{}", fmt::join(o.keep_heterogens, ","));
+  const auto at = settings.locations.find("prepare.keep_heterogens");
+  if (!keep_on_command_line && at != settings.locations.end())
+    throw InputError(located(settings.source, at->second.line, at->second.column,
+                             fmt::format("'prepare.keep_heterogens' ({}) given without 'prepare.remove_heterogens: "
+                                         "true' (--remove-heterogens): the keep list names the heterogens "
+                                         "remove_heterogens leaves in place; add it, or leave out the keep list",
+                                         names)));
+  throw InputError(fmt::format("--keep-heterogens {} given without --remove-heterogens: the keep list names the "
+                               "heterogens --remove-heterogens leaves in place; add --remove-heterogens, or leave "
+                               "out --keep-heterogens",
+                               names));
+}
+
 }  // namespace
 
 int command_prepare(const PrepareCommandOptions& command) {
@@ -62,16 +81,21 @@ int command_prepare(const PrepareCommandOptions& command) {
   if (ends_with(".yaml") || ends_with(".yml")) settings = load_prepare_settings(in);
   else settings.files.input = in;
 
-  bool forcefield_given = false;
+  bool forcefield_given = false, keep_given = false;
   for (const auto& [key, value] : command.settings) {
     if (key == "forcefield" && !forcefield_given) {  // the command line's list replaces the file's (or default)
       settings.options.forcefield.clear();
       forcefield_given = true;
     }
+    if (key == "keep_heterogens" && !keep_given) {  // so does its keep list
+      settings.options.keep_heterogens.clear();
+      keep_given = true;
+    }
     const std::string error = set_prepare_value(settings, key, value);
     if (!error.empty()) throw InputError(fmt::format("{}: {}", flag_of(key), error));
   }
   if (settings.files.input.empty()) throw InputError(fmt::format("{}: 'prepare.input' is missing", in));
+  check_keep_list(settings, keep_given);
 
   check_prepare_files(settings.files, settings.source);  // before any work: outputs apart from inputs and each other
   const PreparedSystem prepared = prepare_system(settings.files, settings.options);

@@ -33,6 +33,9 @@ const std::vector<PrepareKey>& prepare_keys() {
       {"config", "an `mdsim run` config to write for the prepared structure"},
       {"forcefield", "force-field XML files (bundled names or paths)"},
       {"ph", "pH for protonation states (0 to 14)"},
+      {"remove_heterogens", "true | false: remove every residue that is not a standard amino acid, nucleotide or water "
+                            "(PDBFixer's removeHeterogens), before hydrogens are added"},
+      {"keep_heterogens", "residue names to keep when removing heterogens (NAG,HEM; a list in a settings file)"},
       {"variant", "a residue's protonation variant, CHAIN:NUMBER[ICODE]=NAME (A:45=HIE; :45=HIE for a blank chain id)"},
       {"solvent", "true | false: add a box of water"},
       {"padding", "length (nm): solute to box edge"},
@@ -68,7 +71,7 @@ std::string trimmed(const std::string& s) {
 // A quantity > 0 (>= 0 with allow_zero) in `d`, or why not.
 std::string quantity(const std::string& text, Dimension d, double& out, bool allow_zero = false) {
   const QuantityParse q = parse_quantity(text, d);
-  if (!q.value) return q.error;
+  if (!q.value) return q.error;  // also a number that overflows in nm ("1e308 um")
   if (!(*q.value > 0.0) && !(allow_zero && *q.value == 0.0))
     return fmt::format("must be {} than zero, got '{}'", allow_zero ? "no less" : "greater", text);
   out = *q.value;
@@ -126,6 +129,28 @@ std::string parse_variant(const std::string& v, const std::string& text, std::ma
   return "";
 }
 
+// Residue names separated by commas ("NAG,HEM"), each 1 to 5 letters, digits, '+' or '-' (upper-cased), appended.
+std::string parse_residue_names(const std::string& v, const std::string& text, std::vector<std::string>& names) {
+  std::vector<std::string> found;
+  std::stringstream in(v);
+  for (std::string word; std::getline(in, word, ',');) {
+    word = trimmed(word);
+    const bool ok = !word.empty() && word.size() <= 5 && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '+' || c == '-';
+    });
+    if (!ok)
+      return fmt::format("expected residue names separated by commas (NAG,HEM; each 1 to 5 letters or digits), got "
+                         "'{}'",
+                         text);
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::toupper(c); });
+    found.push_back(word);
+  }
+  if (found.empty()) return fmt::format("expected residue names separated by commas (NAG,HEM), got '{}'", text);
+  for (const std::string& name : found)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return "";
+}
+
 std::string parse_box(const std::string& v, const std::string& text, std::optional<std::array<double, 3>>& out) {
   std::string list = v;
   for (char& c : list)
@@ -145,8 +170,10 @@ std::string parse_box(const std::string& v, const std::string& text, std::option
   };
   std::string common_unit;
   if (!has_unit(words[0]) && !has_unit(words[1]) && has_unit(words[2])) {
+    // The unit starts after the number; a last length whose letters are only e/E ("7E") has none, and is then
+    // refused below as a length with an unknown unit (found by fuzz_prepare_config: substr(npos) threw).
     const std::size_t at = words[2].find_first_not_of("0123456789.eE+- ");
-    common_unit = " " + words[2].substr(at);
+    if (at != std::string::npos) common_unit = " " + words[2].substr(at);
   }
   std::array<double, 3> box{};
   for (int i = 0; i < 3; ++i) {
@@ -200,6 +227,8 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
     o.forcefield.push_back(v);
     return "";
   }
+  if (key == "remove_heterogens") return boolean(v, o.remove_heterogens);
+  if (key == "keep_heterogens") return parse_residue_names(v, text, o.keep_heterogens);
   if (key == "ph") return parse_ph(v, text, o.ph);
   if (key == "variant") return parse_variant(v, text, o.variants);
   if (key == "solvent") return boolean(v, o.solvate);
@@ -243,14 +272,17 @@ PrepareSettings load_prepare_settings(const std::string& path) {
   if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  return parse_prepare_settings(buffer.str(), path, fs::path(path).parent_path().string());
+}
+
+PrepareSettings parse_prepare_settings(const std::string& text, const std::string& path, const std::string& base) {
   YAML::Node root;
   try {
-    root = YAML::Load(buffer.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(located(path, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1,
                              "not valid YAML: " + e.msg));
   }
-  const std::string base = fs::path(path).parent_path().string();
   const ConfigReader r(path, base);
   if (!root.IsMap() || !root["prepare"])
     r.fail(root, "no 'prepare:' section: the settings of `mdsim prepare` go under a top-level key 'prepare' "
@@ -307,6 +339,13 @@ PrepareSettings load_prepare_settings(const std::string& path) {
       }
       const std::string e = set_prepare_value(st, "box", joined);
       if (!e.empty()) r.fail(n, "'prepare.box': " + e);
+      note(key, n);
+    } else if (key == "keep_heterogens" && n.IsSequence()) {
+      for (const auto& item : n) {
+        if (!item.IsScalar()) r.fail(item, "'prepare.keep_heterogens' must list residue names, e.g. [NAG, HEM]");
+        const std::string e = set_prepare_value(st, "keep_heterogens", item.Scalar());
+        if (!e.empty()) r.fail(item, "'prepare.keep_heterogens': " + e);
+      }
       note(key, n);
     } else if (key == "variants") {
       if (!n.IsMap()) r.fail(n, "'prepare.variants' must map residues to variants, e.g. {\"A:45\": HIE}");

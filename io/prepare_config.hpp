@@ -26,13 +26,18 @@ struct PrepareKey {
 const std::vector<PrepareKey>& prepare_keys();
 
 // Sets `key` from its text form (a scalar, as the command line gives it; "variant" takes "A:45=HIE", "box"
-// takes "a,b,c" lengths, "forcefield" appends one file). Returns "" or why the value is wrong (for the caller
-// to locate). Paths are taken as given.
+// takes "a,b,c" lengths, "forcefield" appends one file, "keep_heterogens" appends names "NAG,HEM", upper-cased).
+// Returns "" or why the value is wrong (for the caller to locate). Paths are taken as given.
 std::string set_prepare_value(PrepareSettings& settings, const std::string& key, const std::string& text);
 
 // Reads the `prepare:` section of a YAML file (other top-level sections are allowed and ignored, so one file can
 // hold both this and a run config). Relative paths resolve against the file's folder. InputError
 // "file:line:column: ..." on bad input.
 PrepareSettings load_prepare_settings(const std::string& path);
+
+// The same from the file's text: `source` names it in messages and in PrepareSettings::source, relative paths
+// resolve against `base_dir` (taken as given when empty). load_prepare_settings reads the file and calls this;
+// the fuzz target (fuzz/prepare_config.cpp) calls it directly.
+PrepareSettings parse_prepare_settings(const std::string& text, const std::string& source, const std::string& base_dir);
 
 }  // namespace mdsim

@@ -44,4 +44,19 @@ void create_topology_bonds(Topology& topology, const StandardResidueData& standa
 System build_system(const Topology& topology, const ForceFieldData& forcefield, const ForceFieldOptions& options,
                     TemplateAssignment* assignment = nullptr);
 
+// A residue that matches no template: what build_system would throw for it, to list every such residue at once
+// (mdsim prepare) instead of the first.
+struct ResidueTemplateProblem {
+  int residue = -1;           // index into Topology::residues
+  int line = 0;               // where the message is located: the residue's line (an atom's for a wrong element)
+  bool unknown_name = false;  // no template has the residue's name or a form of it (a ligand without its XML)
+  std::string message;        // build_system's message for it, without "file:line: "
+};
+
+// Every residue (chain order) that matches no template of `forcefield`; empty when build_system's template matching
+// would succeed. Throws InputError as build_system does for an inconsistent topology or an atom whose element no
+// template uses. Reads topology.bonds as build_system does.
+std::vector<ResidueTemplateProblem> residues_without_template(const Topology& topology,
+                                                              const ForceFieldData& forcefield);
+
 }  // namespace mdsim

@@ -82,6 +82,11 @@ struct TemplateMatch {
 TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
                               const AtomGraph& graph);
 
+// Every residue (chain order) that matches no template, with what match_templates would say about it; InputError
+// as match_templates for an atom whose element no template uses.
+std::vector<ResidueTemplateProblem> template_problems(const Topology& top, const ForceFieldData& ff,
+                                                     const NormalisedNames& names, const AtomGraph& graph);
+
 // The matched template names per residue, as build_system reports them.
 TemplateAssignment template_assignment(const ForceFieldData& ff, const TemplateMatch& match);
 

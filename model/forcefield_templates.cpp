@@ -368,16 +368,57 @@ std::string first_names(const std::vector<std::string>& names) {
   return out;
 }
 
-[[noreturn]] void throw_no_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
-                                    const PreparedTemplates& prepared, const AtomGraph& graph, int r,
-                                    const ResidueGraph& residue) {
+// A residue with the closest template's atom names that still does not match it: an element differs (the message
+// is then located at the atom's line, set in `problem`) or the bonds do.
+std::string same_names_problem(const Topology& top, const NormalisedNames& names, const PreparedTemplates& prepared,
+                               const AtomGraph& graph, int r, const ResidueGraph& residue, int k,
+                               ResidueTemplateProblem& problem) {
+  const auto& res = top.residues[static_cast<std::size_t>(r)];
+  const auto& p = prepared.templates[static_cast<std::size_t>(k)];
+  const auto& t = *p.tpl;
+  for (std::size_t i = 0; i < res.atoms.size(); ++i) {
+    const int a = res.atoms[i];
+    const std::string& name = names.atom[static_cast<std::size_t>(a)];
+    const std::string& element = graph.element[static_cast<std::size_t>(a)];
+    for (std::size_t j = 0; j < t.atoms.size(); ++j)
+      if (t.atoms[j].name == name && !p.element[j].empty() && p.element[j] != element) {
+        problem.line = top.atoms[static_cast<std::size_t>(a)].line;
+        return fmt::format("no force field template matches {}: atom '{}' is element {} in the file but {} in "
+                           "template {}; fix its element (columns 77-78 of a PDB file, type_symbol of an mmCIF)",
+                           residue_label(top, r), top.atoms[static_cast<std::size_t>(a)].name, element,
+                           p.element[j], t.name);
+      }
+  }
+  std::vector<std::string> t_ext, r_ext;
+  for (std::size_t i = 0; i < t.atoms.size(); ++i)
+    if (p.external[i] > 0) t_ext.push_back(t.atoms[i].name);
+  for (std::size_t i = 0; i < res.atoms.size(); ++i)
+    if (residue.external[i] > 0) r_ext.push_back(top.atoms[static_cast<std::size_t>(res.atoms[i])].name);
+  return fmt::format("no force field template matches {}: its atoms match template {} but its bonds differ (bonds to "
+                     "other residues: template at [{}], residue at [{}]); a chain end may need its terminal atoms "
+                     "(e.g. OXT, H2/H3) or a cap",
+                     residue_label(top, r), t.name, join(t_ext), join(r_ext));
+}
+
+// Why residue r matches no template, and the fix: the message match_templates throws for it (located at the
+// residue's line, or at an atom's for a wrong element).
+ResidueTemplateProblem no_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
+                                   const PreparedTemplates& prepared, const AtomGraph& graph, int r,
+                                   const ResidueGraph& residue) {
   const auto& res = top.residues[static_cast<std::size_t>(r)];
   const std::string note = ff.num_patches > 0 ? "; note: template patches (<Patches>) are not supported" : "";
-  const auto fail = [&](const std::string& message) {
-    throw InputError(located(top.source, residue_line(top, r), 0, message + note));
+  ResidueTemplateProblem problem;
+  problem.residue = r;
+  problem.line = residue_line(top, r);
+  const auto found = [&](const std::string& message) {
+    problem.message = message + note;
+    return problem;
   };
-  if (ff.templates.empty()) fail(fmt::format("no force field template matches {}: the force field has no residue "
-                                             "templates", residue_label(top, r)));
+  if (ff.templates.empty()) {
+    problem.unknown_name = true;
+    return found(fmt::format("no force field template matches {}: the force field has no residue templates",
+                             residue_label(top, r)));
+  }
   // Templates of the residue's own name and its variants first; only a name no template has looks at them all.
   const std::map<std::string, int> related = related_names(res.name, names.residue[static_cast<std::size_t>(r)]);
   std::vector<std::pair<int, int>> candidates;
@@ -393,50 +434,34 @@ std::string first_names(const std::vector<std::string>& names) {
             ? fmt::format("; its atoms are those of template {}: a misspelt residue name?",
                           ff.templates[static_cast<std::size_t>(any.index)].name)
             : std::string();
-    fail(fmt::format("no template for {}: supply its force field XML (system.forcefield; for mdsim prepare, --forcefield){}", residue_label(top, r),
-                     hint));
+    problem.unknown_name = true;
+    return found(fmt::format("no template for {}: supply its force field XML (system.forcefield; for mdsim prepare, "
+                             "--forcefield){}",
+                             residue_label(top, r), hint));
   }
   const ClosestTemplate best = closest_template(top, names, prepared, r, candidates);
   const auto& t = ff.templates[static_cast<std::size_t>(best.index)];
-  const auto& p = prepared.templates[static_cast<std::size_t>(best.index)];
   if (best.extra.empty() && best.missing_heavy == 0 && !best.missing_hydrogens.empty()) {
     const std::size_t n = best.missing_hydrogens.size();
-    fail(fmt::format("{} lacks {} hydrogen{} ({}) of template {}: run `mdsim prepare` to add them",
-                     residue_label(top, r), n, n == 1 ? "" : "s", first_names(best.missing_hydrogens), t.name));
+    return found(fmt::format("{} lacks {} hydrogen{} ({}) of template {}: run `mdsim prepare` to add them",
+                             residue_label(top, r), n, n == 1 ? "" : "s", first_names(best.missing_hydrogens), t.name));
   }
-  if (best.missing.empty() && best.extra.empty()) {
-    // Same atom names: an element or the bonds differ.
-    for (std::size_t i = 0; i < res.atoms.size(); ++i) {
-      const int a = res.atoms[i];
-      const std::string& name = names.atom[static_cast<std::size_t>(a)];
-      for (std::size_t j = 0; j < t.atoms.size(); ++j)
-        if (t.atoms[j].name == name && !p.element[j].empty() && p.element[j] != graph.element[static_cast<std::size_t>(a)])
-          throw InputError(located(
-              top.source, top.atoms[static_cast<std::size_t>(a)].line, 0,
-              fmt::format("no force field template matches {}: atom '{}' is element {} in the file but {} in "
-                          "template {}; fix its element (columns 77-78 of a PDB file, type_symbol of an mmCIF)",
-                          residue_label(top, r), top.atoms[static_cast<std::size_t>(a)].name,
-                          graph.element[static_cast<std::size_t>(a)], p.element[j], t.name)));
-    }
-    std::vector<std::string> t_ext, r_ext;
-    for (std::size_t i = 0; i < t.atoms.size(); ++i)
-      if (p.external[i] > 0) t_ext.push_back(t.atoms[i].name);
-    for (std::size_t i = 0; i < res.atoms.size(); ++i)
-      if (residue.external[i] > 0) r_ext.push_back(top.atoms[static_cast<std::size_t>(res.atoms[i])].name);
-    fail(fmt::format("no force field template matches {}: its atoms match template {} but its bonds differ (bonds to "
-                     "other residues: template at [{}], residue at [{}]); a chain end may need its terminal atoms "
-                     "(e.g. OXT, H2/H3) or a cap",
-                     residue_label(top, r), t.name, join(t_ext), join(r_ext)));
-  }
-  throw InputError(located(
-      top.source, residue_line(top, r), 0,
-      fmt::format("no force field template matches {}: closest template {}: missing atoms [{}], extra atoms [{}]{}",
-                  residue_label(top, r), t.name, join(best.missing), join(best.extra),
-                  best.missing_heavy > 0 ? "; missing heavy atoms must be rebuilt (e.g. with PDBFixer) before "
-                                           "`mdsim prepare` adds hydrogens"
-                  : best.extra.empty()   ? ""
-                                         : "; rename or remove the extra atoms") +
-          note));
+  if (best.missing.empty() && best.extra.empty())
+    return found(same_names_problem(top, names, prepared, graph, r, residue, best.index, problem));
+  return found(fmt::format(
+      "no force field template matches {}: closest template {}: missing atoms [{}], extra atoms [{}]{}",
+      residue_label(top, r), t.name, join(best.missing), join(best.extra),
+      best.missing_heavy > 0 ? "; missing heavy atoms must be rebuilt (e.g. with PDBFixer) before "
+                               "`mdsim prepare` adds hydrogens"
+      : best.extra.empty()   ? ""
+                             : "; rename or remove the extra atoms"));
+}
+
+[[noreturn]] void throw_no_template(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
+                                    const PreparedTemplates& prepared, const AtomGraph& graph, int r,
+                                    const ResidueGraph& residue) {
+  const ResidueTemplateProblem problem = no_template(top, ff, names, prepared, graph, r, residue);
+  throw InputError(located(top.source, problem.line, 0, problem.message));
 }
 
 // Several matches are fine only when they give every atom the same type and parameters (OpenMM picks the first).
@@ -507,6 +532,20 @@ TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, con
   return out;
 }
 
+std::vector<ResidueTemplateProblem> template_problems(const Topology& top, const ForceFieldData& ff,
+                                                     const NormalisedNames& names, const AtomGraph& graph) {
+  const PreparedTemplates prepared = prepare_templates(ff);
+  check_elements(top, ff, graph, prepared.elements);
+  std::vector<ResidueTemplateProblem> problems;
+  std::vector<int> local(static_cast<std::size_t>(top.num_atoms()), -1);
+  for (int r : residue_order(top)) {
+    const ResidueGraph residue = residue_graph(top, graph, r, local);
+    if (matching_templates(prepared, residue).empty())
+      problems.push_back(no_template(top, ff, names, prepared, graph, r, residue));
+  }
+  return problems;
+}
+
 TemplateAssignment template_assignment(const ForceFieldData& ff, const TemplateMatch& match) {
   TemplateAssignment assignment;
   for (int k : match.residue_template)
@@ -515,3 +554,15 @@ TemplateAssignment template_assignment(const ForceFieldData& ff, const TemplateM
 }
 
 }  // namespace mdsim::ffgen
+
+namespace mdsim {
+
+std::vector<ResidueTemplateProblem> residues_without_template(const Topology& topology,
+                                                              const ForceFieldData& forcefield) {
+  ffgen::check_topology(topology);
+  const ffgen::NormalisedNames names = ffgen::normalise_names(topology, forcefield.standard);
+  const ffgen::AtomGraph graph = ffgen::make_atom_graph(topology);
+  return ffgen::template_problems(topology, forcefield, names, graph);
+}
+
+}  // namespace mdsim

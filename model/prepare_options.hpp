@@ -20,6 +20,10 @@ enum class BoxShape { Cube, Dodecahedron, Octahedron };
 
 struct PrepareOptions {
   std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // templates, charges, radii
+  // Heterogens (PDBFixer's removeHeterogens): every residue but standard amino acids, nucleotides and water
+  // removed before hydrogens are added, except those whose names keep_heterogens lists (upper case).
+  bool remove_heterogens = false;
+  std::vector<std::string> keep_heterogens;
   // Hydrogens.
   double ph = 7.0;
   std::map<std::string, std::string> variants;  // "A:45" or "A:45B" (chain:resSeq[iCode]) -> HID, HIE, ASH, CYX, ...

@@ -22,6 +22,7 @@
 #include "model/forcefield.hpp"
 #include "model/forcefield_generators.hpp"
 #include "prepare/data_files.hpp"
+#include "prepare/residue_problems.hpp"
 
 namespace mdsim {
 namespace {
@@ -671,6 +672,7 @@ class HydrogenAdder {
 
   // The atoms of every residue (existing ones kept or removed, missing hydrogens and OXT added), input order.
   const std::vector<std::vector<NewAtom>>& build_residues() {
+    check_heavy_atoms();
     for (std::size_t ri = 0; ri < input_.residues.size(); ++ri) build_residue(ri);
     return out_residues_;
   }
@@ -682,7 +684,8 @@ class HydrogenAdder {
 
  private:
   void build_residue(std::size_t ri);
-  void check_heavy_atoms(int r, const std::string& rname) const;
+  void check_heavy_atoms() const;
+  void check_disulfide_partner(int r) const;
   void choose_variant(int r, const std::string& rname, std::string& variant, std::string& reason) const;
   void cys_disulfide(int r, std::string& variant, std::string& reason) const;
   void his_variant(int r, std::string& variant, std::string& reason) const;
@@ -740,13 +743,13 @@ void HydrogenAdder::build_residue(std::size_t ri) {
     return;
   }
   const ResidueHydrogens& spec = spec_it->second;
-  check_heavy_atoms(r, rname);
 
   // The variant, as Modeller chooses it.
   std::string variant = given != options_.variants.end() ? given->second : "";
   std::string reason = given != options_.variants.end() ? "given" : "";
   choose_variant(r, rname, variant, reason);
   check_variant_allowed(r, spec, variant);
+  if (given != options_.variants.end() && variant == "CYX" && rname == "CYS") check_disulfide_partner(r);
   reason_of_[ri] = reason;
   const bool remove_extra = given != options_.variants.end();
 
@@ -754,17 +757,62 @@ void HydrogenAdder::build_residue(std::size_t ri) {
   add_missing_oxt(ri, rname);
 }
 
-// Heavy atoms: a peptide residue must have all of them (OXT is added at a C terminus).
-void HydrogenAdder::check_heavy_atoms(int r, const std::string& rname) const {
-  if (!is_peptide(standard_, rname)) return;
-  std::vector<std::string> missing;
-  for (const auto& n : peptide_heavy_atoms(standard_, rname))
-    if (atom_named(static_cast<std::size_t>(r), n) < 0) missing.push_back(n);
-  if (!missing.empty())
-    throw InputError(located(input_.source, residue_line(input_, r), 0,
-                             fmt::format("{} lacks heavy atoms [{}]; hydrogens need the complete residue: add "
-                                         "the missing atoms with PDBFixer or model them",
-                                         residue_label(input_, r), ffgen::join(missing))));
+// Heavy atoms: every peptide residue with hydrogen definitions must have all of them (OXT is added at a C
+// terminus); one error lists every residue that lacks some.
+void HydrogenAdder::check_heavy_atoms() const {
+  std::vector<std::string> incomplete, first_missing;
+  int first = -1;
+  for (std::size_t ri = 0; ri < input_.residues.size(); ++ri) {
+    const std::string& rname = names_.residue[ri];
+    if (!definitions_.residues.count(rname) || !is_peptide(standard_, rname)) continue;
+    std::vector<std::string> missing;
+    for (const auto& n : peptide_heavy_atoms(standard_, rname))
+      if (atom_named(ri, n) < 0) missing.push_back(n);
+    if (missing.empty()) continue;
+    const int r = static_cast<int>(ri);
+    if (first < 0) first = r, first_missing = missing;
+    incomplete.push_back(fmt::format("{} lacks [{}]", residue_with_line(input_, r), ffgen::join(missing)));
+  }
+  if (incomplete.empty()) return;
+  const std::string fix = "add the missing atoms with PDBFixer or model them";
+  if (incomplete.size() == 1)
+    throw InputError(located(input_.source, residue_line(input_, first), 0,
+                             fmt::format("{} lacks heavy atoms [{}]; hydrogens need the complete residue: {}",
+                                         residue_label(input_, first), ffgen::join(first_missing), fix)));
+  throw InputError(located(input_.source, residue_line(input_, first), 0,
+                           fmt::format("{} residues lack heavy atoms: {}; hydrogens need complete residues: {}",
+                                       incomplete.size(), listed(incomplete, "; "), fix)));
+}
+
+// A given CYX needs a disulfide: another cysteine's SG within kDisulfideNm of its SG (the distance at which
+// create_topology_bonds bonds them, as OpenMM's Topology.createDisulfideBonds), or its SG bonded to another residue
+// already (CONECT, as for the CYX chosen without a variant); otherwise the residue would be a thiolate without a
+// partner, charged -1 e.
+void HydrogenAdder::check_disulfide_partner(int r) const {
+  constexpr double kDisulfideNm = 0.3;
+  const int sg = atom_named(static_cast<std::size_t>(r), "SG");
+  if (sg < 0) return;  // check_heavy_atoms has refused it
+  for (int b : graph_.bonded_to[static_cast<std::size_t>(sg)])
+    if (input_.atoms[static_cast<std::size_t>(b)].residue != r) return;
+  double nearest = -1.0;
+  int nearest_residue = -1;
+  for (std::size_t ri = 0; ri < input_.residues.size(); ++ri) {
+    if (static_cast<int>(ri) == r || names_.residue[ri] != "CYS") continue;
+    const int other = atom_named(ri, "SG");
+    if (other < 0) continue;
+    const double d = norm(pos_[static_cast<std::size_t>(other)] - pos_[static_cast<std::size_t>(sg)]);
+    if (nearest < 0.0 || d < nearest) nearest = d, nearest_residue = static_cast<int>(ri);
+  }
+  if (nearest >= 0.0 && nearest <= kDisulfideNm) return;
+  const std::string closest =
+      nearest_residue < 0
+          ? "the structure has no other cysteine"
+          : fmt::format("the nearest SG, of {}, is {:.3f} nm away", short_label(input_, nearest_residue), nearest);
+  throw InputError(located(input_.source, residue_line(input_, r), 0,
+                           fmt::format("variant CYX given for {}, but its SG has no disulfide partner: CYX needs its SG "
+                                       "bonded to another cysteine's SG, within {} nm ({}); give CYS (or no variant) "
+                                       "for this residue, or check the partner's coordinates",
+                                       residue_label(input_, r), quoted_number(kDisulfideNm), closest)));
 }
 
 // The variant of a residue none was given for: CYX for a disulfide, HIS by its hydrogens or hydrogen bonds
@@ -1006,6 +1054,7 @@ void HydrogenAdder::optimise(Topology& result, const ForceFieldData& forcefield,
   try {
     system = build_system(result, forcefield, ffo);
   } catch (const InputError& e) {
+    check_residue_templates(result, forcefield);  // every residue that matches no template, in one message
     throw InputError(fmt::format("{} (while optimising the added hydrogens with the force field; "
                                  "a residue the force field does not know needs its own template)",
                                  e.what()));
@@ -1061,7 +1110,17 @@ void HydrogenAdder::record_choices_of(std::size_t ri, const Topology& result, co
   };
   if (rname == "HIS") {
     const int d = h_on("ND1"), e = h_on("NE2");
-    push(d && e ? "HIP" : d ? "HID" : e ? "HIE" : "HIN", why.empty() ? by_ph : why);
+    const std::string form = d && e ? "HIP" : d ? "HID" : e ? "HIE" : "HIN";
+    std::string reason = why.empty() ? by_ph : why;
+    // A histidine named HID/HIE/HIP in the input: the name does not choose the form (as in OpenMM); say so when
+    // the form differs.
+    const std::string& named = choice.residue_name;
+    if ((named == "HID" || named == "HIE" || named == "HIP") && named != form && why != "given")
+      reason += fmt::format("; named {} in the input, but a name does not choose the form (as in OpenMM): --variant "
+                            "{}:{}{}={} does",
+                            named, choice.chain == " " ? "" : choice.chain, choice.number,
+                            choice.icode == ' ' ? "" : std::string(1, choice.icode), named);
+    push(form, reason);
   } else if (rname == "ASP") {
     push(h_on("OD1") + h_on("OD2") ? "ASH" : "ASP", why.empty() ? by_pka(4.4) : why);
   } else if (rname == "GLU") {

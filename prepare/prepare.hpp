@@ -10,6 +10,7 @@
 
 #include "model/prepare_options.hpp"
 #include "model/topology.hpp"
+#include "prepare/heterogens.hpp"
 #include "prepare/hydrogens.hpp"
 #include "prepare/solvent.hpp"
 
@@ -20,6 +21,9 @@ struct PrepareReport {
   std::vector<std::string> notes;    // what the reader and the steps want the user to know
   int input_atoms = 0, input_residues = 0, input_chains = 0;
   int chains_split = 0;              // chain breaks split (chain_breaks: split)
+  bool heterogens_removed = false;   // remove_heterogens asked for
+  HeterogenReport heterogens;
+  int input_waters = 0;              // water molecules the input held (kept; solvent adds more around them)
   HydrogenReport hydrogens;
   int solute_charge_e = 0;           // net charge of the protonated solute (rounded)
   bool solvated = false;
@@ -35,14 +39,16 @@ struct PreparedSystem {
 };
 
 // Runs every step. InputError (located in the input file, or naming the option) for what the user must fix:
-// unreadable or unknown input, overlapping atoms, a chain break (unless split), a residue without a template
-// or with missing heavy atoms, a variant for a residue that does not exist, a box too small for the cutoff,
-// a salt concentration that cannot be reached.
+// a folder or an unreadable or unknown input, overlapping atoms, a chain break (unless split), residues without a
+// template or with missing heavy atoms (every such residue in one message), a lone amino acid, a variant for a
+// residue that does not exist or cannot take it (CYX without a disulfide partner), a keep list without
+// remove_heterogens or naming no heterogen of the input, a box too small for the cutoff, a salt concentration
+// that cannot be reached.
 PreparedSystem prepare_system(const PrepareFiles& files, const PrepareOptions& options);
 
-// What the outputs need, checked before any work: each output is a .pdb/.cif (structure) file in an existing
-// folder, neither an input (the structure, the settings file `settings_file`, "" for none) nor the other output
-// (io/output_paths). InputError naming the option otherwise. write_prepared checks the same again.
+// What the files need, checked before any work: the input is not a folder; each output is a .pdb/.cif (structure)
+// file in an existing folder, neither an input (the structure, the settings file `settings_file`, "" for none) nor
+// the other output (io/output_paths). InputError naming the option otherwise. write_prepared checks the same again.
 void check_prepare_files(const PrepareFiles& files, const std::string& settings_file);
 
 // The output file name: files.output, or <input stem>_prepared.pdb (.cif above 99,999 atoms).

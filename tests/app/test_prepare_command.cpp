@@ -193,6 +193,43 @@ TEST_CASE("prepare: errors a raw structure meets, located and with the fix; noth
   CHECK(contains(unit.err, "--padding"));
 }
 
+TEST_CASE("prepare: --remove-heterogens and remove_heterogens keep water and the names asked for", "[prepare]") {
+  const fs::path dir = scratch("heterogens");
+  // ACE-ALA-NME (its caps are heterogens, as in PDBFixer), a sulfate and a water.
+  std::string text = heavy_atoms("ala2_vacuum.pdb");
+  text.insert(text.find("END"),
+              "HETATM   30  S   SO4 B   1      20.000  20.000  20.000  1.00  0.00           S  \n"
+              "HETATM   31  O1  SO4 B   1      21.500  20.000  20.000  1.00  0.00           O  \n"
+              "HETATM   32  O2  SO4 B   1      18.500  20.000  20.000  1.00  0.00           O  \n"
+              "HETATM   33  O3  SO4 B   1      20.000  21.500  20.000  1.00  0.00           O  \n"
+              "HETATM   34  O4  SO4 B   1      20.000  18.500  20.000  1.00  0.00           O  \n"
+              "HETATM   35  O   HOH C   1      25.000  25.000  25.000  1.00  0.00           O  \n");
+  const fs::path in = write(dir / "in.pdb", text);
+  const std::string line = "heterogens removed: SO4 1 (1 residue, 5 atoms); kept: ACE 1, NME 1 (--keep-heterogens), 1 water\n";
+  const auto r = run_mdsim("prepare " + in.string() + " --no-solvent --remove-heterogens --keep-heterogens ace "
+                           "--keep-heterogens NME -o " + (dir / "a.pdb").string());
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, line));
+  const mdsim::Topology a = mdsim::read_pdb((dir / "a.pdb").string());
+  std::map<std::string, int> names;
+  for (const auto& res : a.residues) ++names[res.name];
+  CHECK(names == std::map<std::string, int>{{"ACE", 1}, {"ALA", 1}, {"NME", 1}, {"HOH", 1}});
+
+  write(dir / "settings.yaml", "prepare:\n  input: in.pdb\n  output: b.pdb\n  solvent: false\n"
+                               "  remove_heterogens: true\n  keep_heterogens: [ACE, NME]\n");
+  const auto file = run_mdsim("prepare " + (dir / "settings.yaml").string());
+  INFO(file.out << file.err);
+  REQUIRE(file.code == 0);
+  CHECK(contains(file.out, line));
+
+  // Without the keep list the caps go too, as in PDBFixer, and the alanine left alone has no template.
+  const auto bare = run_mdsim("prepare " + in.string() + " --no-solvent --remove-heterogens -o " + (dir / "c.pdb").string());
+  CHECK(bare.code == 2);
+  CHECK(contains(bare.err, "residue ALA 2 (chain ' ') is a lone amino acid"));
+  CHECK_FALSE(fs::exists(dir / "c.pdb"));
+}
+
 TEST_CASE("prepare then run the protocol it wrote: every stage runs and restraints act only where asked", "[prepare]") {
   // The CI-sized version of the prepared protocol's check (bench/prepare_validate.sh runs 10 ps + 10 ps of DHFR on
   // a GPU): solvated alanine dipeptide with stages of 0.1 ps each.

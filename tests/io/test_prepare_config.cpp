@@ -97,3 +97,27 @@ TEST_CASE("prepare: section of a YAML file", "[prepare][config]") {
   const std::string ff = write_temp("ff.yaml", "prepare:\n  input: a.pdb\n  forcefield: [nonexistent_ff.xml]\n");
   CHECK(error_of(ff).find("ff.yaml:3:16") != std::string::npos);
 }
+
+// Found by fuzz_prepare_config (fuzz/regressions/prepare_config/): a box whose last length has only e/E for
+// letters threw std::out_of_range, a quantity that overflows in its unit was taken as inf, and a force-field name
+// the system cannot look up threw std::filesystem::filesystem_error.
+TEST_CASE("prepare settings: the fuzzer's findings are located errors", "[prepare][config]") {
+  PrepareSettings s;
+  CHECK(set_prepare_value(s, "box", "5, 6,7E") ==
+        "unknown length unit 'E' (accepted: nm, Å, A, angstrom, Angstrom, pm, um)");
+  CHECK(!s.options.box_nm);
+  CHECK(set_prepare_value(s, "padding", "1e308 um") == "'1e308 um' is too large: it is not a finite number of nm");
+  CHECK(s.options.padding_nm == 1.0);
+  CHECK(set_prepare_value(s, "protocol.production_time", "1e306 ms") ==
+        "'1e306 ms' is too large: it is not a finite number of ps");
+
+  const std::string padding = write_temp("inf.yaml", "prepare:\n  input: a.pdb\n  padding: 1e308 um\n");
+  CHECK(error_of(padding).find("inf.yaml:3:12: 'prepare.padding': '1e308 um' is too large: it is not a finite "
+                               "number of nm") != std::string::npos);
+  const std::string name(256, 'x');  // one component over NAME_MAX (255)
+  const std::string ff = write_temp("long.yaml", "prepare:\n  input: a.pdb\n  forcefield: " + name + "\n");
+  const std::string e = error_of(ff);
+  CHECK(e.find("long.yaml:3:15: 'forcefield': ") != std::string::npos);
+  CHECK(e.find(name + ": File name too long; name a force field XML file (bundled, or relative to the config's "
+                      "folder)") != std::string::npos);
+}

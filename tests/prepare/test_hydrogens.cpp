@@ -469,6 +469,53 @@ TEST_CASE("hydrogens: a missing C-terminal OXT is added in the carboxylate plane
   CHECK(noted);
 }
 
+TEST_CASE("hydrogens: CYX given for a cysteine without a disulfide partner is refused") {
+  Topology bpti = read_with_bonds(kBpti);
+  const int cys5 = residue_named(bpti, "CYS", 5), cys55 = residue_named(bpti, "CYS", 55);
+  HydrogenOptions options;
+  options.optimize = false;
+  options.variants[cys5] = "CYX";
+  HydrogenReport report;
+  add(bpti, options, &report);  // its partner, CYS 55, has its SG 0.204 nm away
+  CHECK(form_of(report, cys5) == "CYX");
+  // CYS 55's SG 0.4 nm further along x, as with wrong coordinates: no SG within 0.3 nm.
+  for (int a : bpti.residues[static_cast<std::size_t>(cys55)].atoms)
+    if (bpti.atoms[static_cast<std::size_t>(a)].name == "SG") bpti.positions_nm[static_cast<std::size_t>(a)].x += 0.4;
+  create_topology_bonds(bpti, amber14().standard);
+  CHECK(input_error([&] { add(bpti, options, nullptr); }) ==
+        fmt::format("{}:{}: variant CYX given for residue CYS 5 (chain 'A'), but its SG has no disulfide partner: CYX "
+                    "needs its SG bonded to another cysteine's SG, within 0.3 nm (the nearest SG, of CYS 55 (chain A), "
+                    "is 0.499 nm away); give CYS (or no variant) for this residue, or check the partner's coordinates",
+                    kBpti, ffgen::residue_line(bpti, cys5)));
+  // Without a variant the cysteine is a CYS (its SG gets a hydrogen).
+  options.variants.clear();
+  add(bpti, options, &report);
+  CHECK(form_of(report, cys5) == "CYS");
+}
+
+TEST_CASE("hydrogens: every residue that lacks heavy atoms is named in one error") {
+  // BPTI without LYS 15's NZ and CE and ARG 17's side chain beyond CD.
+  std::string text;
+  std::ifstream file(kBpti);
+  for (std::string line; std::getline(file, line);) {
+    const bool atom = line.rfind("ATOM", 0) == 0;
+    const std::string number = atom ? line.substr(22, 4) : "", name = atom ? line.substr(12, 4) : "";
+    if (number == "  15" && (name == " NZ " || name == " CE ")) continue;
+    if (number == "  17" && (name == " NE " || name == " CZ " || name == " NH1" || name == " NH2")) continue;
+    text += line + "\n";
+  }
+  Topology cut = read_pdb_text(text, "cut.pdb");
+  create_topology_bonds(cut, amber14().standard);
+  HydrogenOptions options;
+  options.optimize = false;
+  const int lys = residue_named(cut, "LYS", 15), arg = residue_named(cut, "ARG", 17);
+  CHECK(input_error([&] { add(cut, options, nullptr); }) ==
+        fmt::format("cut.pdb:{0}: 2 residues lack heavy atoms: LYS 15 (chain 'A', line {0}) lacks [CE NZ]; ARG 17 "
+                    "(chain 'A', line {1}) lacks [NE CZ NH1 NH2]; hydrogens need complete residues: add the missing "
+                    "atoms with PDBFixer or model them",
+                    ffgen::residue_line(cut, lys), ffgen::residue_line(cut, arg)));
+}
+
 TEST_CASE("hydrogens: bad input is a located error") {
   // A lysine without its side-chain end.
   Topology bpti = read_pdb(kBpti);

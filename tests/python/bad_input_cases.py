@@ -1005,6 +1005,68 @@ case("prepare_salt_unreachable", "prepare", r"80 M needs \d+ ions but there are 
 case("prepare_unknown_ligand", "prepare", r"no template for residue LIG 401 .*supply its force field XML",
      setup=_with_ligand, args=["prepare", "<DIR>/lig.pdb"], may_change=["lig.pdb"])
 
+# A cut of DHFR (ALA 84, CYS 85, GLY 86; heavy atoms): a cysteine with no other cysteine near it.
+CYS_PDB = """\
+ATOM   1317  N   ALA    84      49.200  26.815  36.101  1.00  0.00           N
+ATOM   1319  CA  ALA    84      49.138  28.080  36.813  1.00  0.00           C
+ATOM   1321  CB  ALA    84      49.224  29.224  35.793  1.00  0.00           C
+ATOM   1325  C   ALA    84      47.955  28.283  37.849  1.00  0.00           C
+ATOM   1326  O   ALA    84      47.991  29.181  38.700  1.00  0.00           O
+ATOM   1327  N   CYS    85      46.922  27.435  37.892  1.00  0.00           N
+ATOM   1329  CA  CYS    85      45.965  27.277  39.063  1.00  0.00           C
+ATOM   1331  CB  CYS    85      44.762  26.418  38.647  1.00  0.00           C
+ATOM   1334  SG  CYS    85      44.071  26.899  37.023  1.00  0.00           S
+ATOM   1336  C   CYS    85      46.583  26.618  40.247  1.00  0.00           C
+ATOM   1337  O   CYS    85      46.113  26.934  41.358  1.00  0.00           O
+ATOM   1338  N   GLY    86      47.624  25.803  40.108  1.00  0.00           N
+ATOM   1340  CA  GLY    86      48.224  25.055  41.229  1.00  0.00           C
+ATOM   1343  C   GLY    86      47.314  23.970  41.767  1.00  0.00           C
+ATOM   1344  O   GLY    86      46.375  23.526  41.068  1.00  0.00           O
+END
+"""
+# One alanine as its own chain: no amber14 template is N- and C-terminal at once.
+LONE_PDB = """\
+ATOM      1  N   ALA B   1       3.555   3.970   0.000  1.00  0.00           N
+ATOM      2  CA  ALA B   1       4.853   4.614   0.000  1.00  0.00           C
+ATOM      3  CB  ALA B   1       5.661   4.221  -1.232  1.00  0.00           C
+ATOM      4  C   ALA B   1       4.713   6.129   0.000  1.00  0.00           C
+ATOM      5  O   ALA B   1       3.601   6.653   0.000  1.00  0.00           O
+END
+"""
+KEEP_FIX = (r"the keep list names the heterogens --remove-heterogens leaves in place; add --remove-heterogens, or leave "
+            r"out --keep-heterogens$")
+
+case("prepare_input_is_folder", "prepare", r"^error: <DIR>/structure.pdb: is a folder; give a .pdb or .cif file \(PDB "
+     r"or PDBx/mmCIF, optionally .gz\)$", mkdir=["structure.pdb"], args=["prepare", "<DIR>/structure.pdb"])
+case("prepare_settings_input_is_folder", "prepare", r"^error: <DIR>/raw: is a folder; give a .pdb or .cif file",
+     mkdir=["raw"], write={"prepare.yaml": "prepare:\n  input: raw\n"}, args=["prepare", "<DIR>/prepare.yaml"])
+case("prepare_variant_cyx_without_partner", "prepare", r"^error: <DIR>/cys.pdb:6: variant CYX given for residue CYS 85 "
+     r"\(chain ' '\), but its SG has no disulfide partner: CYX needs its SG bonded to another cysteine's SG, within "
+     r"0.3 nm \(the structure has no other cysteine\); give CYS \(or no variant\) for this residue, or check the "
+     r"partner's coordinates$", write={"cys.pdb": CYS_PDB}, args=["prepare", "<DIR>/cys.pdb", "--variant", ":85=CYX"])
+case("prepare_lone_amino_acid", "prepare", r"^error: <DIR>/lone.pdb:1: residue ALA 1 \(chain 'B'\) is a lone amino "
+     r"acid: bonded to no other residue, it is both N- and C-terminal at once, and the force field has no template "
+     r"for such a residue; remove it, or cap it \(ACE and NME\) or join it to the chain it belongs to$",
+     write={"lone.pdb": LONE_PDB}, args=["prepare", "<DIR>/lone.pdb"])
+case("prepare_keep_heterogens_without_remove", "prepare", r"^error: --keep-heterogens ACE,NME given without "
+     r"--remove-heterogens: " + KEEP_FIX, args=["prepare", "<DIR>/ala2_vacuum.pdb", "--keep-heterogens", "ace,NME"])
+case("prepare_settings_keep_heterogens_without_remove", "prepare", r"^error: <DIR>/prepare.yaml:3:20: "
+     r"'prepare.keep_heterogens' \(ACE\) given without 'prepare.remove_heterogens: true' \(--remove-heterogens\): the "
+     r"keep list names the heterogens remove_heterogens leaves in place; add it, or leave out the keep list$",
+     write={"prepare.yaml": "prepare:\n  input: ala2_vacuum.pdb\n  keep_heterogens: [ACE]\n"},
+     args=["prepare", "<DIR>/prepare.yaml"])
+case("prepare_keep_heterogens_unknown_name", "prepare", r"^error: --keep-heterogens NAG: <DIR>/ala2_vacuum.pdb has no "
+     r"heterogen named NAG \(its heterogens: ACE 1, NME 1\); --remove-heterogens keeps standard residues and water "
+     r"anyway, and the keep list names heterogens to keep besides them \(residue names as in the file\)$",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--remove-heterogens", "--keep-heterogens", "NAG"])
+case("prepare_keep_heterogens_bad_name", "prepare", r"^error: --keep-heterogens: expected residue names separated by "
+     r"commas \(NAG,HEM; each 1 to 5 letters or digits\), got 'AC E'$",
+     args=["prepare", "<DIR>/ala2_vacuum.pdb", "--remove-heterogens", "--keep-heterogens", "AC E"])
+case("prepare_settings_remove_heterogens_not_boolean", "prepare", r"^error: <DIR>/prepare.yaml:3:22: "
+     r"'prepare.remove_heterogens': expected true or false, got 'water'$",
+     write={"prepare.yaml": "prepare:\n  input: ala2_vacuum.pdb\n  remove_heterogens: water\n"},
+     args=["prepare", "<DIR>/prepare.yaml"])
+
 # ================================================================== outputs never clobber inputs or each other
 
 PREP = ["prepare", "<DIR>/ala2_vacuum.pdb", "--no-solvent"]
