@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -503,10 +504,15 @@ RestraintConfig parse_restraints(const ConfigReader& r, const YAML::Node& v, con
       if (text.empty()) r.fail(ref, "'reference' is empty: give initial, start or a PDB file with the same atoms");
       rc.reference = RestraintReference::File;
       rc.reference_file = r.path(text);
-      if (check_files && !fs::is_regular_file(rc.reference_file))
-        r.fail(ref, fmt::format("'reference': {} is not a file; give initial (the structure as read), start (the "
+      // The error_code form: a name the system cannot look up (a component over NAME_MAX bytes) is refused here
+      // too, not thrown as a std::filesystem::filesystem_error.
+      std::error_code ec;
+      if (check_files && !fs::is_regular_file(rc.reference_file, ec)) {
+        const bool unusable = ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+        r.fail(ref, fmt::format("'reference': {} is not a file{}; give initial (the structure as read), start (the "
                                 "positions at the stage's start) or a PDB file with the same atoms",
-                                rc.reference_file));
+                                rc.reference_file, unusable ? fmt::format(" ({})", ec.message()) : std::string()));
+      }
     }
   }
   return rc;

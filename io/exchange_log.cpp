@@ -57,8 +57,14 @@ void check_ladder_pair(const std::string& path, int line, const std::vector<std:
     return end != cells[column].c_str() && *end == '\0' ? v : std::nan("");
   };
   const double pair = value(3), lower = value(4), upper = value(5);
+  // Not numbers (a line cut short, a second header where two logs were joined): a damaged line, not a ladder that
+  // changed.
+  if (!std::isfinite(pair) || !std::isfinite(lower) || !std::isfinite(upper) || pair < 0 || pair != std::floor(pair))
+    throw InputError(fmt::format("{}:{}: pair '{}' between '{}' K and '{}' K: expected a pair number (0, 1, ...) and "
+                                 "two temperatures (a damaged exchange log?)",
+                                 path, line, cells[3], cells[4], cells[5]));
   const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); };
-  const bool in_ladder = pair >= 0 && pair + 1 < static_cast<double>(ladder_k.size()) && pair == std::floor(pair);
+  const bool in_ladder = pair + 1 < static_cast<double>(ladder_k.size());
   if (!in_ladder || !close(lower, ladder_k[static_cast<std::size_t>(pair)]) ||
       !close(upper, ladder_k[static_cast<std::size_t>(pair) + 1]))
     throw InputError(fmt::format(

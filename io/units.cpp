@@ -127,7 +127,10 @@ QuantityParse parse_quantity(std::string_view text, Dimension d) {
   }
   for (const auto& e : table(d)) {
     if (unit == e.name) {
-      result.value = number * e.to_md;
+      if (const double value = number * e.to_md; std::isfinite(value))
+        result.value = value;
+      else  // 1e308 um: finite as written, not once in nm
+        result.error = fmt::format("'{}' is too large: it is not a finite number of {}", buf, md_unit(d));
       return result;
     }
   }

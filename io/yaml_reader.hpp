@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -193,8 +194,15 @@ class ConfigReader {
     try {
       resolve_forcefield_path(name, base_, default_forcefield_dirs());
     } catch (const InputError& e) {
-      if (std::filesystem::is_directory(path(name)))
+      // The error_code form: a name the system cannot look up (a component over NAME_MAX bytes, a symlink loop)
+      // is the config's error too, not a std::filesystem::filesystem_error (found by fuzz_prepare_config).
+      std::error_code ec;
+      if (std::filesystem::is_directory(path(name), ec))
         fail(n, fmt::format("'forcefield': {} is a directory; name a force field XML file", path(name)));
+      if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+        fail(n, fmt::format("'forcefield': {}: {}; name a force field XML file (bundled, or relative to the "
+                            "config's folder)",
+                            path(name), ec.message()));
       fail(n, fmt::format("'forcefield': {}", e.what()));
     }
   }

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(config pdb forcefield_xml checkpoint structure); fi
+all_targets=(config pdb forcefield_xml checkpoint structure prepare_config exchange_log)
+if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;; esac
 
 scripts/setup.sh --fuzz
@@ -30,13 +31,16 @@ max_len() {
     forcefield_xml) echo 24576 ;;
     checkpoint) echo 1024 ;;
     structure) echo 8192 ;;
+    prepare_config) echo 4096 ;;
+    exchange_log) echo 4096 ;;
   esac
 }
 
 # Seeds: the project's own inputs (big PDB files cut to their first 100 lines), plus fuzz/corpus/<target>/.
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{config,pdb,forcefield_xml,checkpoint,structure} build-fuzz/artifacts build-fuzz/logs
+for t in "${all_targets[@]}"; do mkdir -p "$seeds/$t"; done
+mkdir -p build-fuzz/artifacts build-fuzz/logs
 i=0
 for f in configs/*.yaml examples/*/config.yaml; do i=$((i + 1)); cp "$f" "$seeds/config/$i-$(basename "$f")"; done
 cp tests/data/*.pdb "$seeds/pdb/"
@@ -50,7 +54,10 @@ cp forcefields/*.xml tests/data/ff_*.xml "$seeds/forcefield_xml/"
 for f in forcefields/amber14/*.xml; do cp "$f" "$seeds/forcefield_xml/amber14-$(basename "$f")"; done
 # The checkpoint target's input is a list of choices, not a file: any bytes will do to start from.
 for f in tests/data/pdb_*.pdb; do head -c 1024 "$f" >"$seeds/checkpoint/bytes-$(basename "$f")"; done
-for t in config pdb forcefield_xml checkpoint structure; do
+# prepare_config: settings files are written in the tests (tests/io/test_prepare_config.cpp) and docs, not kept
+# as files; its seeds are fuzz/corpus/prepare_config/. exchange_log: fuzz/corpus/exchange_log/ (exchange and state
+# logs as a replica ensemble writes them).
+for t in "${all_targets[@]}"; do
   if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$seeds/$t/" 2>/dev/null || true; fi
 done
 

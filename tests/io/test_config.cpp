@@ -212,6 +212,10 @@ TEST_CASE("unit conversions") {
   CHECK(bad.error.find("unknown time unit 'parsecs'") == 0);
   CHECK_FALSE(parse_quantity("fast", Dimension::Time).value.has_value());
   CHECK_FALSE(parse_quantity("nan ps", Dimension::Time).value.has_value());
+  // Finite as written but not once converted: 1e308 um is 1e311 nm.
+  const QuantityParse huge = parse_quantity("1e308 um", Dimension::Length);
+  CHECK_FALSE(huge.value.has_value());
+  CHECK(huge.error == "'1e308 um' is too large: it is not a finite number of nm");
 }
 
 TEST_CASE("an unknown key names file, line, column and the closest valid key") {
@@ -324,6 +328,22 @@ TEST_CASE("a missing structure file is an error at the 'pdb' key") {
     CHECK(std::string(e.what()) == "cfg.yaml:2:8: 'pdb': file not found: /nonexistent_dir/no_such_file.pdb");
   }
   REQUIRE_THROWS_AS(load_config("/nonexistent_dir/config.yaml"), InputError);
+}
+
+// Found by reading the code while adding fuzz seeds, and by fuzz_prepare_config through the same check
+// (fuzz/regressions/config/forcefield-name-too-long.yaml): a force-field name the system cannot look up threw
+// std::filesystem::filesystem_error.
+TEST_CASE("a force-field name the system cannot look up is an error at its key") {
+  const std::string name(256, 'x');  // one component over NAME_MAX (255)
+  const std::string base = std::string(MDSIM_SOURCE_DIR) + "/examples/ala2_water";  // holds ala2_water.pdb
+  try {
+    parse_config("system:\n  pdb: ala2_water.pdb\n  forcefield: [amber14-all.xml, " + name + "]\n", "cfg.yaml", base);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "cfg.yaml:3:33: 'forcefield': " + base + "/" + name +
+                                       ": File name too long; name a force field XML file (bundled, or relative to "
+                                       "the config's folder)");
+  }
 }
 
 TEST_CASE("system.structure names the structure file; system.pdb is its older name; not both") {

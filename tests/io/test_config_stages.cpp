@@ -109,6 +109,23 @@ TEST_CASE("stages: a restraint reference file and index lists") {
   CHECK(c.stages[0].restraints->reference_file == "/base/ref.pdb");
 }
 
+// Found by reading the code while adding stages to the fuzz seeds (fuzz/regressions/config/): the file check
+// threw std::filesystem::filesystem_error for a name the system cannot look up.
+TEST_CASE("stages: a restraint reference the system cannot look up is a located error") {
+  const std::string name(256, 'y');  // one component over NAME_MAX (255)
+  const std::string base = std::string(MDSIM_SOURCE_DIR) + "/examples/ala2_water";  // holds ala2_water.pdb
+  try {
+    parse_config("system: {pdb: ala2_water.pdb}\nstages:\n  - {steps: 5, restraints: {atoms: all, k: 1, reference: " +
+                     name + "}}\n",
+                 "test.yaml", base, true);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "test.yaml:3:58: 'reference': " + base + "/" + name +
+                                       " is not a file (File name too long); give initial (the structure as read), "
+                                       "start (the positions at the stage's start) or a PDB file with the same atoms");
+  }
+}
+
 TEST_CASE("stages: the signature a checkpoint compares") {
   const RunConfig c = parse(kHead + "stages:\n  - {name: a, steps: 10, restraints: {atoms: heavy, k: 100}}\n");
   const std::string s = stage_signature(c.stages[0]);
