@@ -62,9 +62,10 @@ FrameImager::FrameImager(MoleculeTrees trees, const Topology& topology) : trees_
   previous_.assign(solute_.size(), std::nullopt);
 }
 
-// Places the solute (whole, continuous or next to the anchor) and returns the anchor's centre.
+// Places the solute (whole, continuous or next to the anchor) and returns its centre (of all its atoms).
 Vec3d FrameImager::place_solute(std::vector<Vec3d>& x, const Boxd& box) {
-  Vec3d anchor(0.0, 0.0, 0.0);
+  Vec3d anchor(0.0, 0.0, 0.0), sum(0.0, 0.0, 0.0);
+  std::size_t atoms = 0;
   for (std::size_t k = 0; k < solute_.size(); ++k) {
     const std::vector<int>& molecule = trees_.order[static_cast<std::size_t>(solute_[k])];
     const Vec3d centre = make_whole(x, molecule, trees_.parent, box);
@@ -76,8 +77,10 @@ Vec3d FrameImager::place_solute(std::vector<Vec3d>& x, const Boxd& box) {
     shift_molecule(x, molecule, shift);
     previous_[k] = centre + shift;
     if (k == 0) anchor = centre + shift;
+    sum += (centre + shift) * static_cast<double>(molecule.size());
+    atoms += molecule.size();
   }
-  return anchor;
+  return sum / static_cast<double>(atoms);
 }
 
 void FrameImager::image_positions(std::vector<Vec3d>& x, const Boxd& box) {

@@ -5,8 +5,8 @@
 //    molecule at the image of its centre nearest its centre in the previous frame; in the first frame the
 //    largest solute molecule (the anchor) where the simulation has it and every other solute molecule at its
 //    image nearest the anchor;
-//  - every other molecule (water, ions) with its centre in the periodic cell centred on the anchor's centre
-//    (without solute: in the cell [0, a) x [0, b) x [0, c) of the reduced box).
+//  - every other molecule (water, ions) with its centre in the periodic cell centred on the solute's centre
+//    (of all its atoms; without solute: in the cell [0, a) x [0, b) x [0, c) of the reduced box).
 // So the solute never jumps between frames or stages, and the solvent surrounds it. Non-periodic frames
 // are left as they are.
 #pragma once

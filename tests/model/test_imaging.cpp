@@ -127,6 +127,27 @@ TEST_CASE("frames: molecules whole, the solute continuous across a barostat wrap
   for (std::size_t a = 0; a < x.size(); ++a) CHECK(xf[3 * a] == Catch::Approx(x[a].x).margin(1e-6));
 }
 
+TEST_CASE("two solute molecules: the second next to the first, the solvent around the centre of both") {
+  Fixture f = make_fixture();
+  f.topology.residues[3].name = "LG2";  // water 2 (atoms 7-9) becomes a second solute molecule
+  FrameImager imager(molecule_trees(f.system), f.topology);
+  std::vector<Vec3d> x = frame(3.0, true);
+  imager.image(x, cube(3.0));
+  REQUIRE(imager.solute_centres().size() == 2);
+  // The second solute molecule at its image nearest the first (anchor) ...
+  const Vec3d d = centre(x, 7, 3) - centre(x, 0, 3);
+  CHECK(std::fabs(d.x) <= 1.5);
+  CHECK(std::fabs(d.y) <= 1.5);
+  // ... and water 1 and the ion within half a cell of the centre of all six solute atoms.
+  const Vec3d c = (centre(x, 0, 3) + centre(x, 7, 3)) * 0.5;
+  for (const auto& [first, count] : {std::pair{3, 3}, {6, 1}}) {
+    const Vec3d e = centre(x, first, count) - c;
+    CHECK(std::fabs(e.x) <= 1.5);
+    CHECK(std::fabs(e.y) <= 1.5);
+    CHECK(std::fabs(e.z) <= 1.5);
+  }
+}
+
 TEST_CASE("frames without solute: molecule centres in [0, a) x [0, b) x [0, c); a triclinic box") {
   Fixture f = make_fixture();
   f.topology.residues[0].name = "HOH";  // the chain counts as solvent now
