@@ -18,7 +18,7 @@ source bench/device_env.sh  # configure_device_build (with the headers the machi
 configure_device_build "$OUT/configure.log" || exit 1
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)
-ninja -C build-device mdsim test_cuda_forces test_cuda_pme test_cuda_context test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_run_stages test_cuda_replicas test_energy_command test_cpu_forces_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+ninja -C build-device mdsim test_cuda_forces test_cuda_forces_torsion_terms test_cuda_pme test_cuda_context test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_run_stages test_cuda_replicas test_energy_command test_cpu_forces_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?

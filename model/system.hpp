@@ -1,9 +1,11 @@
 // System: the force-field-parameterised model a platform simulates. Units: nm, ps, kJ/mol, amu, e, rad.
 // Built by model/forcefield (build_system) from a Topology and force field files; same content as OpenMM's System
-// for the same inputs (HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce).
+// for the same inputs (HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce); other
+// sources may also fill RBTorsionForce, CHARMM's harmonic impropers and CMAPTorsionForce terms.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -16,8 +18,8 @@
 namespace mdsim {
 
 // The energy term (EnergyTerms field, OpenMM force group) a bonded term's energy is reported in.
-enum class BondedEnergy { Bond, Angle, Torsion };
-inline constexpr int kNumBondedEnergies = 3;
+enum class BondedEnergy { Bond, Angle, Torsion, RbTorsion, Improper, Cmap };
+inline constexpr int kNumBondedEnergies = 6;
 
 // Bonded terms. Each type says, for code that treats them alike (the platforms' force loops, the
 // checks, molecule finding, replication): its atom count and atoms() in the order its physics
@@ -61,6 +63,60 @@ struct PeriodicTorsionTerm {  // E = k (1 + cos(n phi - phase)); one entry per p
   void shift_atoms(int offset) { i += offset, j += offset, k += offset, l += offset; }
   template <typename T>
   PeriodicTorsionParams<T> params() const { return {periodicity, T(phase_rad), T(k_kj_per_mol)}; }
+};
+
+struct RbTorsionTerm {  // E = sum_n C_n cos^n(phi - pi), n = 0..5 (OpenMM's RBTorsionForce, GROMACS dihedral type 3)
+  static constexpr int kAtoms = 4;
+  static constexpr const char* kName = "RB torsion";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::RbTorsion;
+  int i, j, k, l;
+  std::array<double, 6> c_kj_per_mol;  // C0 .. C5
+  std::array<int, kAtoms> atoms() const { return {i, j, k, l}; }
+  void shift_atoms(int offset) { i += offset, j += offset, k += offset, l += offset; }
+  template <typename T>
+  RbTorsionParams<T> params() const {
+    RbTorsionParams<T> p{};
+    for (int n = 0; n < 6; ++n) p.c_kj_per_mol[n] = T(c_kj_per_mol[static_cast<std::size_t>(n)]);
+    return p;
+  }
+};
+
+// E = k dtheta^2 (no 1/2), dtheta the difference of the dihedral angle from theta0 the short way round:
+// CHARMM's improper as OpenMM's charmm36.xml writes it (a CustomTorsionForce).
+struct HarmonicImproperTerm {
+  static constexpr int kAtoms = 4;
+  static constexpr const char* kName = "improper";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::Improper;
+  int i, j, k, l;  // the dihedral angle of i-j-k-l, in CHARMM's order (the central atom first)
+  double theta0_rad;
+  double k_kj_per_mol_rad2;
+  std::array<int, kAtoms> atoms() const { return {i, j, k, l}; }
+  void shift_atoms(int offset) { i += offset, j += offset, k += offset, l += offset; }
+  template <typename T>
+  HarmonicImproperParams<T> params() const { return {T(theta0_rad), T(k_kj_per_mol_rad2)}; }
+};
+
+// One CMAP grid (OpenMM's CMAPTorsionForce map): energy[i + size j] at phi = i 2pi/size, psi = j 2pi/size
+// (periodic; index 0 at angle 0, so a table tabulated from -180 degrees is shifted by size/2 on reading).
+struct CmapMap {
+  int size = 0;
+  std::vector<double> energy_kj_per_mol;  // size * size values
+};
+
+// E = map(phi, psi) by bicubic interpolation (physics/cmap.hpp); the maps' patch coefficients are shared by
+// every term (System::cmap_maps, tabulated by model/cmap's make_cmap_table for both platforms).
+struct CmapTorsionTerm {
+  static constexpr int kAtoms = 8;
+  static constexpr const char* kName = "CMAP torsion";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::Cmap;
+  std::array<int, kAtoms> atom;  // phi's four atoms, then psi's four
+  int map;                       // index into System::cmap_maps
+  std::array<int, kAtoms> atoms() const { return atom; }
+  void shift_atoms(int offset) {
+    for (int& a : atom) a += offset;
+  }
+  template <typename T>
+  CmapTorsionParams<T> params() const { return {map}; }
 };
 
 struct NonbondedException {  // replaces the normal pair interaction of i and j
@@ -117,6 +173,10 @@ struct System {
   std::vector<HarmonicBondTerm> bonds;
   std::vector<HarmonicAngleTerm> angles;
   std::vector<PeriodicTorsionTerm> torsions;  // propers and impropers
+  std::vector<RbTorsionTerm> rb_torsions;
+  std::vector<HarmonicImproperTerm> impropers;  // harmonic (CHARMM); periodic impropers are in torsions
+  std::vector<CmapTorsionTerm> cmap_torsions;
+  std::vector<CmapMap> cmap_maps;               // the grids cmap_torsions refer to
   std::vector<NonbondedException> exceptions;
   std::vector<DistanceConstraint> constraints;
   std::vector<RigidWater> rigid_waters;
@@ -132,16 +192,23 @@ struct System {
     f(bonds);
     f(angles);
     f(torsions);
+    f(rb_torsions);
+    f(impropers);
+    f(cmap_torsions);
   }
   template <typename F>
   void for_each_bonded(F&& f) {
     f(bonds);
     f(angles);
     f(torsions);
+    f(rb_torsions);
+    f(impropers);
+    f(cmap_torsions);
   }
 };
 
 // The bonded term types, in for_each_bonded's order (the CUDA platform's device lists follow it).
-using BondedTermTypes = std::tuple<HarmonicBondTerm, HarmonicAngleTerm, PeriodicTorsionTerm>;
+using BondedTermTypes = std::tuple<HarmonicBondTerm, HarmonicAngleTerm, PeriodicTorsionTerm, RbTorsionTerm,
+                                   HarmonicImproperTerm, CmapTorsionTerm>;
 
 }  // namespace mdsim

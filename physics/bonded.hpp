@@ -2,9 +2,11 @@
 // type T (float or double). Pure math: the caller supplies displacement vectors (so it decides
 // about periodic images) and adds the returned forces to its own accumulators.
 // Units: nm, rad, kJ/mol; forces in kJ/mol/nm. Conventions follow OpenMM's HarmonicBondForce,
-// HarmonicAngleForce and PeriodicTorsionForce.
+// HarmonicAngleForce, PeriodicTorsionForce, RBTorsionForce, CMAPTorsionForce and the CustomTorsionForce
+// harmonic improper of CHARMM (charmm36.xml).
 #pragma once
 
+#include "physics/cmap.hpp"
 #include "physics/math.hpp"
 #include "physics/vec3.hpp"
 
@@ -26,6 +28,13 @@ template <typename T>
 struct TorsionResult {
   T energy;
   Vec3<T> force_i, force_j, force_k, force_l;
+};
+
+// A term of N atoms: its energy and the force on each of its atom slots.
+template <typename T, int N>
+struct BondedResult {
+  T energy;
+  Vec3<T> force[N];
 };
 
 // E = 1/2 k (r - r0)^2 with r = |d|, d = x_j - x_i.
@@ -115,17 +124,78 @@ MDSIM_HD TorsionResult<T> periodic_torsion(const Vec3<T>& b1, const Vec3<T>& b2,
   return out;
 }
 
+// Ryckaert-Bellemans: E = sum_{n=0..5} C_n cos^n(psi) with psi = phi - pi (the polymer convention, as
+// OpenMM's RBTorsionForce and GROMACS's dihedral type 3): cos(psi) = -cos(phi).
+template <typename T>
+MDSIM_HD TorsionResult<T> rb_torsion(const Vec3<T>& b1, const Vec3<T>& b2, const Vec3<T>& b3, const T (&c)[6]) {
+  const T phi = dihedral_angle(b1, b2, b3);
+  const T cos_psi = -pmath::cos_(phi);
+  const T sin_psi = -pmath::sin_(phi);
+  // E and dE/dcos(psi) by Horner's rule.
+  T energy = c[5];
+  T dE_dcos = T(5) * c[5];
+  for (int n = 4; n >= 1; --n) {
+    energy = energy * cos_psi + c[n];
+    dE_dcos = dE_dcos * cos_psi + T(n) * c[n];
+  }
+  energy = energy * cos_psi + c[0];
+  TorsionResult<T> out;
+  out.energy = energy;
+  const T dE_dphi = -sin_psi * dE_dcos;  // d cos(psi)/d phi = -sin(psi)
+  dihedral_forces(b1, b2, b3, dE_dphi, out.force_i, out.force_j, out.force_k, out.force_l);
+  return out;
+}
+
+// Harmonic improper as CHARMM and OpenMM's charmm36.xml define it (a CustomTorsionForce):
+// E = k dtheta^2 (no 1/2), dtheta = min(diff, 2pi - diff), diff = |theta - theta0|, theta the dihedral
+// angle in [-pi, pi]. For theta0 in [-pi, pi] dtheta is |theta - theta0| wrapped into [0, pi].
+template <typename T>
+MDSIM_HD TorsionResult<T> harmonic_improper(const Vec3<T>& b1, const Vec3<T>& b2, const Vec3<T>& b3, T theta0_rad,
+                                            T k_kj_per_mol_rad2) {
+  const T theta = dihedral_angle(b1, b2, b3);
+  const T diff = theta - theta0_rad;
+  const T abs_diff = pmath::fabs_(diff);
+  const T sign = diff < T(0) ? T(-1) : T(1);  // d|diff|/d theta
+  const T around = T(2.0 * pmath::kPi) - abs_diff;
+  // The smaller of the two ways round and its derivative by theta (OpenMM's min takes the first on a tie).
+  const bool direct = abs_diff <= around;
+  const T dtheta = direct ? abs_diff : around;
+  const T ddtheta = direct ? sign : -sign;
+  TorsionResult<T> out;
+  out.energy = k_kj_per_mol_rad2 * dtheta * dtheta;
+  const T dE_dtheta = T(2) * k_kj_per_mol_rad2 * dtheta * ddtheta;
+  dihedral_forces(b1, b2, b3, dE_dtheta, out.force_i, out.force_j, out.force_k, out.force_l);
+  return out;
+}
+
+// CMAP: E = map(phi, psi), phi the dihedral of the bond vectors a1..a3, psi that of b1..b3 (each its own
+// four atoms: slots 0-3 and 4-7), from the map's bicubic patches (physics/cmap.hpp).
+template <typename T>
+MDSIM_HD BondedResult<T, 8> cmap_torsion(const CmapMapView<T>& map, const Vec3<T>& a1, const Vec3<T>& a2,
+                                         const Vec3<T>& a3, const Vec3<T>& b1, const Vec3<T>& b2, const Vec3<T>& b3) {
+  const CmapValue<T> v = cmap_value(map, dihedral_angle(a1, a2, a3), dihedral_angle(b1, b2, b3));
+  BondedResult<T, 8> out;
+  out.energy = v.energy;
+  dihedral_forces(a1, a2, a3, v.dE_dphi, out.force[0], out.force[1], out.force[2], out.force[3]);
+  dihedral_forces(b1, b2, b3, v.dE_dpsi, out.force[4], out.force[5], out.force[6], out.force[7]);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The bonded terms as the platforms iterate them: each term type has a parameter struct and an
 // evaluate_bonded overload taking its parameters and a displacement function d(a, b) = x_b - x_a
 // over the term's own atom slots (0 .. N-1); the caller decides how displacements are formed
 // (double on the CPU; double, rounded once, on the GPU) and adds force[s] to atom s of the term.
 // A new bonded term adds its physics function above, a parameter struct and an overload here.
+// Every caller passes the System's shared tables too (BondedTables); a term type that carries all its
+// parameters has a two-argument overload, which the three-argument form below forwards to.
 
-template <typename T, int N>
-struct BondedResult {
-  T energy;
-  Vec3<T> force[N];
+// Read-only data the terms of a type share instead of carrying it each (one copy per System): CMAP's
+// map table. Each platform builds it once from the System (model/cmap: make_cmap_table), in host memory
+// on the CPU platform and device memory on CUDA, and hands it to every evaluation.
+template <typename T>
+struct BondedTables {
+  const CmapMapView<T>* cmap_maps = nullptr;  // one view per System::cmap_maps entry
 };
 
 template <typename T>
@@ -147,6 +217,22 @@ struct PeriodicTorsionParams {
   T k_kj_per_mol;
 };
 
+template <typename T>
+struct RbTorsionParams {
+  T c_kj_per_mol[6];  // C0 .. C5
+};
+
+template <typename T>
+struct HarmonicImproperParams {
+  T theta0_rad;
+  T k_kj_per_mol_rad2;  // E = k dtheta^2
+};
+
+template <typename T>
+struct CmapTorsionParams {  // slots 0-3: phi's atoms, 4-7: psi's
+  int map;                  // index into BondedTables::cmap_maps
+};
+
 template <typename T, typename Delta>
 MDSIM_HD BondedResult<T, 2> evaluate_bonded(const HarmonicBondParams<T>& p, const Delta& d) {
   const BondResult<T> r = harmonic_bond(d(0, 1), p.length_nm, p.k_kj_per_mol_nm2);
@@ -163,6 +249,30 @@ template <typename T, typename Delta>
 MDSIM_HD BondedResult<T, 4> evaluate_bonded(const PeriodicTorsionParams<T>& p, const Delta& d) {
   const TorsionResult<T> r = periodic_torsion(d(0, 1), d(1, 2), d(2, 3), p.periodicity, p.phase_rad, p.k_kj_per_mol);
   return {r.energy, {r.force_i, r.force_j, r.force_k, r.force_l}};
+}
+
+template <typename T, typename Delta>
+MDSIM_HD BondedResult<T, 4> evaluate_bonded(const RbTorsionParams<T>& p, const Delta& d) {
+  const TorsionResult<T> r = rb_torsion(d(0, 1), d(1, 2), d(2, 3), p.c_kj_per_mol);
+  return {r.energy, {r.force_i, r.force_j, r.force_k, r.force_l}};
+}
+
+template <typename T, typename Delta>
+MDSIM_HD BondedResult<T, 4> evaluate_bonded(const HarmonicImproperParams<T>& p, const Delta& d) {
+  const TorsionResult<T> r = harmonic_improper(d(0, 1), d(1, 2), d(2, 3), p.theta0_rad, p.k_kj_per_mol_rad2);
+  return {r.energy, {r.force_i, r.force_j, r.force_k, r.force_l}};
+}
+
+// The form every platform calls: a term with its own parameters ignores the tables...
+template <typename Params, typename Delta, typename T>
+MDSIM_HD auto evaluate_bonded(const Params& p, const Delta& d, const BondedTables<T>&) -> decltype(evaluate_bonded(p, d)) {
+  return evaluate_bonded(p, d);
+}
+
+// ... and CMAP reads its map from them.
+template <typename T, typename Delta>
+MDSIM_HD BondedResult<T, 8> evaluate_bonded(const CmapTorsionParams<T>& p, const Delta& d, const BondedTables<T>& tables) {
+  return cmap_torsion(tables.cmap_maps[p.map], d(0, 1), d(1, 2), d(2, 3), d(4, 5), d(5, 6), d(6, 7));
 }
 
 }  // namespace mdsim

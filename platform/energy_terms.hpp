@@ -6,7 +6,9 @@
 //   nonbonded            = nonbonded_direct + nonbonded_reciprocal
 //   external             = forces added from outside the platform (Context::add_external_force)
 //   restraint            = position restraints (Context::set_position_restraints)
-//   total                = bond + angle + torsion + nonbonded + external + restraint
+//   rb_torsion, improper, cmap: Ryckaert-Bellemans torsions, harmonic (CHARMM) impropers, CMAP, each its own
+//                          group as in the OpenMM references (torsion holds the periodic torsions only)
+//   total                = bond + angle + torsion + rb_torsion + improper + cmap + nonbonded + external + restraint
 // Units: kJ/mol.
 #pragma once
 
@@ -23,6 +25,9 @@ struct EnergyTerms {
   double bond = 0.0;
   double angle = 0.0;
   double torsion = 0.0;
+  double rb_torsion = 0.0;
+  double improper = 0.0;
+  double cmap = 0.0;
   double nonbonded_direct = 0.0;
   double nonbonded_reciprocal = 0.0;
   double dispersion_correction = 0.0;  // also contained in nonbonded_direct
@@ -37,9 +42,14 @@ struct EnergyTerms {
       case BondedEnergy::Bond: return bond;
       case BondedEnergy::Angle: return angle;
       case BondedEnergy::Torsion: return torsion;
+      case BondedEnergy::RbTorsion: return rb_torsion;
+      case BondedEnergy::Improper: return improper;
+      case BondedEnergy::Cmap: return cmap;
     }
     return torsion;
   }
+  // Every bonded term's energy together (what total adds besides nonbonded, external and restraint).
+  double bonded_sum() const { return bond + angle + torsion + rb_torsion + improper + cmap; }
 };
 
 // Bit mask selecting the terms a call evaluates (energies of the others stay 0, their forces are
@@ -51,16 +61,22 @@ enum ForceTerm : unsigned {
   kTermNonbondedDirect = 1u << 3,
   kTermNonbondedReciprocal = 1u << 4,
   kTermRestraint = 1u << 5,  // position restraints (an evaluator's set_position_restraints)
-  kTermBonded = kTermBond | kTermAngle | kTermTorsion,
+  kTermRbTorsion = 1u << 6,
+  kTermImproper = 1u << 7,
+  kTermCmap = 1u << 8,
+  kTermBonded = kTermBond | kTermAngle | kTermTorsion | kTermRbTorsion | kTermImproper | kTermCmap,
   kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
   kTermAll = kTermBonded | kTermNonbonded | kTermRestraint,
 };
 
 // Every term with its name as reports spell it (`mdsim energy --json`), in EnergyTerms' order.
-inline std::array<std::pair<const char*, double>, 8> named_terms(const EnergyTerms& e) {
+inline std::array<std::pair<const char*, double>, 11> named_terms(const EnergyTerms& e) {
   return {{{"bond", e.bond},
            {"angle", e.angle},
            {"torsion", e.torsion},
+           {"rb_torsion", e.rb_torsion},
+           {"improper", e.improper},
+           {"cmap", e.cmap},
            {"nonbonded_direct", e.nonbonded_direct},
            {"nonbonded_reciprocal", e.nonbonded_reciprocal},
            {"dispersion_correction", e.dispersion_correction},
@@ -71,10 +87,13 @@ inline std::array<std::pair<const char*, double>, 8> named_terms(const EnergyTer
 // The terms that add up to the total (with external and restraint, 0 for `mdsim energy`), and the ones already
 // counted in them: nonbonded (direct + reciprocal) and the dispersion correction (part of nonbonded_direct).
 // `mdsim energy --json` lists them apart so its energies_kj_per_mol add up.
-inline std::array<std::pair<const char*, double>, 5> additive_terms(const EnergyTerms& e) {
+inline std::array<std::pair<const char*, double>, 8> additive_terms(const EnergyTerms& e) {
   return {{{"bond", e.bond},
            {"angle", e.angle},
            {"torsion", e.torsion},
+           {"rb_torsion", e.rb_torsion},
+           {"improper", e.improper},
+           {"cmap", e.cmap},
            {"nonbonded_direct", e.nonbonded_direct},
            {"nonbonded_reciprocal", e.nonbonded_reciprocal}}};
 }
@@ -92,7 +111,15 @@ inline std::string nonfinite_terms(const EnergyTerms& e) {
 
 // The bit selecting a bonded energy term.
 constexpr unsigned term_bit(BondedEnergy group) {
-  return group == BondedEnergy::Bond ? kTermBond : group == BondedEnergy::Angle ? kTermAngle : kTermTorsion;
+  switch (group) {
+    case BondedEnergy::Bond: return kTermBond;
+    case BondedEnergy::Angle: return kTermAngle;
+    case BondedEnergy::Torsion: return kTermTorsion;
+    case BondedEnergy::RbTorsion: return kTermRbTorsion;
+    case BondedEnergy::Improper: return kTermImproper;
+    case BondedEnergy::Cmap: return kTermCmap;
+  }
+  return kTermTorsion;
 }
 
 }  // namespace mdsim

@@ -58,6 +58,28 @@ void check_settings(const System& s) {
 
 constexpr double kPi = 3.14159265358979323846;
 
+// CMAP: every map at least 2 x 2 (as OpenMM's spline fit needs) with size * size finite energies, every
+// torsion's map among them.
+void check_cmap(const System& s) {
+  for (size_t m = 0; m < s.cmap_maps.size(); ++m) {
+    const CmapMap& map = s.cmap_maps[m];
+    const std::string name = "system: CMAP map " + std::to_string(m);
+    if (map.size < 2) throw RuntimeError(name + " has size " + std::to_string(map.size) + "; at least 2 is needed");
+    if (map.energy_kj_per_mol.size() != size_t(map.size) * size_t(map.size))
+      throw RuntimeError(name + " of size " + std::to_string(map.size) + " has " +
+                         std::to_string(map.energy_kj_per_mol.size()) + " energies, not " +
+                         std::to_string(map.size * map.size));
+    for (const double e : map.energy_kj_per_mol)
+      if (!std::isfinite(e)) throw RuntimeError(name + " has a non-finite energy");
+  }
+  for (size_t t = 0; t < s.cmap_torsions.size(); ++t) {
+    const int map = s.cmap_torsions[t].map;
+    if (map < 0 || size_t(map) >= s.cmap_maps.size())
+      throw RuntimeError("system: CMAP torsion " + std::to_string(t) + " refers to map " + std::to_string(map) +
+                         ", but the system has " + std::to_string(s.cmap_maps.size()) + " maps");
+  }
+}
+
 }  // namespace
 
 // |sum_j M(j+1) exp(2 pi i m j / n)|^2 for m = 0..n-1. Where it vanishes (m = n/2 for even n and
@@ -102,6 +124,7 @@ void validate_system(const System& s) {
     for (size_t t = 0; t < terms.size(); ++t)
       for (const int atom : terms[t].atoms()) check_index(atom, n, terms[t].kName, t);
   });
+  check_cmap(s);
   for (int i = 0; i < n; ++i) {
     if (s.sigma_nm[size_t(i)] < 0.0 || s.epsilon_kj_per_mol[size_t(i)] < 0.0)
       throw RuntimeError("system: particle " + std::to_string(i) + " has a negative sigma or epsilon");

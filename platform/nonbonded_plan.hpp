@@ -17,8 +17,9 @@
 namespace mdsim {
 
 // RuntimeError unless the per-particle arrays have one value per particle, every term refers to
-// particles that exist, no sigma or epsilon is negative, and no exception pairs a particle with
-// itself or repeats a pair.
+// particles that exist, no sigma or epsilon is negative, no exception pairs a particle with
+// itself or repeats a pair, every CMAP map is at least 2 x 2 with size * size finite energies and
+// every CMAP torsion refers to one of them.
 void validate_system(const System& system);
 
 // InputError unless the box has positive diagonal elements and, for a periodic method, the cutoff

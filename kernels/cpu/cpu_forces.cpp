@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "kernels/cpu/cell_list.hpp"
 #include "kernels/cpu/cpu_pme.hpp"
+#include "model/cmap.hpp"
 #include "physics/bonded.hpp"
 #include "physics/nonbonded.hpp"
 #include "physics/restraint.hpp"
@@ -83,6 +84,10 @@ struct CpuForceEvaluator::Impl {
   std::vector<std::vector<Vec3d>> thread_forces;
   std::vector<std::vector<int>> thread_stamp;
   PositionRestraints restraints;
+  // The bonded terms' shared data: CMAP's patch table, made once, and the views evaluate_bonded reads.
+  CmapTable cmap;
+  std::vector<CmapMapView<double>> cmap_views;
+  BondedTables<double> tables() const { return {cmap_views.data()}; }
 
   // The stages of compute (defined below the pair loop).
   double pair_energy(const System& s, const NonbondedPlan& plan, const std::vector<Vec3d>& x,
@@ -101,6 +106,8 @@ CpuForceEvaluator::CpuForceEvaluator(const System& system)
   for (const NonbondedException& e : s.exceptions)
     if (e.charge_product_e2 != 0.0 || e.epsilon_kj_per_mol != 0.0) impl_->interacting.push_back(e);
   if (plan_.periodic) impl_->box = *s.box;
+  impl_->cmap = make_cmap_table(s.cmap_maps);
+  impl_->cmap_views = impl_->cmap.views(impl_->cmap.coefficients.data());
   if (plan_.pme) {
     const PmeParameters& pme = plan_.pme_parameters;
     impl_->pme = std::make_unique<CpuPme>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm);
@@ -354,14 +361,15 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
   check_positions(x, n);
   if (forces) forces->assign(size_t(n), Vec3d());
   EnergyTerms e;
+  Impl& im = *impl_;
+  const BondedTables<double> tables = im.tables();
   s.for_each_bonded([&](const auto& list) {
     using Term = typename std::decay_t<decltype(list)>::value_type;
-    if (terms & term_bit(Term::kEnergy)) e.bonded(Term::kEnergy) += cpu_bonded_energy(list, x, forces);
+    if (terms & term_bit(Term::kEnergy)) e.bonded(Term::kEnergy) += cpu_bonded_energy(list, x, forces, tables);
   });
 
   const bool pme = plan_.pme;
   const double alpha = plan_.pair.ewald.a;
-  Impl& im = *impl_;
 
   if (terms & kTermNonbondedDirect) {
     double direct = im.pair_energy(s, plan_, x, forces);
@@ -377,7 +385,7 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
   if ((terms & kTermRestraint) && !im.restraints.empty()) e.restraint = im.restraint_energy(s, x, forces);
 
   e.nonbonded = e.nonbonded_direct + e.nonbonded_reciprocal;
-  e.total = e.bond + e.angle + e.torsion + e.nonbonded + e.restraint;
+  e.total = e.bonded_sum() + e.nonbonded + e.restraint;
   return e;
 }
 

@@ -1,8 +1,9 @@
 // The CPU reference platform's energy and force evaluation: double precision, plain loops over the
 // physics functions of physics. It is the oracle the CUDA platform is tested against and
 // reproduces OpenMM 7.7's Reference platform (HarmonicBondForce, HarmonicAngleForce,
-// PeriodicTorsionForce, NonbondedForce with NoCutoff, CutoffNonPeriodic, CutoffPeriodic (reaction
-// field) and PME), and position restraints as its CustomExternalForce (physics/restraint.hpp).
+// PeriodicTorsionForce, RBTorsionForce, CMAPTorsionForce, the CustomTorsionForce harmonic improper,
+// NonbondedForce with NoCutoff, CutoffNonPeriodic, CutoffPeriodic (reaction field) and PME), and
+// position restraints as its CustomExternalForce (physics/restraint.hpp).
 // Energy terms as platform/energy_terms.hpp defines them.
 // Units: positions nm, energies kJ/mol, forces kJ/mol/nm.
 #pragma once
@@ -69,16 +70,19 @@ EnergyTerms cpu_compute_terms(const System& system, const std::vector<Vec3d>& po
                               std::vector<Vec3d>* forces_kj_per_mol_nm, unsigned terms);
 
 // A bonded term list's energy (kJ/mol) with non-periodic displacements (as OpenMM's defaults);
-// forces are ADDED when non-null. Any term type of System (see HarmonicBondTerm).
+// forces are ADDED when non-null. Any term type of System (see HarmonicBondTerm); `tables` is the
+// System's shared data (CMAP's maps: CmapTable::views over its coefficients, model/cmap.hpp), which
+// term types that carry their own parameters ignore.
 template <typename Term>
-double cpu_bonded_energy(const std::vector<Term>& terms, const std::vector<Vec3d>& x, std::vector<Vec3d>* forces) {
+double cpu_bonded_energy(const std::vector<Term>& terms, const std::vector<Vec3d>& x, std::vector<Vec3d>* forces,
+                         const BondedTables<double>& tables) {
   double energy = 0.0;
   for (const Term& term : terms) {
     const auto atoms = term.atoms();
     const auto r = evaluate_bonded(term.template params<double>(), [&](int a, int b) {
       return x[static_cast<std::size_t>(atoms[static_cast<std::size_t>(b)])] -
              x[static_cast<std::size_t>(atoms[static_cast<std::size_t>(a)])];
-    });
+    }, tables);
     energy += r.energy;
     if (forces)
       for (std::size_t k = 0; k < atoms.size(); ++k) (*forces)[static_cast<std::size_t>(atoms[k])] += r.force[k];

@@ -1,7 +1,8 @@
 // Bonded kernel (included by cuda_forces.cu only): every bonded term type of System (BondedTermTypes:
-// harmonic bonds, harmonic angles, periodic torsions) in one launch, each thread one term, through
-// physics/bonded.hpp — the functions the CPU reference platform calls. Displacements are not
-// imaged (OpenMM's default for these forces).
+// harmonic bonds, harmonic angles, periodic torsions, RB torsions, harmonic impropers, CMAP) in one
+// launch, each thread one term, through physics/bonded.hpp — the functions the CPU reference platform
+// calls. Displacements are not imaged (OpenMM's default for these forces). The terms' shared data
+// (BondedTables: CMAP's patch table, a device copy of model/cmap's make_cmap_table) is a kernel argument.
 #pragma once
 
 #include <cstddef>
@@ -15,10 +16,10 @@
 namespace mdsim::cuda {
 
 // A bonded term of type Term (a System term type, e.g. HarmonicBondTerm) as the device reads it: its
-// atoms and its parameters in `real`. Aligned as int2 / int4 would be for two or four atoms, so the
-// atom indices load as one vector.
+// atoms and its parameters in `real`. Aligned as int2 / int4 would be for two or a multiple of four atoms,
+// so the atom indices load as vectors.
 template <class Term, typename real>
-struct alignas(Term::kAtoms == 2 ? 8 : Term::kAtoms == 4 ? 16 : alignof(real)) DeviceBondedTerm {
+struct alignas(Term::kAtoms == 2 ? 8 : Term::kAtoms % 4 == 0 ? 16 : alignof(real)) DeviceBondedTerm {
   int atoms[Term::kAtoms];
   decltype(std::declval<const Term&>().template params<real>()) params;
 };
@@ -60,13 +61,14 @@ __device__ __forceinline__ void add_force(unsigned long long* force, int stride,
 // this list's count when t lies beyond it.
 template <typename real, class Term>
 __device__ __forceinline__ bool bonded_term(const BondedList<Term, real>& list, int& t, const double4_16a* __restrict__ pos,
-                                            int stride, unsigned long long* __restrict__ force, double* e) {
+                                            int stride, unsigned long long* __restrict__ force, double* e,
+                                            const BondedTables<real>& tables) {
   if (t >= list.count) {
     t -= list.count;
     return false;
   }
   const DeviceBondedTerm<Term, real> q = list.terms[t];
-  const auto r = evaluate_bonded(q.params, [&](int a, int b) { return delta<real>(pos, q.atoms[a], q.atoms[b]); });
+  const auto r = evaluate_bonded(q.params, [&](int a, int b) { return delta<real>(pos, q.atoms[a], q.atoms[b]); }, tables);
   for (int k = 0; k < Term::kAtoms; ++k) add_force(force, stride, q.atoms[k], r.force[k]);
   e[static_cast<int>(Term::kEnergy)] = r.energy;
   return true;
@@ -77,10 +79,11 @@ __device__ __forceinline__ bool bonded_term(const BondedList<Term, real>& list, 
 // BondedEnergy g.
 template <typename real, bool ENERGY, class... Terms>
 __global__ void bonded_kernel(const double4_16a* __restrict__ pos, int stride, unsigned long long* __restrict__ force,
-                              unsigned long long* __restrict__ energy, BondedList<Terms, real>... lists) {
+                              unsigned long long* __restrict__ energy, BondedTables<real> tables,
+                              BondedList<Terms, real>... lists) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   double e[kNumBondedEnergies] = {};
-  (bonded_term<real>(lists, t, pos, stride, force, e) || ...);
+  (bonded_term<real>(lists, t, pos, stride, force, e, tables) || ...);
   if (ENERGY) {
     // Whole warps reach here (no early return above), so the shuffles are safe.
     for (int slot = 0; slot < kNumBondedEnergies; ++slot) {

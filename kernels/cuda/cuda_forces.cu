@@ -12,6 +12,7 @@
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/cuda/restraint_kernels.cuh"
 #include "kernels/cuda/step_timeline.hpp"
+#include "model/cmap.hpp"
 #include "physics/nonbonded.hpp"
 #include "platform/nonbonded_plan.hpp"
 
@@ -56,7 +58,8 @@ using cuda::kThreads;
 
 // Bonded slots first, in BondedEnergy order (the bonded kernel adds at kSlotBond + group).
 enum EnergySlot {
-  kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotPairs, kSlotExceptions, kSlotReciprocal, kSlotRestraint, kNumSlots
+  kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotRbTorsion, kSlotImproper, kSlotCmap,
+  kSlotPairs, kSlotExceptions, kSlotReciprocal, kSlotRestraint, kNumSlots
 };
 static_assert(kSlotBond + kNumBondedEnergies == kSlotPairs, "one energy slot per BondedEnergy");
 
@@ -221,7 +224,7 @@ class Evaluator {
     t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
     t.restraint = cuda::from_fixed(e[kSlotRestraint]);
     t.external = external_energy_;
-    t.total = t.bond + t.angle + t.torsion + t.nonbonded + t.external + t.restraint;
+    t.total = t.bonded_sum() + t.nonbonded + t.external + t.restraint;
     return t;
   }
 
@@ -354,8 +357,9 @@ class Evaluator {
     exceptions_.upload(exc);
   }
 
-  // Bonds, angles and torsions, rounded once to real.
-  // Every bonded term list of the System (System::for_each_bonded), as the bonded kernel reads it.
+  // Every bonded term list of the System (System::for_each_bonded), as the bonded kernel reads it, rounded
+  // once to real; and the terms' shared data: CMAP's patch table (model/cmap, the CPU platform's too) with
+  // one view per map into it.
   void upload_bonded_terms() {
     sys_.for_each_bonded([&](const auto& terms) {
       using Term = typename std::decay_t<decltype(terms)>::value_type;
@@ -364,6 +368,9 @@ class Evaluator {
       for (const Term& t : terms) device.push_back(cuda::device_term<real>(t));
       std::get<BondedBuffer<Term>>(bonded_).upload(device);
     });
+    const CmapTable cmap = make_cmap_table(sys_.cmap_maps);
+    cmap_coefficients_.upload(cmap.coefficients_as<real>());
+    cmap_maps_.upload(cmap.views(cmap_coefficients_.data()));
   }
 
   // Pair parameters, from the plan both platforms share, and the neighbour search's range.
@@ -532,22 +539,33 @@ class Evaluator {
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
+  // One launch over every term type; a System with only the first three (bonds, angles, periodic torsions:
+  // amber's) launches the kernel instantiated over those alone, which needs 40 registers a thread where the
+  // one over all six (RB torsions, harmonic impropers, CMAP too) needs 72 (mixed precision, sm_90).
   void launch_bonded(bool with_energy, cudaStream_t stream) {
-    std::apply(
-        [&](const auto&... lists) {
-          const int total = (0 + ... + static_cast<int>(lists.size()));
-          if (total == 0) return;
-          const int blocks = blocks_for(total);
-          auto* e = energy_.data() + kSlotBond;
-          if (with_energy)
-            cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e,
-                                                                           bonded_list(lists)...);
-          else
-            cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e,
-                                                                            bonded_list(lists)...);
-          MDSIM_CUDA_CHECK_LAUNCH();
-        },
-        bonded_);
+    constexpr std::size_t kAll = std::tuple_size_v<BondedTermTypes>;
+    static_assert(kAll == 6, "the first three types are bonds, angles and periodic torsions");
+    const bool only_first_three = std::get<3>(bonded_).size() == 0 && std::get<4>(bonded_).size() == 0 &&
+                                  std::get<5>(bonded_).size() == 0;
+    if (only_first_three) launch_bonded_types(with_energy, stream, std::make_index_sequence<3>{});
+    else launch_bonded_types(with_energy, stream, std::make_index_sequence<kAll>{});
+  }
+
+  // The bonded kernel over the device lists of the term types I... (BondedTermTypes' order).
+  template <std::size_t... I>
+  void launch_bonded_types(bool with_energy, cudaStream_t stream, std::index_sequence<I...>) {
+    const int total = (0 + ... + static_cast<int>(std::get<I>(bonded_).size()));
+    if (total == 0) return;
+    const int blocks = blocks_for(total);
+    auto* e = energy_.data() + kSlotBond;
+    const BondedTables<real> tables{cmap_maps_.data()};
+    if (with_energy)
+      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e, tables,
+                                                                     bonded_list(std::get<I>(bonded_))...);
+    else
+      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e, tables,
+                                                                      bonded_list(std::get<I>(bonded_))...);
+    MDSIM_CUDA_CHECK_LAUNCH();
   }
 
   // Position restraints (none: no launch). Minimum image in the current box for a periodic system (a
@@ -626,6 +644,8 @@ class Evaluator {
     using type = std::tuple<BondedBuffer<Terms>...>;
   };
   typename BondedBuffers<BondedTermTypes>::type bonded_;  // one device list per bonded term type
+  DeviceBuffer<real> cmap_coefficients_;                 // CMAP's patch table (model/cmap), in real
+  DeviceBuffer<CmapMapView<real>> cmap_maps_;            // one view per map into it (empty: no maps)
   std::unique_ptr<cuda::CudaPme<real>> pme_solver_;
   DeviceBuffer<cuda::DeviceRestraint> restraints_;  // empty: no restraints
   double restraint_k_ = 0.0;

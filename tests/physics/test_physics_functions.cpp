@@ -1,6 +1,7 @@
 // physics: every interaction's analytic force against a central finite difference of its
-// energy, plus identities (Ewald split, B-spline partition of unity, switching end points) and the
+// energy (CMAP's in tests/model/test_cmap.cpp, with its table), plus identities (Ewald split, B-spline partition of unity, switching end points) and the
 // PME parameter choice against every OpenMM reference JSON (and its FFT-friendly rounding).
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -143,6 +144,83 @@ TEST_CASE("periodic torsion force is minus the gradient of its energy", "[physic
   CHECK(periodic_torsion(j - i, k - j, l - k, 3, 0.0, 5.0).energy == Catch::Approx(0.0).margin(1e-12));
   CHECK(periodic_torsion(j - i, k - j, l - k, 1, 0.5, 5.0).energy ==
         Catch::Approx(5.0 * (1.0 + std::cos(phi - 0.5))).epsilon(1e-12));
+}
+
+// Four atoms of a random chain (bonds of 0.15 nm), as the torsion tests use them.
+std::vector<Vec3d> random_chain(std::mt19937_64& rng) {
+  std::vector<Vec3d> p{Vec3d(0.0, 0.0, 0.0)};
+  for (int k = 0; k < 3; ++k) p.push_back(p.back() + random_unit(rng) * 0.15);
+  return p;
+}
+
+TEST_CASE("Ryckaert-Bellemans torsion: OpenMM's energy, forces minus its gradient", "[physics]") {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> coefficient(-10.0, 10.0);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::vector<Vec3d> p = random_chain(rng);
+    double c[6];
+    for (double& v : c) v = coefficient(rng);
+    auto energy = [&](const std::vector<Vec3d>& q) { return rb_torsion(q[1] - q[0], q[2] - q[1], q[3] - q[2], c).energy; };
+    auto forces = [&](const std::vector<Vec3d>& q) {
+      auto r = rb_torsion(q[1] - q[0], q[2] - q[1], q[3] - q[2], c);
+      return std::vector<Vec3d>{r.force_i, r.force_j, r.force_k, r.force_l};
+    };
+    check_forces(p, energy, forces, 1e-7, 1e-6);
+    // E = sum C_n cos^n(phi - 180 deg), OpenMM's RBTorsionForce.
+    const double psi = dihedral_angle(p[1] - p[0], p[2] - p[1], p[3] - p[2]) - kPi;
+    double expected = 0.0;
+    for (int n = 0; n < 6; ++n) expected += c[n] * std::pow(std::cos(psi), n);
+    CHECK(energy(p) == Catch::Approx(expected).epsilon(1e-12).margin(1e-12));
+  }
+}
+
+TEST_CASE("harmonic improper: k dtheta^2 the short way round, forces minus its gradient", "[physics]") {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> angle(-kPi, kPi);
+  int wrapped = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::vector<Vec3d> p = random_chain(rng);
+    const double theta0 = angle(rng), k = 50.0 + trial;
+    const double theta = dihedral_angle(p[1] - p[0], p[2] - p[1], p[3] - p[2]);
+    const double diff = std::fabs(theta - theta0);
+    if (std::fabs(diff - kPi) < 1e-3) continue;  // the kink, where the force jumps
+    wrapped += diff > kPi ? 1 : 0;
+    auto energy = [&](const std::vector<Vec3d>& q) {
+      return harmonic_improper(q[1] - q[0], q[2] - q[1], q[3] - q[2], theta0, k).energy;
+    };
+    auto forces = [&](const std::vector<Vec3d>& q) {
+      auto r = harmonic_improper(q[1] - q[0], q[2] - q[1], q[3] - q[2], theta0, k);
+      return std::vector<Vec3d>{r.force_i, r.force_j, r.force_k, r.force_l};
+    };
+    check_forces(p, energy, forces, 1e-7, 1e-6);
+    // OpenMM's expression: k*dtheta^2; dtheta = min(diff, 2*pi-diff); diff = abs(theta-theta0) (no 1/2).
+    const double dtheta = std::min(diff, 2 * kPi - diff);
+    CHECK(energy(p) == Catch::Approx(k * dtheta * dtheta).epsilon(1e-12).margin(1e-12));
+  }
+  CHECK(wrapped > 5);  // both ways round were tested
+  // Values: theta = 170 deg from theta0 = -170 deg is 20 degrees away, and pulled towards theta0 the short way.
+  const double theta = 170.0 * kPi / 180.0;
+  const Vec3d i(1, 0, 0), j(0, 0, 0), kk(0, 0, 1), l(std::cos(theta), std::sin(theta), 1);
+  const auto r = harmonic_improper(j - i, kk - j, l - kk, -170.0 * kPi / 180.0, 100.0);
+  CHECK(r.energy == Catch::Approx(100.0 * std::pow(20.0 * kPi / 180.0, 2)).epsilon(1e-12));
+  // dE/dtheta < 0 (theta must grow through 180 deg to reach -170): the force on l points along
+  // increasing theta, (-sin theta, cos theta, 0).
+  CHECK(dot(r.force_l, Vec3d(-std::sin(theta), std::cos(theta), 0.0)) > 0.0);
+}
+
+TEST_CASE("RB torsion and harmonic improper in single precision", "[physics]") {
+  const Vec3d b1(0.1, 0.02, 0.0), b2(0.0, 0.15, 0.01), b3(0.05, 0.0, 0.1);
+  const Vec3f f1(b1), f2(b2), f3(b3);
+  const double cd[6] = {9.28, 12.16, -13.12, -3.06, 26.24, -31.5};
+  const float cf[6] = {9.28f, 12.16f, -13.12f, -3.06f, 26.24f, -31.5f};
+  const auto rd = rb_torsion(b1, b2, b3, cd);
+  const auto rf = rb_torsion(f1, f2, f3, cf);
+  CHECK(rf.energy == Catch::Approx(rd.energy).epsilon(1e-5));
+  CHECK(rf.force_l.x == Catch::Approx(rd.force_l.x).epsilon(1e-4));
+  const auto id = harmonic_improper(b1, b2, b3, 2.9, 300.0);
+  const auto iff = harmonic_improper(f1, f2, f3, 2.9f, 300.0f);
+  CHECK(iff.energy == Catch::Approx(id.energy).epsilon(1e-5));
+  CHECK(iff.force_i.y == Catch::Approx(id.force_i.y).epsilon(1e-4));
 }
 
 namespace {
