@@ -29,10 +29,15 @@ namespace {
 void print_config_summary(const RunConfig& c, const PlatformChoice& platform) {
   const auto& s = c.system;
   fmt::print("config: {}\n", c.source);
-  fmt::print("  structure:      {}\n", s.pdb);
-  std::string ff;
-  for (const auto& f : s.forcefield) ff += (ff.empty() ? "" : ", ") + f;
-  fmt::print("  force field:    {}\n", ff);
+  if (s.topology.empty()) {
+    fmt::print("  structure:      {}\n", s.pdb);
+    std::string ff;
+    for (const auto& f : s.forcefield) ff += (ff.empty() ? "" : ", ") + f;
+    fmt::print("  force field:    {}\n", ff);
+  } else {
+    fmt::print("  topology:       {} (a serialized OpenMM System: its settings hold)\n", s.topology);
+    fmt::print("  coordinates:    {}\n", s.pdb);
+  }
   fmt::print("  nonbonded:      {}, cutoff {} nm{}\n", to_string(s.nonbonded.method), s.nonbonded.cutoff_nm,
              s.nonbonded.method == NonbondedMethod::PME
                  ? fmt::format(", ewald tolerance {}, pme grid {}", s.nonbonded.ewald_tolerance, to_string(s.nonbonded.pme_grid))
@@ -111,6 +116,18 @@ double net_charge(const System& s) {
   return q;
 }
 
+// The bonded terms beyond amber's (RB torsions, harmonic impropers, CMAP) that the System has, as
+// ", 3 RB torsions, 2 CMAP torsions (1 map)"; empty without any.
+std::string other_bonded_counts(const System& s) {
+  std::string out;
+  if (!s.rb_torsions.empty()) out += fmt::format(", {} RB torsions", s.rb_torsions.size());
+  if (!s.impropers.empty()) out += fmt::format(", {} harmonic impropers", s.impropers.size());
+  if (!s.cmap_torsions.empty())
+    out += fmt::format(", {} CMAP torsions ({} map{})", s.cmap_torsions.size(), s.cmap_maps.size(),
+                       s.cmap_maps.size() == 1 ? "" : "s");
+  return out;
+}
+
 }  // namespace
 
 int command_check(const std::string& config_path) {
@@ -122,8 +139,8 @@ int command_check(const std::string& config_path) {
   const System& s = model.system;
   fmt::print("  atoms:          {} in {} residues, {} chains; {} waters\n", s.num_particles(),
              model.topology.residues.size(), model.topology.chains.size(), count_waters(model.topology));
-  fmt::print("  terms:          {} bonds, {} angles, {} torsions, {} exceptions, {} constraints\n", s.bonds.size(),
-             s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size());
+  fmt::print("  terms:          {} bonds, {} angles, {} torsions{}, {} exceptions, {} constraints\n", s.bonds.size(),
+             s.angles.size(), s.torsions.size(), other_bonded_counts(s), s.exceptions.size(), s.constraints.size());
   fmt::print("  net charge:     {:.6f} e\n", net_charge(s));
   if (s.box) fmt::print("  box:            {:.4f} x {:.4f} x {:.4f} nm\n", s.box->a.x, s.box->b.y, s.box->c.z);
   if (const std::optional<PmeParameters> pme = pme_parameters(s)) {  // the grid every platform uses
@@ -167,9 +184,10 @@ int command_energy(const EnergyOptions& options) {
     std::string out = "{\n";
     out += fmt::format("  \"atoms\": {},\n  \"platform\": \"{}\",\n", s.num_particles(), evaluator->description());
     out += fmt::format(
-        "  \"counts\": {{\"bonds\": {}, \"angles\": {}, \"torsion_terms\": {}, \"exceptions\": {}, \"constraints\": {}, "
-        "\"waters\": {}}},\n",
-        s.bonds.size(), s.angles.size(), s.torsions.size(), s.exceptions.size(), s.constraints.size(),
+        "  \"counts\": {{\"bonds\": {}, \"angles\": {}, \"torsion_terms\": {}, \"rb_torsions\": {}, \"impropers\": {}, "
+        "\"cmap_torsions\": {}, \"cmap_maps\": {}, \"exceptions\": {}, \"constraints\": {}, \"waters\": {}}},\n",
+        s.bonds.size(), s.angles.size(), s.torsions.size(), s.rb_torsions.size(), s.impropers.size(),
+        s.cmap_torsions.size(), s.cmap_maps.size(), s.exceptions.size(), s.constraints.size(),
         count_waters(model.topology));
     out += fmt::format("  \"net_charge\": {:.12g},\n", net_charge(s));
     // energies_kj_per_mol add up to total; included_kj_per_mol repeats sums and parts already counted there.
@@ -194,6 +212,10 @@ int command_energy(const EnergyOptions& options) {
   fmt::print("  bond                  {:>20.6f}\n", e.bond);
   fmt::print("  angle                 {:>20.6f}\n", e.angle);
   fmt::print("  torsion               {:>20.6f}\n", e.torsion);
+  // The other bonded terms only where the System has them (an amber system's report stays as it was).
+  if (!s.rb_torsions.empty()) fmt::print("  RB torsion            {:>20.6f}\n", e.rb_torsion);
+  if (!s.impropers.empty()) fmt::print("  improper              {:>20.6f}\n", e.improper);
+  if (!s.cmap_torsions.empty()) fmt::print("  CMAP                  {:>20.6f}\n", e.cmap);
   fmt::print("  nonbonded (direct)    {:>20.6f}\n", e.nonbonded_direct);
   fmt::print("  nonbonded (recip.)    {:>20.6f}\n", e.nonbonded_reciprocal);
   fmt::print("  dispersion correction {:>20.6f}  (included in direct)\n", e.dispersion_correction);

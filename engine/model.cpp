@@ -47,6 +47,10 @@ std::string atom_label(const Topology& top, int index) {
 
 }  // namespace
 
+void print_notices(const std::string& file, const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) std::fprintf(stderr, "notice: %s: %s\n", file.c_str(), note.c_str());
+}
+
 void check_overlaps(const Topology& top) {
   const std::optional<AtomPair> pair = find_closest_pair(top.positions_nm, top.box);
   if (!pair) return;
@@ -68,12 +72,15 @@ int count_waters(const Topology& topology) {
   return static_cast<int>(std::count_if(topology.residues.begin(), topology.residues.end(), [](const TopologyResidue& r) { return is_water_residue_name(r.name); }));
 }
 
-Model build_model(const RunConfig& config) {
+namespace {
+
+// The structure and force fields through the templates (model/forcefield), as OpenMM's createSystem.
+Model build_template_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
   Model model;
   std::vector<std::string> notes;  // what the reader wants the user to know: a model chosen, altlocs dropped
   model.topology = read_run_structure(sc.pdb, &notes);  // read_pdb for PDB files, gemmi for PDBx/mmCIF and .gz
-  for (const std::string& note : notes) std::fprintf(stderr, "notice: %s: %s\n", sc.pdb.c_str(), note.c_str());
+  print_notices(sc.pdb, notes);
   check_overlaps(model.topology);
   const bool periodic = is_periodic(sc.nonbonded.method);
   if (periodic) {
@@ -101,6 +108,14 @@ Model build_model(const RunConfig& config) {
   options.nonbonded = sc.nonbonded;
   model.system = build_system(model.topology, ff, options);
   model.positions_nm = model.topology.positions_nm;
+  return model;
+}
+
+}  // namespace
+
+Model build_model(const RunConfig& config) {
+  const SystemConfig& sc = config.system;
+  Model model = sc.topology.empty() ? build_template_model(config) : build_system_xml_model(config);
   if (sc.replicate != std::array<int, 3>{1, 1, 1}) {
     check_model_memory(config, model.system.num_particles());
     model = replicate_model(model, sc.replicate);
@@ -117,6 +132,7 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
   System& s = out.system;
   const System& t = in.system;
   s.nonbonded = t.nonbonded;
+  s.cmap_maps = t.cmap_maps;  // shared by every copy's CMAP torsions (map indices unchanged)
   Boxd big = box;
   big.a = box.a * double(counts[0]);
   big.b = box.b * double(counts[1]);

@@ -1,6 +1,7 @@
 // From a RunConfig to what a platform simulates: read the structure, load the force fields, build
 // the System (OpenMM's createSystem semantics), validate the settings against the structure (box
-// present for periodic methods, cutoff within half the box), and tile it when `replicate` asks.
+// present for periodic methods, cutoff within half the box), and tile it when `replicate` asks; or read a
+// serialized OpenMM System with its coordinates (system.topology, system.coordinates).
 #pragma once
 
 #include <string>
@@ -19,8 +20,20 @@ struct Model {
   std::vector<std::string> forcefield_files;  // every XML file read, in order
 };
 
-// Throws InputError ("file:line:column: ...") for problems the user must fix.
+// Throws InputError ("file:line:column: ...") for problems the user must fix. A config with system.topology
+// takes build_system_xml_model's path, any other the templates' (structure + force fields).
 Model build_model(const RunConfig& config);
+
+// A serialized OpenMM System (system.topology) with its coordinates (system.coordinates: a PDB or PDBx/mmCIF file,
+// whose topology names the atoms, or a serialized State, with a minimal topology from the System and a notice):
+// the System as io/system_xml reads it (pme_grid the config's), the coordinates' box for a periodic System when a
+// State gives one (else the System's default box), the structure's bonds the System's (model/system_analysis).
+// InputError for an atom count that differs from the particle count (naming both files and counts), overlapping
+// atoms, a cutoff longer than half the box. Not replicated (build_model does that).
+Model build_system_xml_model(const RunConfig& config);
+
+// "notice: FILE: NOTE" on stderr, one line per note.
+void print_notices(const std::string& file, const std::vector<std::string>& notes);
 
 // Tiles a periodic model nx × ny × nz times along its box vectors (copies of every particle, term,
 // exception, constraint and residue; the box grows accordingly).

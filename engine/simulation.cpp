@@ -387,7 +387,13 @@ void check_restraint_stiffness(const RunConfig& cfg, std::size_t stage, const Sy
 
 // What a run reads: the config, its structure, force-field files given as paths, restraint reference structures.
 std::vector<RoleFile> run_inputs(const RunConfig& cfg) {
-  std::vector<RoleFile> inputs{{"the config", cfg.source}, {"the structure (system.pdb)", cfg.system.pdb}};
+  std::vector<RoleFile> inputs{{"the config", cfg.source}};
+  if (cfg.system.topology.empty()) {
+    inputs.push_back({"the structure (system.pdb)", cfg.system.pdb});
+  } else {
+    inputs.push_back({"the System (system.topology)", cfg.system.topology});
+    inputs.push_back({"the coordinates (system.coordinates)", cfg.system.pdb});
+  }
   const fs::path base = fs::path(cfg.source).parent_path();
   std::error_code ec;
   for (const std::string& f : cfg.system.forcefield)

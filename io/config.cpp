@@ -9,6 +9,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "io/config_system.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/units.hpp"
 #include "io/yaml_reader.hpp"
@@ -165,12 +167,22 @@ void parse_nonbonded(const ConfigReader& r, const YAML::Node& n, NonbondedSettin
   if (const auto d = n["dispersion_correction"]) nb.dispersion_correction = r.boolean(d, "dispersion_correction");
 }
 
-void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
-  r.check_keys(n, {"structure", "pdb", "forcefield", "nonbonded_method", "cutoff", "ewald_tolerance", "pme_grid",
-                   "switch_distance", "dispersion_correction", "constraints", "rigid_water", "hydrogen_mass",
-                   "remove_cm_motion", "replicate"},
+// `system`; with `topology` (a serialized OpenMM System), the System's settings replace the keys' (config_system).
+// Returns the System's barostat, if it has one.
+std::optional<SystemXmlBarostat> parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s,
+                                              bool check_files) {
+  r.check_keys(n, {"structure", "pdb", "topology", "coordinates", "forcefield", "nonbonded_method", "cutoff",
+                   "ewald_tolerance", "pme_grid", "switch_distance", "dispersion_correction", "constraints",
+                   "rigid_water", "hydrogen_mass", "remove_cm_motion", "replicate"},
                "system");
-  s.pdb = structure_file(r, n, check_files);
+  if (n["topology"]) {
+    parse_topology_keys(r, n, s, check_files);
+  } else {
+    if (n["coordinates"])
+      r.fail(n["coordinates"], "'coordinates' goes with 'topology' (a serialized OpenMM System); with force fields, "
+                               "name the structure file with 'structure'");
+    s.pdb = structure_file(r, n, check_files);
+  }
   if (const auto f = n["forcefield"]) s.forcefield = forcefield_files(r, f, check_files);
   parse_nonbonded(r, n, s.nonbonded);
   if (const auto c = n["constraints"]) {
@@ -188,6 +200,8 @@ void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, b
   if (const auto h = n["hydrogen_mass"]; h && !h.IsNull())
     s.hydrogen_mass_amu = r.positive(h, Dimension::Mass, "hydrogen_mass");
   if (const auto c = n["remove_cm_motion"]) s.remove_cm_motion = r.boolean(c, "remove_cm_motion");
+  std::optional<SystemXmlBarostat> barostat;
+  if (!s.topology.empty() && check_files) barostat = apply_system_settings(r, n, s);
   if (const auto rep = n["replicate"]) {
     if (!rep.IsSequence() || rep.size() != 3) r.fail(rep, "'replicate' must be a list of three whole numbers, e.g. [2, 2, 2]");
     for (int i = 0; i < 3; ++i) s.replicate[i] = static_cast<int>(r.integer(rep[i], "replicate", 1));
@@ -196,6 +210,7 @@ void parse_system(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, b
     if (tiled && !periodic)
       r.fail(rep, "'replicate' tiles a periodic box: it needs nonbonded_method pme or cutoff_periodic");
   }
+  return barostat;
 }
 
 void parse_platform(const ConfigReader& r, const YAML::Node& n, PlatformConfig& p) {
@@ -840,7 +855,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   cfg.source = source;
   record_locations(root, "", cfg.locations);
   if (!root["system"]) throw InputError(located(source, 1, 1, "missing section 'system' (with at least 'structure', the structure file)"));
-  parse_system(r, root["system"], cfg.system, check_files);
+  const std::optional<SystemXmlBarostat> system_barostat = parse_system(r, root["system"], cfg.system, check_files);
   if (const auto n = root["platform"]) parse_platform(r, n, cfg.platform);
   if (const auto n = root["integrator"]) parse_integrator(r, n, cfg.integrator);
   if (const auto n = root["minimize"]) {
@@ -858,6 +873,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
                                            to_string(cfg.system.nonbonded.method))));
     }
   }
+  if (system_barostat) apply_system_barostat(r, root, *system_barostat, cfg);
   if (const auto n = root["run"]) parse_run(r, n, cfg.run, cfg.integrator.timestep_ps);
   if (const auto n = root["output"]) parse_output(r, n, cfg.output);
   cfg.output.directory = r.path(cfg.output.directory);

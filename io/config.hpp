@@ -17,7 +17,8 @@ namespace mdsim {
 RunConfig load_config(const std::string& path, std::string* text = nullptr);
 
 // Same, from text; `source` names it in messages and `base_dir` resolves relative paths.
-// check_files = false skips the existence check of system.pdb (tests of pure parsing).
+// check_files = false skips the existence check of system.pdb (tests of pure parsing) and the reading of
+// system.topology (a serialized System's settings then stay the config's; build_model uses the System's own).
 RunConfig parse_config(const std::string& text, const std::string& source, const std::string& base_dir,
                        bool check_files = true);
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstddef>
 #include <string>
 
@@ -148,6 +149,17 @@ const Element* find_element(std::string_view symbol) {
     if (i == symbol.size() && e.symbol[i] == '\0') return &e;
   }
   return nullptr;
+}
+
+const Element* element_by_mass(double mass_amu) {
+  if (!(mass_amu > 0.0)) return nullptr;
+  if (mass_amu < 2.5) return &kElements[0];
+  const Element* best = nullptr;
+  for (const Element& e : kElements) {
+    if (e.atomic_number > 110 || std::string_view(e.symbol) == "D") continue;
+    if (best == nullptr || std::abs(e.mass_amu - mass_amu) < std::abs(best->mass_amu - mass_amu)) best = &e;
+  }
+  return best;
 }
 
 std::string normalise_element_symbol(std::string_view symbol) {

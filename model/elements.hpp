@@ -19,6 +19,11 @@ struct Element {
 // nullptr if no element has that symbol.
 const Element* find_element(std::string_view symbol);
 
+// The element whose mass is nearest `mass_amu` (OpenMM's Element.getByMass), among the real elements up to
+// atomic number 110 (no deuterium, no placeholder symbols); hydrogen for masses below 2.5 amu; nullptr for a mass
+// that is not positive.
+const Element* element_by_mass(double mass_amu);
+
 // A symbol as written usually: blanks removed, first letter upper case, the rest lower (" cL " -> "Cl").
 std::string normalise_element_symbol(std::string_view symbol);
 

@@ -1,6 +1,7 @@
 #include "model/run_config.hpp"
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -142,6 +143,10 @@ std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfi
   for (const std::string& f : s.forcefield) forcefield += (forcefield.empty() ? "" : ", ") + f;
   std::vector<std::pair<std::string, std::string>> out = {
       {"system.forcefield", forcefield},
+  };
+  // The System file's name (the system's masses and charges are the checkpoint fingerprint's to compare).
+  if (!s.topology.empty()) out.emplace_back("system.topology", std::filesystem::path(s.topology).filename().string());
+  const std::vector<std::pair<std::string, std::string>> settings = {
       {"system.nonbonded_method", to_string(nb.method)},
       {"system.cutoff", number(nb.cutoff_nm, " nm")},
       {"system.ewald_tolerance", quoted_number(nb.ewald_tolerance)},
@@ -158,6 +163,7 @@ std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfi
       {"integrator.timestep", number(c.integrator.timestep_ps, " ps")},
       {"integrator.constraint_tolerance", quoted_number(c.integrator.constraint_tolerance)},
   };
+  out.insert(out.end(), settings.begin(), settings.end());
   // Temperature replica exchange: the ladder stands for the bath temperatures (each replica's changes).
   const bool ladder = c.replicas && c.replicas->exchange == ReplicaExchangeKind::Temperature;
   if (c.integrator.type == IntegratorType::LangevinMiddle) {
@@ -200,6 +206,7 @@ void throw_config_error(const RunConfig& config, const std::string& key, const s
 }
 
 std::string structure_key(const RunConfig& config) {
+  if (!config.system.topology.empty()) return "system.coordinates";
   return config.locations.count("system.pdb") ? "system.pdb" : "system.structure";
 }
 

@@ -20,8 +20,11 @@ enum class Precision { Mixed, Double };
 enum class InitialVelocities { Temperature, Zero, FromCheckpoint };
 
 struct SystemConfig {
-  std::string pdb;  // the structure file (key `structure`, or its older name `pdb`): PDB or PDBx/mmCIF; resolved path
-  std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // bundled names or paths
+  std::string pdb;  // the structure file (key `structure`, or its older name `pdb`): PDB or PDBx/mmCIF; resolved path.
+                    // With `topology`: the coordinates (key `coordinates`): PDB, PDBx/mmCIF or a serialized State
+  std::string topology;  // key `topology`: a serialized OpenMM System (.xml, .xml.gz), resolved path; "" = a
+                         // structure with force fields. Its settings fill the keys below (io/config)
+  std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // bundled names or paths; empty with topology
   NonbondedSettings nonbonded;           // method, cutoff_nm, ewald_tolerance, switch_distance_nm, dispersion, pme_grid
   ConstraintMode constraints = ConstraintMode::HBonds;
   bool rigid_water = true;
@@ -175,7 +178,8 @@ std::vector<std::int64_t> stage_first_steps(const std::vector<StageConfig>& stag
 std::string at_config_key(const RunConfig& config, const std::string& key, const std::string& message);
 [[noreturn]] void throw_config_error(const RunConfig& config, const std::string& key, const std::string& message);
 
-// The key the config names its structure file with: "system.structure", or "system.pdb" (its older name).
+// The key the config names its structure file with: "system.structure", "system.pdb" (its older name), or
+// "system.coordinates" (with system.topology).
 std::string structure_key(const RunConfig& config);
 
 // The settings that define the simulated physics, which a resumed run must share with the run that

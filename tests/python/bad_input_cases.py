@@ -176,6 +176,24 @@ stages:
 VAC_LADDER_CONFIG = VAC_CONFIG.replace("  temperature: 300 K\n", "") + (
     "replicas: {exchange: temperature, temperatures: [300 K, 320 K], exchange_interval: 10 fs}\n")
 
+# ala2_vacuum as a serialized OpenMM System (NoCutoff, its NonbondedForce is force 2 at line 99 of the XML) with
+# the PDB as coordinates.
+SYSXML_CONFIG = """\
+system:
+  topology: ala2_vacuum.system.xml
+  coordinates: ala2_vacuum.pdb
+platform: cpu
+run:
+  steps: 10
+output:
+  directory: out
+  trajectory: {interval: 5}
+  state: {interval: 5}
+  checkpoint: {interval: 5}
+  final_pdb: final.pdb
+  progress: false
+"""
+
 BASES = {
     "vac": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
     "wat": {"files": {"config.yaml": WAT_CONFIG}, "copy": {"ala2_water.pdb": "<DATA>/systems/ala2_water.pdb"}},
@@ -195,6 +213,10 @@ BASES = {
                         "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"},
                         "artifacts": {"out": "vac_ladder_out"}},
     "vac_ladder": {"files": {"config.yaml": VAC_LADDER_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
+    # A serialized OpenMM System (tests/data/make_system_xml_reference.py) with the vacuum PDB as its coordinates.
+    "sysxml": {"files": {"config.yaml": SYSXML_CONFIG},
+               "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb",
+                        "ala2_vacuum.system.xml": "<DATA>/../system_xml_ala2_vacuum.system.xml"}},
     "empty": {},
 }
 
@@ -1138,3 +1160,40 @@ case("demux_ladder_edited", "cli", r"<DIR>/out/exchange.csv:2: pair 0 was run at
 case("demux_state_line_cut", "cli", r"out/replica_01/state.csv:\d+: the line (has \d+ cells, the header \d+|has no "
      r"newline at its end): a line cut short", base="vac_ladder_done", setup=truncate("out/replica_01/state.csv", 0.8),
      args=["demux", "<CFG>"])
+
+# ================================================================== a serialized OpenMM System (system.topology)
+
+SYSXML = "ala2_vacuum.system.xml"
+case("sysxml_unsupported_force", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:275: force 5 \(RBTorsionForce\) is "
+     r"not supported yet: Ryckaert-Bellemans torsions", base="sysxml",
+     edit={SYSXML: [(r"^\t</Forces>", "\t\t<Force type=\"RBTorsionForce\" usesPeriodic=\"0\"><Torsions/></Force>\n"
+                                      "\t</Forces>")]})
+case("sysxml_virtual_site", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:31: particle 21 is a virtual site "
+     r"\(TwoParticleAverageSite\): virtual sites .* are not supported yet", base="sysxml",
+     edit={SYSXML: [(r"\t\t<Particle mass=\"1.008\"/>\n\t</Particles>",
+                     "\t\t<Particle mass=\"0\">\n\t\t\t<TwoParticleAverageSite p1=\"18\" p2=\"20\" w1=\".5\" "
+                     "w2=\".5\"/>\n\t\t</Particle>\n\t</Particles>")]})
+case("sysxml_damaged_xml", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:16:3: malformed XML: not well-formed",
+     base="sysxml", lines={SYSXML: {15: '\t\t<Particle mass="14.01"'}})
+case("sysxml_truncated_xml", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:158:5: malformed XML: unclosed token",
+     base="sysxml", setup=truncate(SYSXML, 0.5))
+case("sysxml_atom_count_mismatch", "sysxml", r"^error: <CFG>:3:3: <DIR>/ala2_vacuum.pdb has 21 atoms, but the System "
+     r"in <DIR>/ala2_vacuum.system.xml has 22 particles: the coordinates and the System must describe the same "
+     r"atoms in the same order", base="sysxml", lines={"ala2_vacuum.pdb": {6: None}})
+case("sysxml_contradicting_method", "sysxml", r"^error: <CFG>:4:21: 'nonbonded_method' is pme, but the System in "
+     r"<DIR>/ala2_vacuum.system.xml has no_cutoff \(force 2, NonbondedForce, line 99\): a serialized System's own "
+     r"settings hold", base="sysxml",
+     sub=[(r"  coordinates: ala2_vacuum.pdb\n", "  coordinates: ala2_vacuum.pdb\n  nonbonded_method: pme\n")])
+case("sysxml_contradicting_constraints", "sysxml", r"^error: <CFG>:4:16: 'constraints' is hbonds, but the System in "
+     r"<DIR>/ala2_vacuum.system.xml has no constraints, which match none", base="sysxml",
+     sub=[(r"  coordinates: ala2_vacuum.pdb\n", "  coordinates: ala2_vacuum.pdb\n  constraints: hbonds\n")])
+case("sysxml_forcefield_with_topology", "sysxml", r"^error: <CFG>:4:15: 'forcefield' does not go with 'topology'",
+     base="sysxml", sub=[(r"  coordinates: ala2_vacuum.pdb\n",
+                          "  coordinates: ala2_vacuum.pdb\n  forcefield: [amber14-all.xml]\n")])
+case("sysxml_topology_missing", "sysxml", r"^error: <CFG>:2:13: 'topology': file not found: <DIR>/ala2_vacuum.system.xml",
+     base="sysxml", remove=[SYSXML])
+case("sysxml_topology_not_xml", "sysxml", r"^error: <CFG>:2:13: 'topology': <DIR>/ala2_vacuum.prmtop: expected a "
+     r"serialized OpenMM System", base="sysxml", sub=[(r"ala2_vacuum.system.xml", "ala2_vacuum.prmtop")])
+case("sysxml_gz_not_gzip", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml.gz: the name ends in .gz but the file is "
+     r"not gzip-compressed", base="sysxml", sub=[(r"ala2_vacuum.system.xml", "ala2_vacuum.system.xml.gz")],
+     setup=lambda root: os.rename(os.path.join(root, SYSXML), os.path.join(root, SYSXML + ".gz")))
