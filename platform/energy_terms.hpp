@@ -12,6 +12,7 @@
 // Units: kJ/mol.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -69,21 +70,6 @@ enum ForceTerm : unsigned {
   kTermAll = kTermBonded | kTermNonbonded | kTermRestraint,
 };
 
-// Every term with its name as reports spell it (`mdsim energy --json`), in EnergyTerms' order.
-inline std::array<std::pair<const char*, double>, 11> named_terms(const EnergyTerms& e) {
-  return {{{"bond", e.bond},
-           {"angle", e.angle},
-           {"torsion", e.torsion},
-           {"rb_torsion", e.rb_torsion},
-           {"improper", e.improper},
-           {"cmap", e.cmap},
-           {"nonbonded_direct", e.nonbonded_direct},
-           {"nonbonded_reciprocal", e.nonbonded_reciprocal},
-           {"dispersion_correction", e.dispersion_correction},
-           {"nonbonded", e.nonbonded},
-           {"total", e.total}}};
-}
-
 // The terms that add up to the total (with external and restraint, 0 for `mdsim energy`), and the ones already
 // counted in them: nonbonded (direct + reciprocal) and the dispersion correction (part of nonbonded_direct).
 // `mdsim energy --json` lists them apart so its energies_kj_per_mol add up.
@@ -99,6 +85,17 @@ inline std::array<std::pair<const char*, double>, 8> additive_terms(const Energy
 }
 inline std::array<std::pair<const char*, double>, 2> included_terms(const EnergyTerms& e) {
   return {{{"nonbonded", e.nonbonded}, {"dispersion_correction", e.dispersion_correction}}};
+}
+
+// Every term with its name as reports spell it (`mdsim energy --json`, Python's energies), in EnergyTerms' order.
+inline std::array<std::pair<const char*, double>, 11> named_terms(const EnergyTerms& e) {
+  std::array<std::pair<const char*, double>, 11> out;
+  const auto additive = additive_terms(e);
+  std::copy(additive.begin(), additive.end(), out.begin());
+  out[8] = {"dispersion_correction", e.dispersion_correction};
+  out[9] = {"nonbonded", e.nonbonded};
+  out[10] = {"total", e.total};
+  return out;
 }
 
 // The names of the terms that are not finite ("nonbonded_direct inf, total nan"); empty when all are.

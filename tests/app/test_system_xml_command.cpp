@@ -17,14 +17,9 @@
 
 namespace fs = std::filesystem;
 using mdsim_test::SystemXmlCase;
+using mdsim_test::xml_case;
 
 namespace {
-
-const SystemXmlCase& xml_case(const std::string& name) {
-  for (const SystemXmlCase& c : mdsim_test::system_xml_cases())
-    if (c.name == name) return c;
-  throw std::runtime_error("no case " + name);
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

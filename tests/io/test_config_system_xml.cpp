@@ -11,14 +11,9 @@
 
 using namespace mdsim;
 using mdsim_test::SystemXmlCase;
+using mdsim_test::xml_case;
 
 namespace {
-
-const SystemXmlCase& xml_case(const std::string& name) {
-  for (const SystemXmlCase& c : mdsim_test::system_xml_cases())
-    if (c.name == name) return c;
-  throw std::runtime_error("no case " + name);
-}
 
 RunConfig parse(const std::string& text) { return parse_config(text, "x.yaml", "/"); }
 

@@ -24,14 +24,9 @@
 
 using namespace mdsim;
 using mdsim_test::SystemXmlCase;
+using mdsim_test::xml_case;
 
 namespace {
-
-const SystemXmlCase& xml_case(const std::string& name) {
-  for (const SystemXmlCase& c : mdsim_test::system_xml_cases())
-    if (c.name == name) return c;
-  throw std::runtime_error("no case " + name);
-}
 
 Model model_from(const std::string& text, const std::string& name) {
   return build_model(parse_config(text, name + ".yaml", "/"));

@@ -3,6 +3,7 @@
 // with the same settings (the same physics).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,12 @@ inline std::string system_xml_config(const SystemXmlCase& c, const std::string& 
 inline std::string template_config(const SystemXmlCase& c) {
   return "system:\n  structure: " + shared_pdb(c) + "\n  forcefield: [amber14-all.xml, amber14/tip3p.xml]\n" +
          c.settings;
+}
+
+inline const SystemXmlCase& xml_case(const std::string& name) {
+  for (const SystemXmlCase& c : system_xml_cases())
+    if (c.name == name) return c;
+  throw std::runtime_error("no case " + name);
 }
 
 inline const Json& system_xml_reference(const std::string& name) {
