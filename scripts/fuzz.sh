@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-all_targets=(config pdb forcefield_xml checkpoint structure prepare_config exchange_log)
+all_targets=(config pdb forcefield_xml checkpoint structure prepare_config exchange_log system_xml)
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;; esac
 
@@ -33,6 +33,7 @@ max_len() {
     structure) echo 8192 ;;
     prepare_config) echo 4096 ;;
     exchange_log) echo 4096 ;;
+    system_xml) echo 16384 ;;
   esac
 }
 
@@ -57,6 +58,11 @@ for f in tests/data/pdb_*.pdb; do head -c 1024 "$f" >"$seeds/checkpoint/bytes-$(
 # prepare_config: settings files are written in the tests (tests/io/test_prepare_config.cpp) and docs, not kept
 # as files; its seeds are fuzz/corpus/prepare_config/. exchange_log: fuzz/corpus/exchange_log/ (exchange and state
 # logs as a replica ensemble writes them).
+# system_xml: the tests' serialized Systems and State (the water boxes cut to their first 150 lines).
+cp tests/data/system_xml_ala2_vacuum.*.xml "$seeds/system_xml/"
+for f in tests/data/system_xml_*.system.xml.gz; do
+  gzip -dc "$f" | head -n 150 >"$seeds/system_xml/head-$(basename "$f" .gz)" || true
+done
 for t in "${all_targets[@]}"; do
   if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$seeds/$t/" 2>/dev/null || true; fi
 done
