@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "io/file_names.hpp"
 #include "io/pdb_reader.hpp"
 #include "model/elements.hpp"
 
@@ -34,13 +35,6 @@ namespace cif = gemmi::cif;
 
 // Structures beyond this (Å) are damaged records, as in read_pdb.
 constexpr double kMaxCoordinateAngstrom = 1e5;
-
-bool ends_with_ci(const std::string& s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  for (std::size_t i = 0; i < suffix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
-  return true;
-}
 
 std::string without_gz(const std::string& path) {
   return ends_with_ci(path, ".gz") ? path.substr(0, path.size() - 3) : path;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/errors.hpp"
+#include "io/file_names.hpp"
 #include "io/xml_stream.hpp"
 #include "model/system_analysis.hpp"
 
@@ -19,7 +20,7 @@ using xml::Element;
 using xml::XmlReader;
 
 bool is_openmm_xml_path(const std::string& path) {
-  return xml::ends_with_ci(path, ".xml") || xml::ends_with_ci(path, ".xml.gz");
+  return ends_with_ci(path, ".xml") || ends_with_ci(path, ".xml.gz");
 }
 
 // ---------------------------------------------------------------- State

@@ -13,17 +13,9 @@
 #include <memory>
 
 #include "common/errors.hpp"
+#include "io/file_names.hpp"
 
 namespace mdsim::xml {
-
-bool ends_with_ci(std::string_view s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  for (std::size_t i = 0; i < suffix.size(); ++i) {
-    const auto a = static_cast<unsigned char>(s[s.size() - suffix.size() + i]);
-    if (std::tolower(a) != std::tolower(static_cast<unsigned char>(suffix[i]))) return false;
-  }
-  return true;
-}
 
 // ---------------------------------------------------------------- Element
 

@@ -15,8 +15,6 @@
 
 namespace mdsim::xml {
 
-bool ends_with_ci(std::string_view s, std::string_view suffix);
-
 // One element, with located errors ("file:line: <what>message").
 struct Element {
   const std::string& file;
