@@ -119,6 +119,43 @@ struct CmapTorsionTerm {
   CmapTorsionParams<T> params() const { return {map}; }
 };
 
+// A virtual site (OpenMM's VirtualSite): a massless particle whose position is a function of its parents'
+// positions, set before each force evaluation; the force on it is spread onto the parents (the chain rule of that
+// function). Mass 0: not integrated, not constrained, no degrees of freedom, no kinetic energy, not moved by the
+// minimiser. Types and weights as OpenMM's TwoParticleAverageSite, ThreeParticleAverageSite, OutOfPlaneSite and
+// LocalCoordinatesSite (three parents).
+enum class VirtualSiteType { TwoParticleAverage, ThreeParticleAverage, OutOfPlane, LocalCoordinates };
+
+struct VirtualSite {
+  int particle = -1;  // the site itself
+  VirtualSiteType type = VirtualSiteType::TwoParticleAverage;
+  int num_parents = 2;             // 2 for TwoParticleAverage, else 3
+  std::array<int, 3> parents{};    // parents[0..num_parents)
+  // TwoParticleAverage, ThreeParticleAverage: r = sum_i weights[i] r_i.
+  // OutOfPlane: weights = {w12, w13, wcross}: r = r1 + w12 r12 + w13 r13 + wcross (r12 x r13), rij = rj - ri.
+  std::array<double, 3> weights{};
+  // LocalCoordinates: origin = sum w_o r_i, x dir = sum w_x r_i, y dir = sum w_y r_i; z = x cross y, y = z cross x,
+  // each normalised; r = origin + p.x x + p.y y + p.z z.
+  std::array<double, 3> origin_weights{}, x_weights{}, y_weights{};
+  Vec3d local_position_nm{};
+  void shift_atoms(int offset) {
+    particle += offset;
+    for (int k = 0; k < num_parents; ++k) parents[static_cast<std::size_t>(k)] += offset;
+  }
+};
+
+// Pair-specific Lennard-Jones by atom type (NBFIX): AMBER's LJ A/B tables where they break the combining rule,
+// GROMACS's [nonbond_params], CHARMM's NBFIX, OpenMM's tabulated CustomNonbondedForce (acoef(type1,type2)/r^12 -
+// bcoef(type1,type2)/r^6 with Discrete2DFunctions). When System::lj_types is set, a pair that is not an exception
+// interacts by E = c12/r^12 - c6/r^6 with its two types' entries, and the per-particle sigma/epsilon are not used
+// for pairs (exceptions keep their own sigma/epsilon; the dispersion correction sums over type pairs).
+struct LjTypeTable {
+  int num_types = 0;
+  std::vector<int> particle_type;           // per particle, 0 .. num_types - 1
+  std::vector<double> c12_kj_per_mol_nm12;  // [t1 * num_types + t2], symmetric
+  std::vector<double> c6_kj_per_mol_nm6;    // [t1 * num_types + t2], symmetric
+};
+
 struct NonbondedException {  // replaces the normal pair interaction of i and j
   int i, j;
   double charge_product_e2;  // 0 with epsilon 0 = excluded pair
@@ -180,6 +217,8 @@ struct System {
   std::vector<NonbondedException> exceptions;
   std::vector<DistanceConstraint> constraints;
   std::vector<RigidWater> rigid_waters;
+  std::vector<VirtualSite> virtual_sites;  // their particles have mass 0
+  std::optional<LjTypeTable> lj_types;     // pair-specific LJ (NBFIX); none = combining rule on sigma/epsilon
 
   NonbondedSettings nonbonded;
   std::optional<Boxd> box;  // required for periodic methods
