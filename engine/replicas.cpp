@@ -307,6 +307,16 @@ void EnsembleRun::create_replicas() {
 void EnsembleRun::start_outputs() {
   log_path = (fs::path(cfg.output.directory) / rc.log).string();
   step = restart ? restart->step : 0;
+  // The replicas' minimisations first: a stop request during any of them (agreed over the ranks) ends the run
+  // before anything is written, as a single run's (engine/simulation.hpp).
+  bool interrupted = false;
+  collectively(comm, [&] {
+    for (auto& sim : sims) interrupted = !sim->minimize_at_start() || interrupted;
+  });
+  if (comm.all_max(interrupted ? 1 : 0) != 0) {
+    summary.stopped_early = summary.stopped_in_minimization = true;
+    return;
+  }
   collectively(comm, [&] {
     std::error_code ec;
     fs::create_directories(cfg.output.directory, ec);
@@ -487,6 +497,7 @@ EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, En
   run.create_replicas();
   run.start_outputs();
   run.begin_summary();
+  if (run.summary.stopped_in_minimization) return run.summary;
   run.step_to_end();
   run.save_checkpoint();  // the final state
   run.finish_outputs();

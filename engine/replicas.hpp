@@ -79,6 +79,7 @@ struct EnsembleSummary {
   double simulated_ps_per_replica = 0, wall_s = 0;
   double ns_per_day_per_replica = 0, ns_per_day_total = 0;
   bool stopped_early = false;
+  bool stopped_in_minimization = false;  // a stop request during the replicas' minimisations: nothing written
   std::string platform;
   std::uint64_t ensemble_seed = 0, exchange_seed = 0;
   std::vector<ReplicaPairStatistics> pairs;  // temperature exchange: per neighbouring pair

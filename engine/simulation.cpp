@@ -391,8 +391,9 @@ std::vector<RoleFile> run_inputs(const RunConfig& cfg) {
   if (cfg.system.topology.empty()) {
     inputs.push_back({"the structure (system.pdb)", cfg.system.pdb});
   } else {
-    inputs.push_back({"the System (system.topology)", cfg.system.topology});
+    inputs.push_back({"the topology (system.topology)", cfg.system.topology});
     inputs.push_back({"the coordinates (system.coordinates)", cfg.system.pdb});
+    for (const std::string& f : cfg.system.parameters) inputs.push_back({"a parameter file (system.parameters)", f});
   }
   const fs::path base = fs::path(cfg.source).parent_path();
   std::error_code ec;
@@ -545,6 +546,10 @@ struct Simulation::Impl {
   bool stage_started = false;              // its start (context, restraints, minimisation, velocities) is done
   std::vector<Vec3d> stage_reference;      // the restrained atoms' reference positions in force now
   bool restraints_on = false;              // the context has restraints (a stage without them clears them)
+  // The previous stage's end, taken before a stage's minimisation: what finish_run writes as the checkpoint when
+  // a stop request interrupts that minimisation (nothing when the stage is the first).
+  std::optional<Checkpoint> before_stage_start;
+  bool minimization_interrupted = false;
 
   bool staged() const { return !cfg.stages.empty(); }
   const StageConfig& current_stage() const { return cfg.stages[stage]; }
@@ -737,6 +742,13 @@ void Simulation::load_checkpoint(const std::string& path) {
 
 namespace {
 
+// The line a minimisation prints ("stage NAME: " or the replica's label first).
+void print_minimization(const std::string& prefix, const MinimizationResult& m) {
+  fmt::print("{}minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", prefix,
+             m.initial_energy, m.final_energy, m.iterations, m.max_force_kj_per_mol_nm,
+             m.interrupted ? " (interrupted by a stop request)" : m.converged ? "" : " (not converged)");
+}
+
 // Reporting intervals of a run or stage.
 struct Intervals {
   int trajectory = 0, state = 0, checkpoint = 0;
@@ -782,7 +794,19 @@ static bool run_steps(Simulation& sim, Context& context, Reporters& reporters, c
   return true;
 }
 
-void Simulation::start_run() {
+bool Simulation::minimize_at_start() {
+  Impl& s = *impl_;
+  const RunConfig& cfg = s.cfg;
+  if (!s.fresh || !cfg.minimize) return true;
+  const MinimizationResult m = s.context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
+  print_minimization(s.request.label, m);
+  if (m.interrupted) return false;
+  set_initial_velocities(*s.context, cfg, s.model.system.num_particles());  // at the minimised positions
+  s.fresh = false;
+  return true;
+}
+
+bool Simulation::start_run() {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
   if (s.running) throw RuntimeError("start_run: the run has started already");
@@ -793,13 +817,7 @@ void Simulation::start_run() {
                                    "integrator and barostat alike"));
   // Everything the user could get wrong has been checked: from here on files are written.
   prepare_output_directory(cfg);
-  if (s.fresh && cfg.minimize) {
-    const MinimizationResult m = s.context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
-    fmt::print("{}minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n", s.request.label,
-               m.initial_energy, m.final_energy, m.iterations, m.max_force_kj_per_mol_nm,
-               m.converged ? "" : " (not converged)");
-    set_initial_velocities(*s.context, cfg, s.model.system.num_particles());  // at the minimised positions
-  }
+  if (!minimize_at_start()) return false;
   s.fresh = false;
 
   StateRequest header_only;
@@ -816,6 +834,7 @@ void Simulation::start_run() {
   s.simulated_ps = 0.0;
   s.started = std::chrono::steady_clock::now();
   s.running = true;
+  return true;
 }
 
 bool Simulation::run_to(std::int64_t step) {
@@ -849,7 +868,12 @@ RunSummary Simulation::run() {
       return done;
     }
   }
-  start_run();
+  if (!start_run()) {  // a stop request during the start's minimisation: nothing was written
+    RunSummary stopped = s.summary;
+    stopped.first_step = stopped.last_step = s.context->state(StateRequest{false, false}).step;
+    stopped.stopped_early = stopped.stopped_in_minimization = true;
+    return stopped;
+  }
   RunSummary& summary = s.run_summary;
   auto& [imager, trajectory, state_log, progress] = *s.reporters;
   StateRequest header_only;
@@ -866,15 +890,22 @@ RunSummary Simulation::run() {
       if (!s.stage_started) {
         // The stage's start: its context, restraints, minimisation and (first dynamics stage, or when asked)
         // velocities. A resumed run skips this for the checkpoint's stage, whose start is behind it.
+        if (st.minimize && s.stage > 0 && !s.checkpoint_file.empty()) {
+          --s.stage;  // still the previous stage's context and state
+          s.before_stage_start = s.checkpoint();
+          ++s.stage;
+        }
         s.switch_context(trajectory.get());
         s.context->mark_restart_point();
         const SimulationState at_start = s.context->state(StateRequest{});
         s.apply_stage_restraints(&at_start.positions_nm);
         if (st.minimize) {
           const MinimizationResult m = s.context->minimize(st.minimize->tolerance_kj_per_mol_nm, st.minimize->max_iterations);
-          fmt::print("stage {}: minimized: {:.3f} -> {:.3f} kJ/mol in {} iterations, max force {:.3f} kJ/mol/nm{}\n",
-                     st.name, m.initial_energy, m.final_energy, m.iterations, m.max_force_kj_per_mol_nm,
-                     m.converged ? "" : " (not converged)");
+          print_minimization(fmt::format("stage {}: ", st.name), m);
+          if (m.interrupted) {
+            summary.stopped_early = summary.stopped_in_minimization = s.minimization_interrupted = true;
+            break;
+          }
         }
         if (st.steps > 0 && (s.stage == first_dynamics || st.initial_velocities)) {
           const InitialVelocities how = st.initial_velocities.value_or(cfg.run.initial_velocities);
@@ -928,7 +959,14 @@ RunSummary Simulation::finish_run(bool stopped_early) {
   // structure (each whole or absent: written under a temporary name), and last the trajectory's
   // complete=1, so that mark means every output of the run was written.
   if (trajectory) trajectory->flush();
-  if (!s.checkpoint_file.empty()) write_checkpoint(s.checkpoint_file, checkpoint());
+  if (!s.checkpoint_file.empty()) {
+    if (!s.minimization_interrupted)
+      write_checkpoint(s.checkpoint_file, checkpoint());
+    else if (s.before_stage_start)
+      write_checkpoint(s.checkpoint_file, *s.before_stage_start);  // the last restart point: the previous stage's end
+  }
+  s.minimization_interrupted = false;
+  s.before_stage_start.reset();
   if (state_log) state_log->close();
   if (!out.final_pdb.empty() && !summary.stopped_early) {
     StateRequest positions_only;

@@ -38,6 +38,7 @@ struct RunSummary {
   double simulated_ps = 0.0, wall_s = 0.0, ns_per_day = 0.0;
   std::uint64_t seed = 0;
   bool stopped_early = false;
+  bool stopped_in_minimization = false;  // a stop request interrupted a minimisation (see run())
   bool already_complete = false;  // --resume of a finished run, or run() again after the end: nothing was run and
                                   // no file was touched
   std::string platform;                                    // "cpu (double precision)", ...
@@ -72,12 +73,21 @@ class Simulation {
   // barostat differs from the previous one's continues on a new context (context() changes; forces from
   // add_external_force are refused then).
   RunSummary run();
-  // run() in parts, for a config without stages (what a replica ensemble drives): start_run() does
-  // run()'s start (output folder, minimisation on a fresh start, reporters); run_to(step) steps to
+  // A stop request (SIGINT/SIGTERM) during a minimisation ends it at its last accepted iterate, and the run before
+  // its first step (RunSummary::stopped_in_minimization): minimisation is not a restart point, so nothing of the
+  // partly minimised state is written. A fresh run's minimisation: no output is written (run again to start over;
+  // the simulation stays fresh). A stage's: the outputs stay at the previous stage's end, its checkpoint rewritten
+  // to that point, so --resume redoes the interrupted stage's start (restraints, minimisation, velocities).
+  //
+  // run() in parts, for a config without stages (what a replica ensemble drives): minimize_at_start() is the
+  // fresh start's minimisation (and the velocities at its positions) when the config asks for one (false: a stop
+  // request interrupted it); start_run() does run()'s start (output folder, minimize_at_start, reporters; false,
+  // with nothing opened, when the minimisation was interrupted); run_to(step) steps to
   // min(step, run.steps) with every reporter (false when a stop request ended it early); flush_outputs()
   // waits until the trajectory on disk reaches the current step; finish_run() writes the final outputs (with
   // `stopped_early`, as a run ended by a stop request: no final structure).
-  void start_run();
+  bool minimize_at_start();
+  bool start_run();
   bool run_to(std::int64_t step);
   void flush_outputs();
   RunSummary finish_run(bool stopped_early = false);

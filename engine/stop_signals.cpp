@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include "common/stop_request.hpp"
+
 namespace mdsim {
 
 namespace {
@@ -17,10 +19,7 @@ void (*catch_signal(int signal))(int) {
 
 }  // namespace
 
-std::atomic<bool>& StopSignals::requested() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
+std::atomic<bool>& StopSignals::requested() { return stop_requested(); }
 
 StopSignals::StopSignals(bool sigterm_too) : sigterm_too_(sigterm_too), previous_int_(catch_signal(SIGINT)) {
   if (sigterm_too_) previous_term_ = catch_signal(SIGTERM);

@@ -15,7 +15,8 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  // Set by a caught signal; cleared only by whoever acts on it.
+  // Set by a caught signal; cleared only by whoever acts on it. The flag is common/stop_request's, so the
+  // minimiser sees it too.
   static std::atomic<bool>& requested();
 
  private:

@@ -73,6 +73,7 @@ struct MinimizationResult {
   double max_force_kj_per_mol_nm;    // largest per-atom force with the constraint components removed
   int iterations;                    // L-BFGS iterations
   bool converged;                    // max force below the tolerance and constraints satisfied
+  bool interrupted = false;          // a stop request (SIGINT/SIGTERM) ended it early, at the last accepted iterate
 };
 
 // A per-particle array in the context's own storage, for zero-copy views (the Python package): `rows`

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "common/stop_request.hpp"
 
 namespace mdsim {
 
@@ -113,7 +114,8 @@ bool line_search(MinimizerBackend& backend, ManifoldObjective& objective, const 
 }
 
 struct LbfgsResult {
-  bool converged = false;  // max per-atom (projected) force below the tolerance
+  bool converged = false;    // max per-atom (projected) force below the tolerance
+  bool interrupted = false;  // a stop request (common/stop_request) ended it
   int iterations = 0;
 };
 
@@ -161,6 +163,10 @@ LbfgsResult lbfgs(MinimizerBackend& backend, Vector x, double tolerance, ForceCr
       break;
     }
     if (budget >= 0 && result.iterations >= budget) break;
+    if (stop_requested().load()) {  // SIGINT/SIGTERM: end at the last accepted iterate (on the manifold)
+      result.interrupted = true;
+      break;
+    }
     // Two-loop recursion: p = -H g, H from the stored pairs (initial scaling s.y / y.y).
     backend.negate(p, current.g);
     const std::size_t m = s_hist.size();
@@ -244,6 +250,7 @@ MinimizationResult minimize_with_backend(MinimizerBackend& backend, MinimizerBac
   result.final_energy = backend.evaluate(positions, gradient);  // minus the projected forces
   result.max_force_kj_per_mol_nm = backend.max_norm(gradient);
   result.iterations = r.iterations;
+  result.interrupted = r.interrupted;
   result.converged = force_measure(backend, gradient, criterion) < tolerance &&
                      (!constrained || backend.max_relative_deviation(positions) <= constraint_tolerance);
   return result;

@@ -377,6 +377,7 @@ py::dict minimization_dict(const MinimizationResult& r) {
   d["max_force_kj_per_mol_nm"] = r.max_force_kj_per_mol_nm;
   d["iterations"] = r.iterations;
   d["converged"] = r.converged;
+  d["interrupted"] = r.interrupted;
   return d;
 }
 
@@ -501,7 +502,9 @@ void bind_simulation_runs(SimulationClass& cls) {
          [](PySimulation& s, double tolerance, int max_iterations) {
            Operation op(s, "minimize()");
            s.take_view_writes();
-           return minimization_dict(s.sim().minimize(tolerance, max_iterations));
+           const MinimizationResult r = s.sim().minimize(tolerance, max_iterations);
+           op.raise_if_interrupted();  // Ctrl-C: the positions stay at the last accepted iterate
+           return minimization_dict(r);
          },
          py::arg("tolerance") = 10.0, py::arg("max_iterations") = 0,
          "L-BFGS until the largest atomic force is below tolerance (kJ/mol/nm); max_iterations 0: until converged")
