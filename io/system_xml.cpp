@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "io/file_names.hpp"
+#include "io/system_xml_custom.hpp"
 #include "io/xml_stream.hpp"
 #include "model/system_analysis.hpp"
 
@@ -180,8 +183,11 @@ class SystemReader : public XmlReader {
     if (depth == 1) return section(e);
     if (depth == 2) return entry(e, parent);
     if (depth == 3 && parent == "Particle") return virtual_site(e);
+    if (depth == 3 && parent == "Force" && custom_open_) return custom_.section(with_force(e));
     if (depth == 3 && parent == "Force") return force_section(with_force(e));
+    if (depth == 4 && stack[2] == "Force" && custom_open_) return custom_.entry(with_force(e), parent, out.system);
     if (depth == 4 && stack[2] == "Force") return force_entry(with_force(e), parent);
+    if (depth >= 5 && stack[2] == "Force" && custom_open_) return custom_.nested(with_force(e), parent, out.system);
     unexpected(e, parent);
   }
 
@@ -201,10 +207,13 @@ class SystemReader : public XmlReader {
   int forces_ = 0;
   bool particles_ = false;
   int nonbonded_particles_ = 0;
-  int massless_ = 0;
+  int massless_ = 0;           // massless particles that are not virtual sites
+  std::vector<int> site_lines_;  // the line of each virtual site's element
   bool force_groups_ = false;
   int cm_frequency_ = 1;
   xml::BoxReader box_;
+  system_xml::CustomForces custom_;  // the custom forces of known form, CMAP, Urey-Bradley
+  bool custom_open_ = false;         // the open force is custom_'s
 
   int n() const { return out.system.num_particles(); }
 
@@ -261,11 +270,83 @@ class SystemReader : public XmlReader {
     out.system.mass_amu.push_back(mass);
   }
 
+  // A <Particle>'s child: its virtual site, as OpenMM's SystemProxy writes it. Parents may come later in
+  // <Particles>: their range is checked in finish().
   void virtual_site(const Element& e) {
-    e.fail(
-        fmt::format("particle {} is a virtual site ({}): virtual sites (extra points of TIP4P/TIP5P/OPC water, "
-                    "lone pairs) are not supported yet",
-                    n() - 1, e.tag));
+    VirtualSite site;
+    site.particle = n() - 1;
+    const auto parent = [&](int k) {
+      const long long p = e.integer(fmt::format("p{}", k + 1));
+      if (p < 0) e.fail(fmt::format("virtual site {}: parent p{} is {}; indices start at 0", site.particle, k + 1, p));
+      site.parents[static_cast<std::size_t>(k)] = static_cast<int>(p);
+    };
+    if (e.tag == "TwoParticleAverageSite" || e.tag == "ThreeParticleAverageSite") {
+      site.type = e.tag == "TwoParticleAverageSite" ? VirtualSiteType::TwoParticleAverage
+                                                     : VirtualSiteType::ThreeParticleAverage;
+      site.num_parents = site.type == VirtualSiteType::TwoParticleAverage ? 2 : 3;
+      for (int k = 0; k < site.num_parents; ++k) {
+        parent(k);
+        site.weights[static_cast<std::size_t>(k)] = e.number(fmt::format("w{}", k + 1));
+      }
+    } else if (e.tag == "OutOfPlaneSite") {
+      site.type = VirtualSiteType::OutOfPlane;
+      site.num_parents = 3;
+      for (int k = 0; k < 3; ++k) parent(k);
+      site.weights = {e.number("w12"), e.number("w13"), e.number("wc")};
+    } else if (e.tag == "LocalCoordinatesSite") {
+      local_coordinates_site(e, site, parent);
+    } else {
+      e.fail(fmt::format("particle {} is a virtual site of type {}, which mdsim does not support (it reads "
+                         "TwoParticleAverageSite, ThreeParticleAverageSite, OutOfPlaneSite and LocalCoordinatesSite "
+                         "with three parents)",
+                         site.particle, e.tag));
+    }
+    if (out.system.mass_amu.back() != 0.0)
+      e.fail(fmt::format("virtual site {} has mass {} amu; a virtual site must have mass 0", site.particle,
+                         out.system.mass_amu.back()));
+    --massless_;  // a site is no fixed particle
+    out.system.virtual_sites.push_back(site);
+    site_lines_.push_back(e.line);
+  }
+
+  template <typename Parent>
+  static void local_coordinates_site(const Element& e, VirtualSite& site, const Parent& parent) {
+    int count = 0;
+    while (e.optional(fmt::format("p{}", count + 1)) != nullptr) ++count;
+    if (count != 3)
+      e.fail(fmt::format("virtual site {} (LocalCoordinatesSite) has {} parent particles; mdsim supports "
+                         "LocalCoordinatesSite with exactly 3 (p1, p2, p3)",
+                         site.particle, count));
+    site.type = VirtualSiteType::LocalCoordinates;
+    site.num_parents = 3;
+    for (int k = 0; k < 3; ++k) {
+      parent(k);
+      const auto kk = static_cast<std::size_t>(k);
+      site.origin_weights[kk] = e.number(fmt::format("wo{}", k + 1));
+      site.x_weights[kk] = e.number(fmt::format("wx{}", k + 1));
+      site.y_weights[kk] = e.number(fmt::format("wy{}", k + 1));
+    }
+    site.local_position_nm = Vec3d(e.number("pos1"), e.number("pos2"), e.number("pos3"));
+  }
+
+  // Every site's parents exist, are distinct and are no sites themselves.
+  void check_virtual_site_parents() const {
+    std::vector<char> is_site(static_cast<std::size_t>(n()), 0);
+    for (const VirtualSite& s : out.system.virtual_sites) is_site[static_cast<std::size_t>(s.particle)] = 1;
+    for (std::size_t v = 0; v < out.system.virtual_sites.size(); ++v) {
+      const VirtualSite& s = out.system.virtual_sites[v];
+      for (int k = 0; k < s.num_parents; ++k) {
+        const int p = s.parents[static_cast<std::size_t>(k)];
+        std::string why;
+        if (p >= n()) why = fmt::format("is out of range (the System has {} particles)", n());
+        else if (is_site[static_cast<std::size_t>(p)]) why = "is itself a virtual site; mdsim builds sites from atoms only";
+        for (int l = 0; l < k && why.empty(); ++l)
+          if (s.parents[static_cast<std::size_t>(l)] == p) why = "is given twice";
+        if (!why.empty())
+          throw InputError(located(file(), site_lines_[v], 0,
+                                   fmt::format("virtual site {}: parent particle p{} = {} {}", s.particle, k + 1, p, why)));
+      }
+    }
   }
 
   void constraint(const Element& e) {
@@ -282,6 +363,7 @@ class SystemReader : public XmlReader {
     const Element f = with_force(e);
     if (f.integer_or("forceGroup", 0) != 0) force_groups_ = true;
     const std::string& type = force_.type;
+    if (type == "HarmonicBondForce") custom_.harmonic_bond_force(force_.index, out.system.bonds.size());
     if (type == "HarmonicBondForce" || type == "HarmonicAngleForce" || type == "PeriodicTorsionForce") {
       if (f.flag_or("usesPeriodic", false))
         f.fail(
@@ -294,6 +376,8 @@ class SystemReader : public XmlReader {
       out.cm_motion_remover = out.cm_motion_remover || cm_frequency_ > 0;
     } else if (type == "MonteCarloBarostat") {
       barostat(f);
+    } else if (custom_.begin(f, type, force_.index, force_.line)) {
+      custom_open_ = true;
     } else {
       const std::string reason = unsupported_reason(type, e);
       e.fail(fmt::format("force {} ({}) is not supported yet: {}{}", force_.index, type,
@@ -405,6 +489,8 @@ class SystemReader : public XmlReader {
       throw InputError(located(file(), force_.line, 0,
                                fmt::format("force {} (NonbondedForce) lists {} particles, the System {}", force_.index,
                                            nonbonded_particles_, n())));
+    custom_.end_force();
+    custom_open_ = false;
     force_ = Force{};
   }
 };
@@ -427,6 +513,8 @@ void SystemReader::finish() {
                                "a periodic NonbondedForce needs the System's <PeriodicBoxVectors>, which are missing"));
     s.box = box;
   }
+  check_virtual_site_parents();
+  custom_.finish(s, file(), out.nonbonded_index, out.nonbonded_line, out.notes);
   s.rigid_waters = find_rigid_waters(s);
   if (force_groups_)
     out.notes.push_back(

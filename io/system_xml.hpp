@@ -11,6 +11,12 @@
 //                               PME (alpha and grid chosen from cutoff and ewaldErrorTolerance as OpenMM does),
 //                               cutoff, ewaldErrorTolerance, dispersion correction, switching function,
 //                               reaction-field dielectric
+//   CMAPTorsionForce            CMAP terms and maps
+//   CustomNonbondedForce        only the tabulated LJ (acoef(type1, type2)/bcoef(type1, type2), as CharmmPsfFile,
+//                               AmberPrmtopFile, GromacsTopFile and ForceField write it): System::lj_types, checked
+//                               against the NonbondedForce (epsilon 0, exclusions = exceptions, same cutoff)
+//   CustomTorsionForce          only CHARMM's harmonic improper: HarmonicImproperTerm
+//   a second HarmonicBondForce  of 1-3 pairs (CHARMM's Urey-Bradley): System::urey_bradleys, with a note
 //   CMMotionRemover             reported (mdsim removes centre-of-mass motion every step when asked)
 //   MonteCarloBarostat          reported, for the run's barostat (io/config)
 // Anything else is an InputError naming the file, the line, the force's index and type (and a custom force's

@@ -27,6 +27,8 @@ Links links_of(const System& system) {
     }
   });
   for (const auto& c : system.constraints) join(c.i, c.j);
+  for (const auto& s : system.virtual_sites)  // a site (bonded to nothing) belongs to its parents' molecule
+    for (int k = 0; k < s.num_parents; ++k) join(s.particle, s.parents[static_cast<std::size_t>(k)]);
   for (const auto& w : system.rigid_waters) {
     join(w.oxygen, w.hydrogen1);
     join(w.oxygen, w.hydrogen2);

@@ -1,7 +1,7 @@
 // System: the force-field-parameterised model a platform simulates. Units: nm, ps, kJ/mol, amu, e, rad.
 // Built by model/forcefield (build_system) from a Topology and force field files; same content as OpenMM's System
 // for the same inputs (HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce); other
-// sources may also fill RBTorsionForce, CHARMM's harmonic impropers and CMAPTorsionForce terms.
+// sources may also fill RBTorsionForce, CHARMM's harmonic impropers, Urey-Bradley terms and CMAPTorsionForce terms.
 #pragma once
 
 #include <array>
@@ -18,8 +18,8 @@
 namespace mdsim {
 
 // The energy term (EnergyTerms field, OpenMM force group) a bonded term's energy is reported in.
-enum class BondedEnergy { Bond, Angle, Torsion, RbTorsion, Improper, Cmap };
-inline constexpr int kNumBondedEnergies = 6;
+enum class BondedEnergy { Bond, Angle, Torsion, RbTorsion, Improper, Cmap, UreyBradley };
+inline constexpr int kNumBondedEnergies = 7;
 
 // Bonded terms. Each type says, for code that treats them alike (the platforms' force loops, the
 // checks, molecule finding, replication): its atom count and atoms() in the order its physics
@@ -36,6 +36,23 @@ struct HarmonicBondTerm {  // E = 1/2 k (r - r0)^2
   void shift_atoms(int offset) { i += offset, j += offset; }
   template <typename T>
   HarmonicBondParams<T> params() const { return {T(length_nm), T(k_kj_per_mol_nm2)}; }
+};
+
+// CHARMM's Urey-Bradley term on the outer atoms of an angle: E = 1/2 k (r13 - r0)^2, the physics of
+// HarmonicBondTerm (OpenMM puts these in a HarmonicBondForce of their own). Its own energy term (as OpenMM's
+// references report it), and not a chemical bond: System::bonds, the topology's bonds and the constraints
+// applied by bond never hold it.
+struct UreyBradleyTerm {
+  static constexpr int kAtoms = 2;
+  static constexpr const char* kName = "Urey-Bradley";
+  static constexpr BondedEnergy kEnergy = BondedEnergy::UreyBradley;
+  int i, k;  // the angle's outer atoms
+  double r13_nm;
+  double k_kj_per_mol_nm2;
+  std::array<int, kAtoms> atoms() const { return {i, k}; }
+  void shift_atoms(int offset) { i += offset, k += offset; }
+  template <typename T>
+  HarmonicBondParams<T> params() const { return {T(r13_nm), T(k_kj_per_mol_nm2)}; }
 };
 
 struct HarmonicAngleTerm {  // E = 1/2 k (theta - theta0)^2
@@ -214,6 +231,7 @@ struct System {
   std::vector<HarmonicImproperTerm> impropers;  // harmonic (CHARMM); periodic impropers are in torsions
   std::vector<CmapTorsionTerm> cmap_torsions;
   std::vector<CmapMap> cmap_maps;               // the grids cmap_torsions refer to
+  std::vector<UreyBradleyTerm> urey_bradleys;   // CHARMM's 1-3 terms (not in bonds)
   std::vector<NonbondedException> exceptions;
   std::vector<DistanceConstraint> constraints;
   std::vector<RigidWater> rigid_waters;
@@ -234,6 +252,7 @@ struct System {
     f(rb_torsions);
     f(impropers);
     f(cmap_torsions);
+    f(urey_bradleys);
   }
   template <typename F>
   void for_each_bonded(F&& f) {
@@ -243,11 +262,12 @@ struct System {
     f(rb_torsions);
     f(impropers);
     f(cmap_torsions);
+    f(urey_bradleys);
   }
 };
 
 // The bonded term types, in for_each_bonded's order (the CUDA platform's device lists follow it).
 using BondedTermTypes = std::tuple<HarmonicBondTerm, HarmonicAngleTerm, PeriodicTorsionTerm, RbTorsionTerm,
-                                   HarmonicImproperTerm, CmapTorsionTerm>;
+                                   HarmonicImproperTerm, CmapTorsionTerm, UreyBradleyTerm>;
 
 }  // namespace mdsim

@@ -85,6 +85,21 @@ int water_centre(const std::vector<int>& molecule, const Valence& v, const std::
   return -1;
 }
 
+// The molecule's atoms that are not virtual sites (a TIP4P water's site joins its molecule; the water is its three atoms).
+std::vector<int> real_atoms(const std::vector<int>& molecule, const std::vector<char>& is_site) {
+  std::vector<int> atoms;
+  for (int a : molecule)
+    if (!is_site[at(a)]) atoms.push_back(a);
+  return atoms;
+}
+
+std::vector<char> site_flags(const System& system) {
+  std::vector<char> is_site(at(system.num_particles()), 0);
+  for (const VirtualSite& s : system.virtual_sites)
+    if (s.particle >= 0 && s.particle < system.num_particles()) is_site[at(s.particle)] = 1;
+  return is_site;
+}
+
 }  // namespace
 
 std::vector<RigidWater> find_rigid_waters(const System& system) {
@@ -95,7 +110,9 @@ std::vector<RigidWater> find_rigid_waters(const System& system) {
     return it == constrained.end() ? -1.0 : it->second;
   };
   std::vector<RigidWater> waters;
-  for (const std::vector<int>& m : find_molecules(system)) {
+  const std::vector<char> is_site = site_flags(system);
+  for (const std::vector<int>& molecule : find_molecules(system)) {
+    const std::vector<int> m = real_atoms(molecule, is_site);
     if (m.size() != 3) continue;
     const double d01 = length(m[0], m[1]), d02 = length(m[0], m[2]), d12 = length(m[1], m[2]);
     if (d01 < 0.0 || d02 < 0.0 || d12 < 0.0) continue;
@@ -154,8 +171,9 @@ ConstraintSummary summarize_constraints(const System& system) {
   }
   std::vector<char> rigid(at(system.num_particles()), 0);
   for (const RigidWater& w : system.rigid_waters) rigid[at(w.oxygen)] = 1;
+  const std::vector<char> is_site = site_flags(system);
   for (const std::vector<int>& m : find_molecules(system)) {
-    const int centre = water_centre(m, v, bonds);
+    const int centre = water_centre(real_atoms(m, is_site), v, bonds);
     if (centre >= 0 && !rigid[at(centre)]) ++s.flexible_waters;
   }
   return s;
@@ -229,10 +247,13 @@ Topology topology_from_system(const System& system, const std::vector<Vec3d>& po
   const std::vector<std::string> element = elements_of(system, top.bonds, v);
   top.chains.push_back({"A", {}});
   top.atoms.resize(positions.size());
+  const std::vector<char> is_site = site_flags(system);
   for (const std::vector<int>& m : find_molecules(system)) {
     const int r = static_cast<int>(top.residues.size());
     TopologyResidue& res = top.residues.emplace_back();
-    res.name = water_centre(m, v, top.bonds) >= 0 ? "HOH" : m.size() == 1 ? upper(element[at(m[0])]) : "MOL";
+    res.name = water_centre(real_atoms(m, is_site), v, top.bonds) >= 0 ? "HOH"
+               : m.size() == 1                                         ? upper(element[at(m[0])])
+                                                                       : "MOL";
     if (res.name.empty()) res.name = "UNK";
     res.chain = 0;
     res.number = r + 1;
@@ -242,9 +263,11 @@ Topology topology_from_system(const System& system, const std::vector<Vec3d>& po
     for (int a : m) {
       TopologyAtom& atom = top.atoms[at(a)];
       atom.element = element[at(a)];
+      if (is_site[at(a)]) atom.element.clear();  // an extra point (massless site) has no element
       const int k = ++count[atom.element];
       const bool numbered = !(res.name == "HOH" && atom.element == "O") && m.size() > 1;
-      atom.name = (atom.element.empty() ? std::string("X") : upper(atom.element)) + (numbered ? std::to_string(k) : "");
+      const std::string stem = is_site[at(a)] ? "EP" : atom.element.empty() ? std::string("X") : upper(atom.element);
+      atom.name = stem + (numbered ? std::to_string(k) : "");
       atom.residue = r;
       atom.serial = a + 1;
     }

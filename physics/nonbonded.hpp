@@ -64,6 +64,36 @@ MDSIM_HD PairResult<T> lennard_jones(T inv_r2, T sigma_nm, T epsilon_kj_per_mol)
   return as_pair_result(lennard_jones_term(inv_r2, sigma_nm, T(4) * epsilon_kj_per_mol), inv_r2);
 }
 
+// Pair-specific Lennard-Jones c12/r^12 - c6/r^6 (a LjTypeTable entry: NBFIX, AMBER's A/B tables), given 1/r^2,
+// c12 (kJ/mol nm^12) and c6 (kJ/mol nm^6).
+template <typename T>
+MDSIM_HD PairTerm<T> lennard_jones_c12_c6_term(T inv_r2, T c12, T c6) {
+  const T inv_r6 = inv_r2 * inv_r2 * inv_r2;
+  const T a = c12 * inv_r6;  // c12/r^12 = a/r^6
+  return {(a - c6) * inv_r6, (T(12) * a - T(6) * c6) * inv_r6};
+}
+template <typename T>
+MDSIM_HD PairResult<T> lennard_jones_c12_c6(T inv_r2, T c12_kj_per_mol_nm12, T c6_kj_per_mol_nm6) {
+  return as_pair_result(lennard_jones_c12_c6_term(inv_r2, c12_kj_per_mol_nm12, c6_kj_per_mol_nm6), inv_r2);
+}
+
+// A pair's Lennard-Jones parameters in the two forms the pair step takes: by the combining rule (combined sigma
+// and 4 epsilon) or from a type table (c12, c6). Each gives its term and whether it is zero (SKIP_ZERO).
+template <typename T>
+struct LjSigmaEpsilon {
+  T sigma_nm;
+  T four_epsilon;  // kJ/mol
+  MDSIM_HD bool is_zero() const { return four_epsilon == T(0); }
+  MDSIM_HD PairTerm<T> term(T inv_r2) const { return lennard_jones_term(inv_r2, sigma_nm, four_epsilon); }
+};
+template <typename T>
+struct LjC12C6 {
+  T c12;  // kJ/mol nm^12
+  T c6;   // kJ/mol nm^6
+  MDSIM_HD bool is_zero() const { return c12 == T(0) && c6 == T(0); }
+  MDSIM_HD PairTerm<T> term(T inv_r2) const { return lennard_jones_c12_c6_term(inv_r2, c12, c6); }
+};
+
 // OpenMM's switching function, applied to the LJ term when use_switching_function is on:
 // S(r) = 1 - 10 t^3 + 15 t^4 - 6 t^5, t = (r - r_switch)/(r_cut - r_switch), S = 1 below r_switch.
 template <typename T>
@@ -241,12 +271,13 @@ inline PairConstants<T> pair_constants_as(const PairConstants<double>& k) {
 // SKIP_ZERO leaves out a term whose charge product or epsilon is zero (it adds exactly zero then):
 // worth it where a branch is cheap (the CPU loop: water hydrogens carry no LJ), not in a warp,
 // where it would diverge. K_FOLDED: qq includes Coulomb's constant already (coulomb_kqq).
-template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO, bool K_FOLDED = false>
-MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T qq, T sigma_nm, T four_epsilon, const PairConstants<T>& k) {
+// LJ is either form above (LjSigmaEpsilon, LjC12C6: a type table's entry), switched alike.
+template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO, bool K_FOLDED = false, class LJ>
+MDSIM_HD PairResult<T> nonbonded_pair_lj(T r2, T inv_r, T qq, const LJ& lj, const PairConstants<T>& k) {
   const T inv_r2 = inv_r * inv_r;
   PairTerm<T> t{T(0), T(0)};
-  if (!SKIP_ZERO || four_epsilon != T(0)) {
-    t = lennard_jones_term(inv_r2, sigma_nm, four_epsilon);
+  if (!SKIP_ZERO || !lj.is_zero()) {
+    t = lj.term(inv_r2);
     if (SWITCH) {
       const T r = r2 * inv_r;
       t = switched_term(t, switching_function(r, k.switch_distance_nm, k.cutoff_nm), r);
@@ -262,6 +293,11 @@ MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T qq, T sigma_nm, T four_ep
       t += coulomb_ewald_term(kqq, r2 * inv_r, r2, inv_r, k.ewald);
   }
   return as_pair_result(t, inv_r2);
+}
+template <typename T, CoulombMethod C, bool SWITCH, bool SKIP_ZERO, bool K_FOLDED = false>
+MDSIM_HD PairResult<T> nonbonded_pair(T r2, T inv_r, T qq, T sigma_nm, T four_epsilon, const PairConstants<T>& k) {
+  return nonbonded_pair_lj<T, C, SWITCH, SKIP_ZERO, K_FOLDED>(r2, inv_r, qq, LjSigmaEpsilon<T>{sigma_nm, four_epsilon},
+                                                              k);
 }
 
 // The same with the parameters of two particles in the pair step's encoding.

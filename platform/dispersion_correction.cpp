@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <vector>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -49,14 +50,13 @@ struct GaussLegendre {
 
 }  // namespace
 
-double dispersion_switch_integral(double sigma_nm, double r_switch_nm, double r_cut_nm) {
+// int_{rs}^{rc} f(r) (1 - S(r)) dr. The integrand's only singularity is at r = 0: panels whose width grows with
+// r keep every panel's width a small, fixed fraction of its distance from it.
+template <typename F>
+static double switch_region_integral(F&& f, double r_switch_nm, double r_cut_nm) {
   if (!(r_switch_nm > 0.0) || !(r_switch_nm < r_cut_nm))
     throw InputError("nonbonded: switching distance must satisfy 0 < r_switch < r_cutoff");
   static const GaussLegendre gl;
-  const double s6 = std::pow(sigma_nm, 6);
-  const double s12 = s6 * s6;
-  // The integrand's only singularity is at r = 0: panels whose width grows with r keep every
-  // panel's width a small, fixed fraction of its distance from it.
   const int panels = 64;
   const double ratio = std::pow(r_cut_nm / r_switch_nm, 1.0 / panels);
   double sum = 0.0;
@@ -67,9 +67,7 @@ double dispersion_switch_integral(double sigma_nm, double r_switch_nm, double r_
     double panel = 0.0;
     for (int k = 0; k < GaussLegendre::n; ++k) {
       const double r = mid + half * gl.x[k];
-      const double one_minus_s = 1.0 - switching_function(r, r_switch_nm, r_cut_nm).s;
-      const double r2 = r * r, r4 = r2 * r2;
-      panel += gl.w[k] * (s12 / (r4 * r4 * r2) - s6 / r4) * one_minus_s;
+      panel += gl.w[k] * f(r) * (1.0 - switching_function(r, r_switch_nm, r_cut_nm).s);
     }
     sum += half * panel;
     lo = hi;
@@ -77,12 +75,56 @@ double dispersion_switch_integral(double sigma_nm, double r_switch_nm, double r_
   return sum;
 }
 
+double dispersion_switch_integral(double sigma_nm, double r_switch_nm, double r_cut_nm) {
+  const double s6 = std::pow(sigma_nm, 6);
+  const double s12 = s6 * s6;
+  const auto f = [&](double r) {
+    const double r2 = r * r, r4 = r2 * r2;
+    return s12 / (r4 * r4 * r2) - s6 / r4;
+  };
+  return switch_region_integral(f, r_switch_nm, r_cut_nm);
+}
+
+DispersionSwitchIntegrals dispersion_switch_integrals(double r_switch_nm, double r_cut_nm) {
+  const auto r10 = [](double r) { return 1.0 / std::pow(r, 10); };
+  const auto r4 = [](double r) { return 1.0 / std::pow(r, 4); };
+  return {switch_region_integral(r10, r_switch_nm, r_cut_nm), switch_region_integral(r4, r_switch_nm, r_cut_nm)};
+}
+
+namespace {
+
+// With a type table (System::lj_types): 2 pi N^2 <c12/(9 rc^9) - c6/(3 rc^3) + c12 J12 - c6 J6> over the
+// N(N+1)/2 pairs i <= j, counted by type pair (OpenMM's CustomNonbondedForce long-range correction for
+// c12/r^12 - c6/r^6, whose particle classes are the types), J the switching integrals.
+double table_dispersion_coefficient(const System& system) {
+  const NonbondedSettings& nb = system.nonbonded;
+  const LjTypeTable& t = *system.lj_types;
+  const std::size_t nt = std::size_t(t.num_types);
+  std::vector<double> count(nt, 0.0);
+  for (const int type : t.particle_type) count[std::size_t(type)] += 1.0;
+  const double rc = nb.cutoff_nm;
+  DispersionSwitchIntegrals j{0.0, 0.0};
+  if (nb.switch_distance_nm) j = dispersion_switch_integrals(*nb.switch_distance_nm, rc);
+  const double w12 = 1.0 / (9.0 * std::pow(rc, 9)) + j.r10, w6 = 1.0 / (3.0 * std::pow(rc, 3)) + j.r4;
+  double sum = 0.0;
+  for (std::size_t a = 0; a < nt; ++a)
+    for (std::size_t b = a; b < nt; ++b) {
+      const double pairs = a == b ? count[a] * (count[a] + 1.0) / 2.0 : count[a] * count[b];
+      sum += pairs * (t.c12_kj_per_mol_nm12[a * nt + b] * w12 - t.c6_kj_per_mol_nm6[a * nt + b] * w6);
+    }
+  const double nd = double(system.num_particles());
+  return 2.0 * kPi * nd * nd * sum / (nd * (nd + 1.0) / 2.0);
+}
+
+}  // namespace
+
 double dispersion_correction_coefficient(const System& system) {
   const NonbondedSettings& nb = system.nonbonded;
   if (!nb.dispersion_correction) return 0.0;
   if (nb.method == NonbondedMethod::NoCutoff || nb.method == NonbondedMethod::CutoffNonPeriodic) return 0.0;
   const int n = system.num_particles();
   if (n == 0) return 0.0;
+  if (system.lj_types) return table_dispersion_coefficient(system);
 
   // Classes of particles with identical (sigma, epsilon), counted.
   std::map<std::pair<double, double>, long> classes;

@@ -6,9 +6,11 @@
 //   nonbonded            = nonbonded_direct + nonbonded_reciprocal
 //   external             = forces added from outside the platform (Context::add_external_force)
 //   restraint            = position restraints (Context::set_position_restraints)
-//   rb_torsion, improper, cmap: Ryckaert-Bellemans torsions, harmonic (CHARMM) impropers, CMAP, each its own
-//                          group as in the OpenMM references (torsion holds the periodic torsions only)
-//   total                = bond + angle + torsion + rb_torsion + improper + cmap + nonbonded + external + restraint
+//   urey_bradley, rb_torsion, improper, cmap: CHARMM's Urey-Bradley 1-3 terms, Ryckaert-Bellemans torsions,
+//                          harmonic (CHARMM) impropers, CMAP, each its own group as in the OpenMM references
+//                          (bond holds the chemical bonds only, torsion the periodic torsions only)
+//   total                = bond + angle + urey_bradley + torsion + rb_torsion + improper + cmap + nonbonded
+//                          + external + restraint
 // Units: kJ/mol.
 #pragma once
 
@@ -25,6 +27,7 @@ namespace mdsim {
 struct EnergyTerms {
   double bond = 0.0;
   double angle = 0.0;
+  double urey_bradley = 0.0;
   double torsion = 0.0;
   double rb_torsion = 0.0;
   double improper = 0.0;
@@ -46,11 +49,12 @@ struct EnergyTerms {
       case BondedEnergy::RbTorsion: return rb_torsion;
       case BondedEnergy::Improper: return improper;
       case BondedEnergy::Cmap: return cmap;
+      case BondedEnergy::UreyBradley: return urey_bradley;
     }
     return torsion;
   }
   // Every bonded term's energy together (what total adds besides nonbonded, external and restraint).
-  double bonded_sum() const { return bond + angle + torsion + rb_torsion + improper + cmap; }
+  double bonded_sum() const { return bond + angle + urey_bradley + torsion + rb_torsion + improper + cmap; }
 };
 
 // Bit mask selecting the terms a call evaluates (energies of the others stay 0, their forces are
@@ -65,7 +69,8 @@ enum ForceTerm : unsigned {
   kTermRbTorsion = 1u << 6,
   kTermImproper = 1u << 7,
   kTermCmap = 1u << 8,
-  kTermBonded = kTermBond | kTermAngle | kTermTorsion | kTermRbTorsion | kTermImproper | kTermCmap,
+  kTermUreyBradley = 1u << 9,
+  kTermBonded = kTermBond | kTermAngle | kTermUreyBradley | kTermTorsion | kTermRbTorsion | kTermImproper | kTermCmap,
   kTermNonbonded = kTermNonbondedDirect | kTermNonbondedReciprocal,
   kTermAll = kTermBonded | kTermNonbonded | kTermRestraint,
 };
@@ -73,9 +78,10 @@ enum ForceTerm : unsigned {
 // The terms that add up to the total (with external and restraint, 0 for `mdsim energy`), and the ones already
 // counted in them: nonbonded (direct + reciprocal) and the dispersion correction (part of nonbonded_direct).
 // `mdsim energy --json` lists them apart so its energies_kj_per_mol add up.
-inline std::array<std::pair<const char*, double>, 8> additive_terms(const EnergyTerms& e) {
+inline std::array<std::pair<const char*, double>, 9> additive_terms(const EnergyTerms& e) {
   return {{{"bond", e.bond},
            {"angle", e.angle},
+           {"urey_bradley", e.urey_bradley},
            {"torsion", e.torsion},
            {"rb_torsion", e.rb_torsion},
            {"improper", e.improper},
@@ -88,13 +94,13 @@ inline std::array<std::pair<const char*, double>, 2> included_terms(const Energy
 }
 
 // Every term with its name as reports spell it (`mdsim energy --json`, Python's energies), in EnergyTerms' order.
-inline std::array<std::pair<const char*, double>, 11> named_terms(const EnergyTerms& e) {
-  std::array<std::pair<const char*, double>, 11> out;
+inline std::array<std::pair<const char*, double>, 12> named_terms(const EnergyTerms& e) {
+  std::array<std::pair<const char*, double>, 12> out;
   const auto additive = additive_terms(e);
   std::copy(additive.begin(), additive.end(), out.begin());
-  out[8] = {"dispersion_correction", e.dispersion_correction};
-  out[9] = {"nonbonded", e.nonbonded};
-  out[10] = {"total", e.total};
+  out[9] = {"dispersion_correction", e.dispersion_correction};
+  out[10] = {"nonbonded", e.nonbonded};
+  out[11] = {"total", e.total};
   return out;
 }
 
@@ -115,6 +121,7 @@ constexpr unsigned term_bit(BondedEnergy group) {
     case BondedEnergy::RbTorsion: return kTermRbTorsion;
     case BondedEnergy::Improper: return kTermImproper;
     case BondedEnergy::Cmap: return kTermCmap;
+    case BondedEnergy::UreyBradley: return kTermUreyBradley;
   }
   return kTermTorsion;
 }

@@ -80,6 +80,32 @@ void check_cmap(const System& s) {
   }
 }
 
+// The LJ type table (System::lj_types): one type in range per particle, num_types^2 finite entries, symmetric.
+void check_lj_types(const System& s) {
+  if (!s.lj_types) return;
+  const LjTypeTable& t = *s.lj_types;
+  const size_t nt = size_t(std::max(t.num_types, 0));
+  if (t.num_types <= 0 || t.particle_type.size() != size_t(s.num_particles()) || t.c12_kj_per_mol_nm12.size() != nt * nt ||
+      t.c6_kj_per_mol_nm6.size() != nt * nt)
+    throw RuntimeError("system: the LJ type table has " + std::to_string(t.num_types) + " types, " +
+                       std::to_string(t.particle_type.size()) + " particle types for " +
+                       std::to_string(s.num_particles()) + " particles and " +
+                       std::to_string(t.c12_kj_per_mol_nm12.size()) + "/" + std::to_string(t.c6_kj_per_mol_nm6.size()) +
+                       " c12/c6 entries; it needs one type per particle and num_types^2 entries of each");
+  for (size_t i = 0; i < t.particle_type.size(); ++i)
+    if (t.particle_type[i] < 0 || t.particle_type[i] >= t.num_types)
+      throw RuntimeError("system: particle " + std::to_string(i) + " has LJ type " + std::to_string(t.particle_type[i]) +
+                         ", outside 0 .. " + std::to_string(t.num_types - 1));
+  for (size_t a = 0; a < nt; ++a)
+    for (size_t b = 0; b < nt; ++b) {
+      const double c12 = t.c12_kj_per_mol_nm12[a * nt + b], c6 = t.c6_kj_per_mol_nm6[a * nt + b];
+      if (!std::isfinite(c12) || !std::isfinite(c6) || c12 != t.c12_kj_per_mol_nm12[b * nt + a] ||
+          c6 != t.c6_kj_per_mol_nm6[b * nt + a])
+        throw RuntimeError("system: the LJ type table's entry for types " + std::to_string(a) + " and " +
+                           std::to_string(b) + " is not finite or not symmetric");
+    }
+}
+
 }  // namespace
 
 // |sum_j M(j+1) exp(2 pi i m j / n)|^2 for m = 0..n-1. Where it vanishes (m = n/2 for even n and
@@ -125,6 +151,7 @@ void validate_system(const System& s) {
       for (const int atom : terms[t].atoms()) check_index(atom, n, terms[t].kName, t);
   });
   check_cmap(s);
+  check_lj_types(s);
   for (int i = 0; i < n; ++i) {
     if (s.sigma_nm[size_t(i)] < 0.0 || s.epsilon_kj_per_mol[size_t(i)] < 0.0)
       throw RuntimeError("system: particle " + std::to_string(i) + " has a negative sigma or epsilon");

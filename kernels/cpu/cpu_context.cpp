@@ -16,6 +16,7 @@
 #include "physics/philox.hpp"
 #include "platform/barostat.hpp"
 #include "platform/velocities.hpp"
+#include "platform/virtual_sites.hpp"
 
 namespace mdsim {
 
@@ -47,6 +48,7 @@ class CpuContext final : public Context {
     check_size(positions, "positions");
     check_finite_input(positions, "positions");
     std::copy(positions.begin(), positions.end(), x_.begin());  // in place: views of x_ stay valid
+    place_virtual_sites(system_, x_);
     positions_set_ = true;
     forces_valid_ = false;
   }
@@ -73,6 +75,7 @@ class CpuContext final : public Context {
     const std::vector<Vec3d> reference = x_;
     constraints_.apply_positions(reference, x_, tolerance);
     constraints_.apply_velocities(x_, v_, tolerance);
+    place_virtual_sites(system_, x_);
     forces_valid_ = false;
   }
 
@@ -99,6 +102,7 @@ class CpuContext final : public Context {
         langevin_middle_step();
       else
         verlet_step();
+      place_virtual_sites(system_, x_);  // sites follow their parents (trajectories and checkpoints read x_)
       check_finite();
       ++step_;
       time_ps_ += settings_.integrator.timestep_ps;
@@ -137,6 +141,7 @@ class CpuContext final : public Context {
   void state_written(StateField field) override {
     if (field == StateField::Positions) {
       check_finite_input(x_, "positions");
+      place_virtual_sites(system_, x_);
       forces_valid_ = false;
       positions_set_ = true;
     } else if (field == StateField::Velocities) {
@@ -197,6 +202,8 @@ class CpuContext final : public Context {
   EnergyTerms evaluate(const std::vector<Vec3d>& x, std::vector<Vec3d>& f, bool energy_wanted) {
     EnergyTerms e = evaluator_.compute(x, &f);
     if (externals_.empty()) return e;
+    site_forces_.clear();  // the sites' rows before the external forces: what they add there is spread below
+    for (const VirtualSite& site : system_.virtual_sites) site_forces_.push_back(f[static_cast<std::size_t>(site.particle)]);
     StateArray positions, forces;
     positions.data = const_cast<double*>(reinterpret_cast<const double*>(x.data()));
     positions.rows = forces.rows = x.size();
@@ -208,8 +215,25 @@ class CpuContext final : public Context {
       if (!std::isfinite(f[i].x) || !std::isfinite(f[i].y) || !std::isfinite(f[i].z))
         throw RuntimeError("the forces on particle " + std::to_string(i) + " are not finite after the external "
                            "forces (" + external_force_names(externals_) + ") were added");
+    if (!system_.virtual_sites.empty()) spread_external_site_forces(x, f);
     e.total += e.external;
     return e;
+  }
+
+  // Spreads onto the parents what the external forces added to the sites' rows (site_forces_: the rows before),
+  // at x with the sites placed; the sites' rows keep the force on them (getState's convention).
+  void spread_external_site_forces(const std::vector<Vec3d>& x, std::vector<Vec3d>& f) {
+    std::vector<Vec3d> added(f.size(), Vec3d(0, 0, 0));
+    for (std::size_t k = 0; k < system_.virtual_sites.size(); ++k) {
+      const auto site = static_cast<std::size_t>(system_.virtual_sites[k].particle);
+      added[site] = f[site] - site_forces_[k];
+    }
+    std::vector<Vec3d> placed = x;
+    place_virtual_sites(system_, placed);
+    spread_virtual_site_forces(system_, placed, added);
+    for (std::size_t k = 0; k < system_.virtual_sites.size(); ++k)
+      added[static_cast<std::size_t>(system_.virtual_sites[k].particle)] = Vec3d(0, 0, 0);
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] += added[i];
   }
 
   void ensure_forces() {
@@ -231,6 +255,7 @@ class CpuContext final : public Context {
       return trial_energy_.total;
     };
     if (barostat_->attempt(x_, box, energy_.total, seed_, step_, trial)) {
+      place_virtual_sites(system_, x_);  // as the trial evaluation placed them
       box_ = box;
       std::copy(trial_forces_.begin(), trial_forces_.end(), f_.begin());
       energy_ = trial_energy_;
@@ -312,7 +337,7 @@ class CpuContext final : public Context {
   std::uint64_t seed_;
   int dof_;
   std::vector<double> inverse_mass_;
-  std::vector<Vec3d> x_, v_, f_, x_new_, x_unconstrained_, shifted_v_, trial_forces_;
+  std::vector<Vec3d> x_, v_, f_, x_new_, x_unconstrained_, shifted_v_, trial_forces_, site_forces_;
   std::vector<std::shared_ptr<ExternalForce>> externals_;
   EnergyTerms energy_, trial_energy_;
   bool forces_valid_ = false;

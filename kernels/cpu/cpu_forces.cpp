@@ -14,6 +14,7 @@
 #include "physics/bonded.hpp"
 #include "physics/nonbonded.hpp"
 #include "physics/restraint.hpp"
+#include "platform/virtual_sites.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -81,9 +82,11 @@ struct CpuForceEvaluator::Impl {
   // scratch, in cell order
   std::vector<double> qs;
   std::vector<LjParticle<double>> lj;
+  std::vector<int> lj_type;  // System::lj_types' type of each particle, when set
   std::vector<std::vector<Vec3d>> thread_forces;
   std::vector<std::vector<int>> thread_stamp;
   PositionRestraints restraints;
+  std::vector<Vec3d> placed_x;  // the positions with the virtual sites placed (systems with sites)
   // The bonded terms' shared data: CMAP's patch table, made once, and the views evaluate_bonded reads.
   CmapTable cmap;
   std::vector<CmapMapView<double>> cmap_views;
@@ -102,6 +105,7 @@ struct CpuForceEvaluator::Impl {
 CpuForceEvaluator::CpuForceEvaluator(const System& system)
     : system_(system), plan_(plan_nonbonded(system_)), impl_(std::make_unique<Impl>()) {
   const System& s = system_;
+  check_virtual_sites(s);
   const int n = s.num_particles();
   for (const NonbondedException& e : s.exceptions)
     if (e.charge_product_e2 != 0.0 || e.epsilon_kj_per_mol != 0.0) impl_->interacting.push_back(e);
@@ -151,9 +155,24 @@ struct PairLoopInput {
   const Imager* imager;  // null: open boundaries
   double cutoff2;        // infinite: no cutoff
   PairConstants<double> pair;
+  // With System::lj_types: each particle's type (cell order) and the c12/c6 tables ([t1 * num_types + t2]).
+  const std::vector<int>* lj_type = nullptr;
+  const LjTypeTable* table = nullptr;
 };
 
-template <CoulombMethod C, Geometry G, bool kCutoff, bool kSwitch>
+// A pair's LJ parameters: by the combining rule, or (kTable) from the type table.
+template <bool kTable>
+auto pair_lj(const PairLoopInput& in, [[maybe_unused]] const LjParticle<double>& a, int pa, int pb) {
+  if constexpr (kTable) {
+    const std::size_t k = std::size_t((*in.lj_type)[std::size_t(pa)] * in.table->num_types + (*in.lj_type)[std::size_t(pb)]);
+    return LjC12C6<double>{in.table->c12_kj_per_mol_nm12[k], in.table->c6_kj_per_mol_nm6[k]};
+  } else {
+    const LjParticle<double>& b = (*in.lj)[std::size_t(pb)];
+    return LjSigmaEpsilon<double>{a.half_sigma_nm + b.half_sigma_nm, a.two_sqrt_epsilon * b.two_sqrt_epsilon};
+  }
+}
+
+template <CoulombMethod C, Geometry G, bool kCutoff, bool kSwitch, bool kTable>
 double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& thread_forces,
                  std::vector<std::vector<int>>& thread_stamp, bool want_forces) {
   const CellList& cells = *in.cells;
@@ -203,8 +222,8 @@ double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& threa
             }
             const double r = std::sqrt(r2);
             const double inv_r = 1.0 / r;
-            const PairResult<double> pr =
-                nonbonded_pair<double, C, kSwitch, true>(r2, inv_r, qi, qs[size_t(pj)], lj_i, lj[size_t(pj)], in.pair);
+            const PairResult<double> pr = nonbonded_pair_lj<double, C, kSwitch, true>(
+                r2, inv_r, qi * qs[size_t(pj)], pair_lj<kTable>(in, lj_i, p, pj), in.pair);
             energy += pr.energy;
             if (want_forces) {
               const Vec3d fj = d * pr.f_over_r;
@@ -223,29 +242,31 @@ double pair_loop(const PairLoopInput& in, std::vector<std::vector<Vec3d>>& threa
   return total;
 }
 
-// The pair loop instantiated for the plan's method: Coulomb flavour, geometry, cutoff and switching.
+// The pair loop instantiated for the plan's method: Coulomb flavour, geometry, cutoff and switching; kTable: LJ
+// from System::lj_types.
+template <bool kTable>
 double run_pair_loop(const NonbondedPlan& plan, bool shifts_exact, const PairLoopInput& in,
                      std::vector<std::vector<Vec3d>>& tf, std::vector<std::vector<int>>& ts, bool want) {
   const bool sw = plan.switching;
   const NonbondedMethod method = plan.method;
   if (method == NonbondedMethod::NoCutoff)
-    return pair_loop<CoulombMethod::Plain, Geometry::Open, false, false>(in, tf, ts, want);
+    return pair_loop<CoulombMethod::Plain, Geometry::Open, false, false, kTable>(in, tf, ts, want);
   if (method == NonbondedMethod::CutoffNonPeriodic)
-    return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, true>(in, tf, ts, want)
-              : pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, false>(in, tf, ts, want);
+    return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, true, kTable>(in, tf, ts, want)
+              : pair_loop<CoulombMethod::ReactionField, Geometry::Open, true, false, kTable>(in, tf, ts, want);
   // periodic: reaction field or Ewald, image shifts per neighbour cell or wraps per pair
   if (method == NonbondedMethod::CutoffPeriodic) {
     if (shifts_exact)
-      return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
-                : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
-    return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
-              : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
+      return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, true, kTable>(in, tf, ts, want)
+                : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicShift, true, false, kTable>(in, tf, ts, want);
+    return sw ? pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, true, kTable>(in, tf, ts, want)
+              : pair_loop<CoulombMethod::ReactionField, Geometry::PeriodicWrap, true, false, kTable>(in, tf, ts, want);
   }
   if (shifts_exact)
-    return sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, true>(in, tf, ts, want)
-              : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, false>(in, tf, ts, want);
-  return sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, true>(in, tf, ts, want)
-            : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, false>(in, tf, ts, want);
+    return sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, true, kTable>(in, tf, ts, want)
+              : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicShift, true, false, kTable>(in, tf, ts, want);
+  return sw ? pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, true, kTable>(in, tf, ts, want)
+            : pair_loop<CoulombMethod::Ewald, Geometry::PeriodicWrap, true, false, kTable>(in, tf, ts, want);
 }
 
 // A non-finite coordinate would send the cell list out of range: stop with the cause instead.
@@ -286,7 +307,15 @@ double CpuForceEvaluator::Impl::pair_energy(const System& s, const NonbondedPlan
   if (plan.periodic) imager.emplace(*box);
   PairLoopInput in{&cells, &cells.sorted_positions, &qs, &lj, &plan.exclusion_start,
                    &plan.exclusion_partner, imager ? &*imager : nullptr, cutoff * cutoff, plan.pair};
-  const double energy = run_pair_loop(plan, cells.shifts_exact, in, thread_forces, thread_stamp, forces != nullptr);
+  if (s.lj_types) {
+    lj_type.resize(size_t(n));
+    for (int p = 0; p < n; ++p) lj_type[size_t(p)] = s.lj_types->particle_type[size_t(cells.atoms[size_t(p)])];
+    in.lj_type = &lj_type;
+    in.table = &*s.lj_types;
+  }
+  const bool want = forces != nullptr;
+  const double energy = s.lj_types ? run_pair_loop<true>(plan, cells.shifts_exact, in, thread_forces, thread_stamp, want)
+                                   : run_pair_loop<false>(plan, cells.shifts_exact, in, thread_forces, thread_stamp, want);
   if (forces) {
     for (const std::vector<Vec3d>& buffer : thread_forces) {
       for (int p = 0; p < n; ++p) (*forces)[size_t(cells.atoms[size_t(p)])] += buffer[size_t(p)];
@@ -355,10 +384,17 @@ double CpuForceEvaluator::Impl::restraint_energy(const System& s, const std::vec
 
 // ---------------------------------------------------------------------------------------------
 
-EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<Vec3d>* forces, unsigned terms) {
+EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x_given, std::vector<Vec3d>* forces,
+                                       unsigned terms) {
   const System& s = system_;
   const int n = s.num_particles();
-  check_positions(x, n);
+  check_positions(x_given, n);
+  // Virtual sites placed from their parents, in a copy (the caller's positions may be a trial's).
+  if (!s.virtual_sites.empty()) {
+    impl_->placed_x = x_given;
+    place_virtual_sites(s, impl_->placed_x);
+  }
+  const std::vector<Vec3d>& x = s.virtual_sites.empty() ? x_given : impl_->placed_x;
   if (forces) forces->assign(size_t(n), Vec3d());
   EnergyTerms e;
   Impl& im = *impl_;
@@ -384,6 +420,7 @@ EnergyTerms CpuForceEvaluator::compute(const std::vector<Vec3d>& x, std::vector<
   if ((terms & kTermNonbondedReciprocal) && pme) e.nonbonded_reciprocal = im.reciprocal_energy(s, alpha, x, forces);
   if ((terms & kTermRestraint) && !im.restraints.empty()) e.restraint = im.restraint_energy(s, x, forces);
 
+  if (forces && !s.virtual_sites.empty()) spread_virtual_site_forces(s, x, *forces);  // site rows kept (getState's)
   e.nonbonded = e.nonbonded_direct + e.nonbonded_reciprocal;
   e.total = e.bonded_sum() + e.nonbonded + e.restraint;
   return e;

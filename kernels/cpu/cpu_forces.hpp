@@ -35,7 +35,10 @@ class CpuForceEvaluator {
   CpuForceEvaluator& operator=(const CpuForceEvaluator&) = delete;
 
   // Energies of the selected terms; when forces is non-null it is resized to the particle count
-  // and OVERWRITTEN with the sum of the selected terms' forces.
+  // and OVERWRITTEN with the sum of the selected terms' forces. Virtual sites are placed from their parents
+  // (in a copy; the given rows of sites are ignored) and their forces spread onto the parents, in OpenMM's
+  // getState(getForces=True) convention: a parent's row includes the share spread onto it, a site's row keeps the
+  // force on the site itself (platform/virtual_sites.hpp).
   EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces,
                       unsigned terms = kTermAll);
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "platform/virtual_sites.hpp"
 
 namespace mdsim {
 
@@ -28,9 +29,10 @@ class CpuMinimizerBackend final : public MinimizerBackend {
  public:
   // constraints: the system's masses (start positions, final check); projector: unit masses (the
   // retraction and the tangent projections), null when the system has no constraints.
-  CpuMinimizerBackend(const EnergyAndForces& energy_and_forces, CpuConstraints& constraints,
+  CpuMinimizerBackend(const EnergyAndForces& energy_and_forces, const System& system, CpuConstraints& constraints,
                       CpuConstraints* projector, std::size_t particles)
-      : energy_and_forces_(energy_and_forces), constraints_(constraints), projector_(projector), n_(particles) {}
+      : energy_and_forces_(energy_and_forces), system_(system), constraints_(constraints), projector_(projector),
+        n_(particles) {}
 
   Coords& operator[](Vector v) { return vectors_[static_cast<std::size_t>(v)]; }
 
@@ -82,10 +84,16 @@ class CpuMinimizerBackend final : public MinimizerBackend {
   double max_norm(Vector v) override { return mdsim::max_norm((*this)[v]); }
 
   bool constrained() const override { return projector_ != nullptr; }
-  double energy(Vector x) override { return energy_and_forces_((*this)[x], scratch_forces_); }
+  // Virtual sites are re-placed at every point evaluated and have gradient 0: the minimiser never moves them.
+  double energy(Vector x) override {
+    place_virtual_sites(system_, (*this)[x]);
+    return energy_and_forces_((*this)[x], scratch_forces_);
+  }
   double evaluate(Vector x, Vector gradient) override {
     Coords& g = (*this)[gradient];
+    place_virtual_sites(system_, (*this)[x]);
     const double e = energy_and_forces_((*this)[x], g);
+    zero_virtual_site_rows(system_, g);
     if (projector_) project_out_constraint_forces(*projector_, (*this)[x], g);
     for (auto& v : g) v = -v;
     return e;
@@ -104,6 +112,7 @@ class CpuMinimizerBackend final : public MinimizerBackend {
 
  private:
   const EnergyAndForces& energy_and_forces_;
+  const System& system_;
   CpuConstraints& constraints_;
   CpuConstraints* projector_;
   std::size_t n_;
@@ -135,7 +144,7 @@ MinimizationResult minimize_on_manifold(const EnergyAndForces& energy_and_forces
     throw RuntimeError("minimize: positions for " + std::to_string(positions.size()) + " particles, system has " +
                        std::to_string(system.num_particles()));
   CpuConstraints projector(system, std::vector<double>(static_cast<std::size_t>(system.num_particles()), 1.0));
-  CpuMinimizerBackend backend(energy_and_forces, constraints, constraints.empty() ? nullptr : &projector,
+  CpuMinimizerBackend backend(energy_and_forces, system, constraints, constraints.empty() ? nullptr : &projector,
                               positions.size());
   const Vector x = backend.new_vector();
   backend[x] = positions;

@@ -1,5 +1,5 @@
 // Bonded kernel (included by cuda_forces.cu only): every bonded term type of System (BondedTermTypes:
-// harmonic bonds, harmonic angles, periodic torsions, RB torsions, harmonic impropers, CMAP) in one
+// harmonic bonds, harmonic angles, periodic torsions, RB torsions, harmonic impropers, CMAP, Urey-Bradley) in one
 // launch, each thread one term, through physics/bonded.hpp — the functions the CPU reference platform
 // calls. Displacements are not imaged (OpenMM's default for these forces). The terms' shared data
 // (BondedTables: CMAP's patch table, a device copy of model/cmap's make_cmap_table) is a kernel argument.

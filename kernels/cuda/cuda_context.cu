@@ -106,6 +106,7 @@ class CudaContext final : public Context {
     copy_positions(n_, positions(), atoms_.x_old.data(), stream_);
     constrain_positions(atoms_.x_old.data(), tolerance);
     constrain_velocities(atoms_.v.data(), tolerance);
+    evaluator_.place_virtual_sites();
     MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     invalidate_forces();
   }
@@ -157,6 +158,9 @@ class CudaContext final : public Context {
       s += std::max(merged, 1);
       invalidate_forces();
     }
+    // Sites follow their parents in the positions read back (state, frames, checkpoints); every evaluation places
+    // them itself. One launch per call, none without sites.
+    evaluator_.place_virtual_sites();
   }
 
   // Whether the `count` steps from step_ on may run as one graph: no barostat move due after the first
@@ -227,6 +231,7 @@ class CudaContext final : public Context {
   void state_written(StateField field) override {
     if (field == StateField::Positions) {
       positions_set_ = true;
+      evaluator_.place_virtual_sites();
       invalidate_forces();
     }
   }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -28,9 +30,11 @@
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/cuda/restraint_kernels.cuh"
 #include "kernels/cuda/step_timeline.hpp"
+#include "kernels/cuda/virtual_site_kernels.cuh"
 #include "model/cmap.hpp"
 #include "physics/nonbonded.hpp"
 #include "platform/nonbonded_plan.hpp"
+#include "platform/virtual_sites.hpp"
 
 namespace mdsim {
 
@@ -58,7 +62,7 @@ using cuda::kThreads;
 
 // Bonded slots first, in BondedEnergy order (the bonded kernel adds at kSlotBond + group).
 enum EnergySlot {
-  kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotRbTorsion, kSlotImproper, kSlotCmap,
+  kSlotBond = 0, kSlotAngle, kSlotTorsion, kSlotRbTorsion, kSlotImproper, kSlotCmap, kSlotUreyBradley,
   kSlotPairs, kSlotExceptions, kSlotReciprocal, kSlotRestraint, kNumSlots
 };
 static_assert(kSlotBond + kNumBondedEnergies == kSlotPairs, "one energy slot per BondedEnergy");
@@ -98,6 +102,8 @@ class Evaluator {
     energy_.resize(kNumSlots);
     upload_exceptions();
     upload_bonded_terms();
+    upload_lj_table();
+    upload_virtual_sites();
     create_pme();
     const std::size_t free_after = free_device_memory();
     memory_bytes_ = free_before > free_after ? free_before - free_after : 0;
@@ -126,6 +132,7 @@ class Evaluator {
       }
     }
     pos_.upload(p, stream_);
+    launch_place_sites();  // the positions read back hold the sites placed
     list_->set_extent(
         make_double3(std::max(hi.x - lo.x, 1e-3), std::max(hi.y - lo.y, 1e-3), std::max(hi.z - lo.z, 1e-3)));
     if (resort) list_->request_sort();
@@ -184,13 +191,16 @@ class Evaluator {
       enqueue_evaluation(with_energy, update);
       list_->update_enqueued(update);
     }
-    // Outside the graph, after it on the same stream: the external forces add into the sums.
+    // Outside the graph, after it on the same stream: the external forces add into the sums (then the sites'
+    // forces are spread, which the evaluation left to this point).
     external_energy_ = external_ ? external_(with_energy) : 0.0;
+    if (external_) launch_spread_sites();
   }
 
   void set_external_hook(std::function<double(bool)> hook, std::string names) {
     external_ = std::move(hook);
     external_names_ = std::move(names);
+    if (num_sites_ > 0) invalidate_graphs();  // whether the evaluation spreads the sites' forces depends on it
   }
   const Boxd& box() const { return box_; }
 
@@ -296,8 +306,31 @@ class Evaluator {
       p.charge[i] = real(sys_.charge_e[i]);
       const LjParticle<real> lj = lj_particle<real>(sys_.sigma_nm[i], sys_.epsilon_kj_per_mol[i]);
       p.params[i] = cuda::VecTypes<real>::make2(lj.half_sigma_nm, lj.two_sqrt_epsilon);
+      if (sys_.lj_types) {  // the type and its table row, as bits (cuda::lj_type_bits)
+        const int type = sys_.lj_types->particle_type[i];
+        p.params[i] = cuda::VecTypes<real>::make2(int_bits(type), int_bits(type * sys_.lj_types->num_types));
+      }
     }
     return p;
+  }
+
+  // An int's bits in a real (the low 32 or 64 bits), as the pair kernel reads them back (cuda::lj_type_bits).
+  static real int_bits(int v) {
+    using Bits = std::conditional_t<sizeof(real) == 4, std::int32_t, std::int64_t>;
+    const Bits bits = v;
+    real out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+  }
+
+  // System::lj_types' (c12, c6) per type pair, rounded once to real (none without a table).
+  void upload_lj_table() {
+    if (!sys_.lj_types) return;
+    const LjTypeTable& t = *sys_.lj_types;
+    std::vector<real2> table(t.c12_kj_per_mol_nm12.size());
+    for (std::size_t k = 0; k < table.size(); ++k)
+      table[k] = cuda::VecTypes<real>::make2(real(t.c12_kj_per_mol_nm12[k]), real(t.c6_kj_per_mol_nm6[k]));
+    lj_table_.upload(table);
   }
 
   cuda::NeighborListOptions list_options() const {
@@ -414,6 +447,7 @@ class Evaluator {
 
   void enqueue_evaluation(bool with_energy, const cuda::ListUpdate& update) {
     if (with_energy) energy_.zero(stream_);
+    launch_place_sites();
     cuda::timeline_mark(stream_, "main: evaluation start");
     list_->prepare(pos_.data(), box_, update);
     cuda::timeline_mark(stream_, "main: positions prepared");
@@ -442,6 +476,44 @@ class Evaluator {
     if (pme_) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, pme_done_, 0));
     MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, bonded_done_, 0));
     cuda::timeline_mark(stream_, "main: forces joined");
+    if (!external_) launch_spread_sites();  // with forces from outside: after them (compute)
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // ---- virtual sites (none: nothing launched) ----
+
+  void upload_virtual_sites() {
+    check_virtual_sites(sys_);
+    std::vector<cuda::DeviceVirtualSite> device;
+    for (const VirtualSite& v : sys_.virtual_sites)
+      device.push_back({v.particle, {v.parents[0], v.parents[1], v.parents[2]}, virtual_site_params<double>(v)});
+    num_sites_ = static_cast<int>(device.size());
+    if (num_sites_ > 0) sites_.upload(device, stream_);
+  }
+
+ public:
+  // Each site from its parents' positions, in place, on the main stream.
+  void launch_place_sites() {
+    if (num_sites_ == 0) return;
+    cuda::place_virtual_sites_kernel<<<cuda::blocks_for(num_sites_), cuda::kAtomThreads, 0, stream_>>>(
+        num_sites_, sites_.data(), pos_.data());
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // The sites' rows of an N x 3 double device array set to zero, on the main stream.
+  void zero_site_rows(Vec3d* rows) {
+    if (num_sites_ == 0) return;
+    cuda::zero_virtual_site_rows_kernel<<<cuda::blocks_for(num_sites_), cuda::kAtomThreads, 0, stream_>>>(
+        num_sites_, sites_.data(), rows);
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  // The force on each site spread onto its parents (the site's row kept), after every force of the evaluation.
+  void launch_spread_sites() {
+    if (num_sites_ == 0) return;
+    cuda::spread_virtual_site_forces_kernel<<<cuda::blocks_for(num_sites_), cuda::kAtomThreads, 0, stream_>>>(
+        num_sites_, sites_.data(), pos_.data(), force_.data(), npad_);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -485,19 +557,26 @@ class Evaluator {
     return p;
   }
 
-  template <CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
+  template <CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY, bool TABLE>
   void tile_kernel() {
     const cuda::TileKernelView<real> v = list_->tile_view();
-    cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY><<<pair_kernel_blocks(), 256, 0, stream_>>>(
+    cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY, TABLE><<<pair_kernel_blocks(), 256, 0, stream_>>>(
         v.tile_count, v.capacity, v.tile_row, v.tile_atoms, v.masks, v.sorted_posq, v.sorted_params, v.perm, v.npad,
         force_.data(), energy_.data() + kSlotPairs, v.block_center, v.block_half, cuda::box_as<real>(box_),
-        pair_params(), v.rebuild_flag, v.tile_cursor);
+        pair_params(), v.rebuild_flag, v.tile_cursor, lj_table_.data());
+  }
+
+  // The kernel with or without System::lj_types' table (separate instantiations).
+  template <CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
+  void tile_kernel_table() {
+    if (sys_.lj_types) tile_kernel<C, PERIODIC, SWITCH, ENERGY, true>();
+    else tile_kernel<C, PERIODIC, SWITCH, ENERGY, false>();
   }
 
   template <CoulombMethod C, bool PERIODIC, bool ENERGY>
   void tile_kernel_switch() {
-    if (plan_.switching) tile_kernel<C, PERIODIC, true, ENERGY>();
-    else tile_kernel<C, PERIODIC, false, ENERGY>();
+    if (plan_.switching) tile_kernel_table<C, PERIODIC, true, ENERGY>();
+    else tile_kernel_table<C, PERIODIC, false, ENERGY>();
   }
 
   template <bool ENERGY>
@@ -506,7 +585,7 @@ class Evaluator {
       case NonbondedMethod::PME: tile_kernel_switch<CoulombMethod::Ewald, true, ENERGY>(); break;
       case NonbondedMethod::CutoffPeriodic: tile_kernel_switch<CoulombMethod::ReactionField, true, ENERGY>(); break;
       case NonbondedMethod::CutoffNonPeriodic: tile_kernel_switch<CoulombMethod::ReactionField, false, ENERGY>(); break;
-      case NonbondedMethod::NoCutoff: tile_kernel<CoulombMethod::Plain, false, false, ENERGY>(); break;
+      case NonbondedMethod::NoCutoff: tile_kernel_table<CoulombMethod::Plain, false, false, ENERGY>(); break;
     }
   }
 
@@ -541,12 +620,13 @@ class Evaluator {
 
   // One launch over every term type; a System with only the first three (bonds, angles, periodic torsions:
   // amber's) launches the kernel instantiated over those alone, which needs 40 registers a thread where the
-  // one over all six (RB torsions, harmonic impropers, CMAP too) needs 72 (mixed precision, sm_90).
+  // one over all seven (RB torsions, harmonic impropers, CMAP, Urey-Bradley too) needs 72 (mixed precision,
+  // sm_90; the three with Urey-Bradley would need 48, and CHARMM's systems have impropers and CMAP anyway).
   void launch_bonded(bool with_energy, cudaStream_t stream) {
     constexpr std::size_t kAll = std::tuple_size_v<BondedTermTypes>;
-    static_assert(kAll == 6, "the first three types are bonds, angles and periodic torsions");
+    static_assert(kAll == 7, "the first three types are bonds, angles and periodic torsions");
     const bool only_first_three = std::get<3>(bonded_).size() == 0 && std::get<4>(bonded_).size() == 0 &&
-                                  std::get<5>(bonded_).size() == 0;
+                                  std::get<5>(bonded_).size() == 0 && std::get<6>(bonded_).size() == 0;
     if (only_first_three) launch_bonded_types(with_energy, stream, std::make_index_sequence<3>{});
     else launch_bonded_types(with_energy, stream, std::make_index_sequence<kAll>{});
   }
@@ -634,6 +714,9 @@ class Evaluator {
   DeviceBuffer<double4_16a> pos_;
   DeviceBuffer<unsigned long long> force_, energy_;
   DeviceBuffer<cuda::ExceptionData<real>> exceptions_;
+  DeviceBuffer<cuda::DeviceVirtualSite> sites_;  // System::virtual_sites (empty: none)
+  int num_sites_ = 0;
+  DeviceBuffer<real2> lj_table_;  // System::lj_types' (c12, c6) per type pair; empty without a table
   DeviceBuffer<cuda::WaterExclusionData<real>> water_exclusions_;  // PME only
   template <class Term>
   using BondedBuffer = DeviceBuffer<cuda::DeviceBondedTerm<Term, real>>;
@@ -771,6 +854,12 @@ int CudaForceEvaluator::num_tiles() const {
   return impl_->visit([](auto& e) { return e.num_tiles(); });
 }
 std::string CudaForceEvaluator::device_name() const { return impl_->device_name; }
+void CudaForceEvaluator::place_virtual_sites() {
+  impl_->visit([](auto& e) { e.launch_place_sites(); });
+}
+void CudaForceEvaluator::zero_virtual_site_rows(void* rows_xyz) {
+  impl_->visit([&](auto& e) { e.zero_site_rows(static_cast<Vec3d*>(rows_xyz)); });
+}
 
 EnergyTerms CudaForceEvaluator::compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces) {
   set_positions(positions_nm);

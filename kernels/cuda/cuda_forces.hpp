@@ -124,6 +124,15 @@ class CudaForceEvaluator {
   const unsigned long long* device_energies_fixed() const;  // bond, angle, torsion, pairs, exceptions, reciprocal, restraint
   double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box
 
+  // Virtual sites (System::virtual_sites; nothing is launched for a system without). Every evaluation places them
+  // from their parents first and, after all its forces (those added from outside included), spreads the force on
+  // each site onto its parents: forces() follows OpenMM's getState convention (a parent's row includes the share
+  // spread onto it, a site's row keeps the force on the site itself). place_virtual_sites enqueues the placing
+  // alone (a context after its steps); zero_virtual_site_rows zeroes the sites' rows of an N x 3 double device
+  // array (a minimiser's gradient). Both on device_stream().
+  void place_virtual_sites();
+  void zero_virtual_site_rows(void* rows_xyz);
+
   std::size_t device_memory_bytes() const;  // memory this evaluator allocated
   int num_tiles() const;                    // tiles in the current list (synchronises)
   int num_list_builds() const;              // tile-list builds so far (synchronises)

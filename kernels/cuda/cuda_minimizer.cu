@@ -239,6 +239,7 @@ class CudaMinimizerBackend final : public MinimizerBackend {
     forces_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, evaluator_.device_forces_fixed(),
                                                              evaluator_.force_stride(), g);
     MDSIM_CUDA_CHECK_LAUNCH();
+    evaluator_.zero_virtual_site_rows(g);  // a site is placed by each evaluation, never moved by the minimiser
     if (device_constraints_) device_constraints_->project((*this)[x], g, kMinimizerProjectionTolerance);
     negate_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, g, g);
     MDSIM_CUDA_CHECK_LAUNCH();

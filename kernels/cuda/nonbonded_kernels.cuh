@@ -45,6 +45,12 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
   return v;
 }
 
+// With a LJ type table (System::lj_types) the per-atom parameters hold, instead of (sigma/2, 2 sqrt(epsilon)), the
+// bits of two ints: .x the atom's type t, .y its row offset t * num_types in the table of (c12, c6) entries; a
+// pair's entry is table[row_i + t_j]. Bits, not values: no conversion in the pair step.
+__device__ __forceinline__ int lj_type_bits(float v) { return __float_as_int(v); }
+__device__ __forceinline__ int lj_type_bits(double v) { return static_cast<int>(__double_as_longlong(v)); }
+
 // The 32 pair steps of one tile (nonbonded_tile_kernel). Step k: this lane's atom i against the slot
 // (lane + k) mod 32, read from the warp's doubled slot arrays at [lane + k] (no wrap-around
 // arithmetic), while the slot forces fj rotate one lane down; fi and fj accumulate the forces on i and
@@ -53,11 +59,14 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
 // the cutoff (one branch per step for both).
 // `steps` (a multiple of 4) steps are taken from the addresses and mask bit given: all 32, or the last
 // 16 of a diagonal tile (see nonbonded_tile_kernel).
-template <bool IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY>
+// TABLE: LJ from the type table lj_table (see lj_type_bits), a separate instantiation so that the path without a
+// table is unchanged.
+template <bool IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY, bool TABLE>
 __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsigned int pos_address,
                                            unsigned int par_address, const real4_t<real>& pi, const real2_t<real>& si,
                                            const SearchBox<real>& image_box, const TilePairParams<real>& params,
-                                           Vec3<real>& fi, Vec3<real>& fj, double& tile_energy) {
+                                           const real2_t<real>* __restrict__ lj_table, Vec3<real>& fi, Vec3<real>& fj,
+                                           double& tile_energy) {
   const int lane = threadIdx.x & 31;
   const int src = (lane + 1) & 31;  // shuffle source
 #pragma unroll 1
@@ -77,8 +86,15 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
         // sorted_params hold the pair step's encoding (sigma/2, 2 sqrt(epsilon)); zero terms are not
         // skipped (a warp would diverge).
         // pi.w holds K q_i (Coulomb's constant folded in once per tile), so pi.w * pk.w is K q_i q_j.
-        const PairResult<real> pr =
-            nonbonded_pair<real, C, SWITCH, false, true>(r2, inv_r, pi.w * pk.w, si.x + sk.x, si.y * sk.y, params.pair);
+        PairResult<real> pr;
+        if constexpr (TABLE) {
+          const real2_t<real> c = __ldg(&lj_table[lj_type_bits(si.y) + lj_type_bits(sk.x)]);  // (c12, c6)
+          pr = nonbonded_pair_lj<real, C, SWITCH, false, true>(r2, inv_r, pi.w * pk.w, LjC12C6<real>{c.x, c.y},
+                                                               params.pair);
+        } else {
+          pr = nonbonded_pair<real, C, SWITCH, false, true>(r2, inv_r, pi.w * pk.w, si.x + sk.x, si.y * sk.y,
+                                                            params.pair);
+        }
         // The slot's force +d f/r and i's -d f/r, each one fused multiply-add per axis.
         fj.x = fma(d.x, pr.f_over_r, fj.x), fj.y = fma(d.y, pr.f_over_r, fj.y), fj.z = fma(d.z, pr.f_over_r, fj.z);
         fi.x = fma(-d.x, pr.f_over_r, fi.x), fi.y = fma(-d.y, pr.f_over_r, fi.y), fi.z = fma(-d.z, pr.f_over_r, fi.z);
@@ -125,7 +141,7 @@ __device__ __forceinline__ void add_tile_forces(int i, int j_own, const int* __r
 // the list's status, which the last warp to finish sets back to zero.
 constexpr int kTileChunk = 2;
 
-template <typename real, CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY>
+template <typename real, CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY, bool TABLE>
 __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
     const int* __restrict__ tile_atoms, const unsigned int* __restrict__ masks,
@@ -133,7 +149,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
     unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params,
-    int* __restrict__ rebuild_flag, int* __restrict__ tile_cursor) {
+    int* __restrict__ rebuild_flag, int* __restrict__ tile_cursor, const real2_t<real>* __restrict__ lj_table) {
   // Each warp's 32 slot atoms, twice over (slot s at [s] and [s + 32]), so that step k reads [lane + k].
   __shared__ real4_t<real> slot_posq[8][2 * kTileSize];  // 256 threads: 8 warps
   __shared__ real2_t<real> slot_params[8][2 * kTileSize];
@@ -200,11 +216,11 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       double tile_energy = 0.0;
       const int steps = kTileSize - first_step;
       if (per_pair_image) {
-        tile_steps<PERIODIC, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box,
-                                                      params, fi, fj, tile_energy);
+        tile_steps<PERIODIC, real, C, SWITCH, ENERGY, TABLE>(steps, pending, pos_address, par_address, pi, si,
+                                                             image_box, params, lj_table, fi, fj, tile_energy);
       } else {
-        tile_steps<false, real, C, SWITCH, ENERGY>(steps, pending, pos_address, par_address, pi, si, image_box,
-                                                   params, fi, fj, tile_energy);
+        tile_steps<false, real, C, SWITCH, ENERGY, TABLE>(steps, pending, pos_address, par_address, pi, si,
+                                                          image_box, params, lj_table, fi, fj, tile_energy);
       }
       add_tile_forces(i, j_own, perm, stride, force, fi, fj);
       if (ENERGY) {

@@ -60,8 +60,10 @@ TEST_CASE("mdsim energy --json reproduces OpenMM's energies and counts") {
     double sum = 0.0;
     for (const auto& [term, value] : listed.object)
       if (term != "total") sum += value.num();
-    CHECK(listed.size() == 9);  // bond, angle, torsion, rb_torsion, improper, cmap, nonbonded_direct, _reciprocal, total
-    for (const char* term : {"rb_torsion", "improper", "cmap"}) CHECK(listed[term].num() == 0.0);  // amber has none
+    // bond, angle, urey_bradley, torsion, rb_torsion, improper, cmap, nonbonded_direct, _reciprocal, total
+    CHECK(listed.size() == 10);
+    for (const char* term : {"urey_bradley", "rb_torsion", "improper", "cmap"})
+      CHECK(listed[term].num() == 0.0);  // amber has none
     CHECK(sum == Catch::Approx(listed["total"].num()).epsilon(1e-12));
     CHECK(!listed.has("dispersion_correction"));
     CHECK(out["included_kj_per_mol"]["nonbonded"].num() ==
@@ -75,7 +77,8 @@ TEST_CASE("mdsim energy --json reproduces OpenMM's energies and counts") {
     CHECK(json_number(r.out, "angles") == c["angles"].num());
     CHECK(json_number(r.out, "torsion_terms") == c["torsion_terms"].num());
     CHECK(json_number(r.out, "exceptions") == c["exceptions"].num());
-    for (const char* count : {"rb_torsions", "impropers", "cmap_torsions", "cmap_maps"}) CHECK(json_number(r.out, count) == 0);
+    for (const char* count : {"urey_bradleys", "rb_torsions", "impropers", "cmap_torsions", "cmap_maps"})
+      CHECK(json_number(r.out, count) == 0);
     CHECK(json_number(r.out, "waters") == c["waters"].num());
     CHECK(std::abs(json_number(r.out, "net_charge")) < 1e-9);
     if (periodic) {

@@ -282,15 +282,14 @@ TEST_CASE("what a serialized System cannot hold is refused at its line, naming t
             .find("sys.xml:" + std::to_string(line_of(rb, "RBTorsionForce")) +
                   ": force 5 (RBTorsionForce) is not supported yet: Ryckaert-Bellemans torsions") == 0);
 
-  // A virtual site: particle 21 (the last) becomes one.
+  // A virtual site of a type mdsim does not hold: particle 21 (the last) becomes a SymmetrySite.
   const std::string last_particle = "\t\t<Particle mass=\"1.008\"/>\n\t</Particles>";
   const std::string site = replaced(text, last_particle,
-                                    "\t\t<Particle mass=\"0\">\n\t\t\t<TwoParticleAverageSite p1=\"18\" p2=\"20\" "
-                                    "w1=\".5\" w2=\".5\"/>\n\t\t</Particle>\n\t</Particles>");
-  CHECK(mdsim_test::input_error_of([&] { parse_system_xml(site, "sys.xml"); }) ==
-        "sys.xml:" + std::to_string(line_of(site, "<TwoParticleAverageSite")) +
-            ": particle 21 is a virtual site (TwoParticleAverageSite): virtual sites (extra points of TIP4P/TIP5P/OPC "
-            "water, lone pairs) are not supported yet");
+                                    "\t\t<Particle mass=\"0\">\n\t\t\t<SymmetrySite p=\"18\"/>\n"
+                                    "\t\t</Particle>\n\t</Particles>");
+  CHECK(mdsim_test::input_error_of([&] { parse_system_xml(site, "sys.xml"); })
+            .find("sys.xml:" + std::to_string(line_of(site, "<SymmetrySite")) +
+                  ": particle 21 is a virtual site of type SymmetrySite, which mdsim does not support") == 0);
 
   // Damaged XML: the file's line and column.
   const std::string damaged = replaced(text, "<Particle mass=\"14.01\"/>", "<Particle mass=\"14.01\"");

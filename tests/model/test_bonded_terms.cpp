@@ -2,7 +2,8 @@
 // cpu_bonded_energy): every term type visited in BondedTermTypes' order, its forces against a central
 // finite difference of its energy, its atoms checked by validate_system with a message naming the
 // type, and molecules found along its atoms. The physics of the RB torsion and the harmonic improper in
-// detail: tests/physics/test_physics_functions.cpp; CMAP's: tests/model/test_cmap.cpp.
+// detail: tests/physics/test_physics_functions.cpp; CMAP's: tests/model/test_cmap.cpp; the Urey-Bradley term
+// (a bond's physics in its own energy term) against a hand-computed case below.
 #include <cmath>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 #include "common/errors.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "model/cmap.hpp"
+#include "model/molecules.hpp"
 #include "platform/barostat.hpp"
 #include "platform/nonbonded_plan.hpp"
 #include "model/system.hpp"
@@ -49,6 +51,7 @@ System chain_system() {
   s.impropers.push_back({1, 0, 2, 3, 0.2, 300.0});
   s.cmap_maps.push_back(small_map());
   s.cmap_torsions.push_back({{0, 1, 2, 3, 1, 2, 3, 4}, 0});
+  s.urey_bradleys.push_back({0, 2, 0.23, 2.0e4});  // the outer atoms of angle 0-1-2
   return s;
 }
 
@@ -85,10 +88,12 @@ TEST_CASE("for_each_bonded visits every bonded list in BondedTermTypes' order", 
                                              typeid(std::tuple_element_t<2, BondedTermTypes>).name(),
                                              typeid(std::tuple_element_t<3, BondedTermTypes>).name(),
                                              typeid(std::tuple_element_t<4, BondedTermTypes>).name(),
-                                             typeid(std::tuple_element_t<5, BondedTermTypes>).name()};
-  CHECK(std::tuple_size_v<BondedTermTypes> == 6);
+                                             typeid(std::tuple_element_t<5, BondedTermTypes>).name(),
+                                             typeid(std::tuple_element_t<6, BondedTermTypes>).name()};
+  CHECK(std::tuple_size_v<BondedTermTypes> == 7);
+  CHECK(std::tuple_size_v<BondedTermTypes> == static_cast<std::size_t>(kNumBondedEnergies));
   CHECK(visited == expected);
-  CHECK(sizes == std::vector<std::size_t>{2, 1, 2, 1, 1, 1});
+  CHECK(sizes == std::vector<std::size_t>{2, 1, 2, 1, 1, 1, 1});
 }
 
 TEST_CASE("every bonded term type reports in its own energy term", "[bonded]") {
@@ -106,12 +111,51 @@ TEST_CASE("every bonded term type reports in its own energy term", "[bonded]") {
   CHECK(e.rb_torsion != 0.0);
   CHECK(e.improper != 0.0);
   CHECK(e.cmap != 0.0);
-  CHECK(e.total == Catch::Approx(e.bond + e.angle + e.torsion + e.rb_torsion + e.improper + e.cmap + e.nonbonded).epsilon(1e-14));
+  CHECK(e.urey_bradley != 0.0);
+  CHECK(e.total == Catch::Approx(e.bond + e.angle + e.urey_bradley + e.torsion + e.rb_torsion + e.improper + e.cmap +
+                                 e.nonbonded).epsilon(1e-14));
   // Selecting one term evaluates that one alone.
   const EnergyTerms cmap_only = cpu_compute_terms(s, chain_positions(), nullptr, kTermCmap);
   CHECK(cmap_only.cmap == e.cmap);
   CHECK(cmap_only.torsion == 0.0);
   CHECK(cmap_only.rb_torsion == 0.0);
+  // The Urey-Bradley terms are not in the bond term, nor the bonds in theirs.
+  const EnergyTerms ub_only = cpu_compute_terms(s, chain_positions(), nullptr, kTermUreyBradley);
+  CHECK(ub_only.urey_bradley == e.urey_bradley);
+  CHECK(ub_only.bond == 0.0);
+  const EnergyTerms bonds_only = cpu_compute_terms(s, chain_positions(), nullptr, kTermBond);
+  CHECK(bonds_only.urey_bradley == 0.0);
+  CHECK(bonds_only.bond == e.bond);
+}
+
+TEST_CASE("Urey-Bradley: E = 1/2 k (r13 - r0)^2 on the outer atoms, forces along their line", "[bonded]") {
+  // Atoms 0 and 2 at 0.3 nm (a 3-4-5 triangle), r0 0.25 nm, k 2e4 kJ/mol/nm^2: E = 1e4 * 0.05^2 = 25 kJ/mol,
+  // |F| = k (r - r0) = 1000 kJ/mol/nm, pulling the two together; the vertex feels nothing.
+  System s;
+  s.mass_amu = {12.0, 12.0, 12.0};
+  s.charge_e = {0.0, 0.0, 0.0};
+  s.sigma_nm = {0.3, 0.3, 0.3};
+  s.epsilon_kj_per_mol = {0.0, 0.0, 0.0};
+  s.nonbonded.method = NonbondedMethod::NoCutoff;
+  s.urey_bradleys.push_back({0, 2, 0.25, 2.0e4});
+  const std::vector<Vec3d> x = {Vec3d(0.0, 0.0, 0.0), Vec3d(0.18, 0.0, 0.0), Vec3d(0.18, 0.24, 0.0)};
+  std::vector<Vec3d> f;
+  const EnergyTerms e = cpu_compute(s, x, &f);
+  CHECK(e.urey_bradley == Catch::Approx(25.0).epsilon(1e-14));
+  CHECK(e.bond == 0.0);
+  CHECK(e.angle == 0.0);
+  CHECK(e.total == Catch::Approx(25.0).epsilon(1e-14));
+  CHECK(f[0].x == Catch::Approx(1000.0 * 0.6).epsilon(1e-13));  // toward atom 2: (0.18, 0.24) / 0.3
+  CHECK(f[0].y == Catch::Approx(1000.0 * 0.8).epsilon(1e-13));
+  CHECK(f[2].x == Catch::Approx(-1000.0 * 0.6).epsilon(1e-13));
+  CHECK(f[2].y == Catch::Approx(-1000.0 * 0.8).epsilon(1e-13));
+  CHECK(f[1].x == 0.0);
+  CHECK(f[1].y == 0.0);
+  // The same pair as a bond: the same energy, in the bond term.
+  s.bonds.push_back({0, 2, 0.25, 2.0e4});
+  const EnergyTerms both = cpu_compute(s, x, nullptr);
+  CHECK(both.bond == e.urey_bradley);
+  CHECK(both.total == Catch::Approx(50.0).epsilon(1e-14));
 }
 
 TEST_CASE("every bonded term type: forces are minus the energy gradient", "[bonded]") {
@@ -182,6 +226,9 @@ TEST_CASE("validate_system names the bonded term type and index of a bad atom", 
   s = chain_system();
   s.cmap_torsions[0].atom[6] = 5;
   CHECK(message(s) == "system: CMAP torsion 0 refers to particle 5, but the system has 5 particles");
+  s = chain_system();
+  s.urey_bradleys[0].k = 6;
+  CHECK(message(s) == "system: Urey-Bradley 0 refers to particle 6, but the system has 5 particles");
   // CMAP: the map a torsion names, and each map's grid.
   s = chain_system();
   s.cmap_torsions[0].map = 1;
@@ -211,9 +258,22 @@ TEST_CASE("find_molecules joins atoms along every bonded term type", "[bonded]")
   s.rb_torsions = {};
   s.impropers = {{4, 5, 4, 5, 0.0, 1.0}};   // joins 4-5
   s.cmap_torsions = {{{6, 7, 6, 7, 7, 6, 7, 8}, 0}};  // joins 6, 7, 8 (its two torsions are one term)
-  const std::vector<std::vector<int>> molecules = find_molecules(s);
+  s.urey_bradleys = {};
+  std::vector<std::vector<int>> molecules = find_molecules(s);
   REQUIRE(molecules.size() == 3);
   CHECK(molecules[0] == std::vector<int>{0, 1, 2, 3});
   CHECK(molecules[1] == std::vector<int>{4, 5});
   CHECK(molecules[2] == std::vector<int>{6, 7, 8});
+  s.urey_bradleys = {{3, 4, 0.2, 1.0}};  // joins 3-4
+  molecules = find_molecules(s);
+  REQUIRE(molecules.size() == 2);
+  CHECK(molecules[0] == std::vector<int>{0, 1, 2, 3, 4, 5});
+  // A Urey-Bradley pair links the same atoms as the bond it was read as before it had its own term: the same
+  // molecule trees (parents and visiting order).
+  System as_bond = s;
+  as_bond.urey_bradleys = {};
+  as_bond.bonds.push_back({3, 4, 0.2, 1.0});
+  const MoleculeTrees a = molecule_trees(s), b = molecule_trees(as_bond);
+  CHECK(a.parent == b.parent);
+  CHECK(a.order == b.order);
 }

@@ -130,8 +130,8 @@ try:
     expected = 0.5 * k * float(d @ d)
     e = st["energies_kj_per_mol"]
     check(abs(e["external"] - expected) < 1e-9 * max(1.0, expected) and
-          abs(e["total"] - (e["bond"] + e["angle"] + e["torsion"] + e["rb_torsion"] + e["improper"] + e["cmap"] +
-                            e["nonbonded"] + e["external"])) < 1e-9,
+          abs(e["total"] - (e["bond"] + e["angle"] + e["urey_bradley"] + e["torsion"] + e["rb_torsion"] + e["improper"] +
+                            e["cmap"] + e["nonbonded"] + e["external"])) < 1e-9,
           f"its energy is in state() as 'external' ({e['external']:.6f} kJ/mol) and in the total")
 
     def broken(positions, forces, box):
