@@ -5,6 +5,7 @@
 // positions, velocities and box. engine/model_topology_file joins them into a Model.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,19 @@ struct TopologyFileOptions {
   std::vector<std::pair<std::string, std::string>> defines;    // GROMACS: -DNAME[=VALUE]
   std::vector<std::string> parameters;                         // CHARMM: parameter/topology/stream files
   std::optional<Boxd> box;  // the box when the coordinates carry none (periodic methods), nm
+  // The most atoms a reader may build (the engine gives the coordinates' count): a GROMACS [molecules] total over it
+  // is refused at its line before anything is built. Without it, the limit is 2^31 - 1 (particle indices are int).
+  std::optional<long> atom_limit;
+};
+
+// A position restraint a topology file asks for (GROMACS [position_restraints], function 1, active under the
+// define that guards it, usually POSRES): E = 1/2 sum_d k_d (x_d - x0_d)^2 about the atom's starting position
+// (the reference positions are the run's coordinates unless the engine is given others).
+struct TopologyPositionRestraint {
+  int atom = -1;                                // 0-based particle index in the System
+  std::array<double, 3> k_kj_per_mol_nm2{};     // force constants along x, y, z
+  std::string file;                             // where it was defined
+  int line = 0;
 };
 
 // A topology file's System and Topology. topology.positions_nm is empty; system.box is the file's box if it has one
@@ -36,6 +50,8 @@ struct TopologyFileModel {
   System system;
   Topology topology;               // source = the topology file; atoms' line = the line that defined them, if any
   std::vector<std::string> notes;  // what the user should know (printed as notices)
+  // GROMACS [position_restraints] that were active (for the engine to map onto mdsim's restraints); empty otherwise.
+  std::vector<TopologyPositionRestraint> position_restraints;
 };
 
 // Positions (and, when the file has them, velocities and box) from a coordinate file.

@@ -162,6 +162,12 @@ const Element* element_by_mass(double mass_amu) {
   return best;
 }
 
+const Element* element_by_atomic_number(int atomic_number) {
+  for (const Element& e : kElements)
+    if (e.atomic_number == atomic_number && std::string_view(e.symbol) != "D") return &e;
+  return nullptr;
+}
+
 std::string normalise_element_symbol(std::string_view symbol) {
   std::string s;
   for (char c : symbol)

@@ -24,6 +24,10 @@ const Element* find_element(std::string_view symbol);
 // that is not positive.
 const Element* element_by_mass(double mass_amu);
 
+// The element with this atomic number (OpenMM's Element.getByAtomicNumber; hydrogen for 1, not deuterium);
+// nullptr for a number no element has (0: an AMBER extra point).
+const Element* element_by_atomic_number(int atomic_number);
+
 // A symbol as written usually: blanks removed, first letter upper case, the rest lower (" cL " -> "Cl").
 std::string normalise_element_symbol(std::string_view symbol);
 
