@@ -17,6 +17,7 @@
 #include "engine/simulation.hpp"
 #include "engine/stop_signals.hpp"
 #include "io/config.hpp"
+#include "io/file_names.hpp"
 #include "io/hdf5_arrays.hpp"
 #include "io/output_paths.hpp"
 #include "model/run_config.hpp"
@@ -35,7 +36,9 @@ void print_config_summary(const RunConfig& c, const PlatformChoice& platform) {
     for (const auto& f : s.forcefield) ff += (ff.empty() ? "" : ", ") + f;
     fmt::print("  force field:    {}\n", ff);
   } else {
-    fmt::print("  topology:       {} (a serialized OpenMM System: its settings hold)\n", s.topology);
+    fmt::print("  topology:       {}{}\n", s.topology,
+               topology_format(s.topology) == TopologyFormat::SystemXml ? " (a serialized OpenMM System: its settings hold)"
+                                                                        : "");
     fmt::print("  coordinates:    {}\n", s.pdb);
   }
   fmt::print("  nonbonded:      {}, cutoff {} nm{}\n", to_string(s.nonbonded.method), s.nonbonded.cutoff_nm,
@@ -116,10 +119,11 @@ double net_charge(const System& s) {
   return q;
 }
 
-// The bonded terms beyond amber's (RB torsions, harmonic impropers, CMAP) that the System has, as
+// The bonded terms beyond amber's (Urey-Bradley, RB torsions, harmonic impropers, CMAP) that the System has, as
 // ", 3 RB torsions, 2 CMAP torsions (1 map)"; empty without any.
 std::string other_bonded_counts(const System& s) {
   std::string out;
+  if (!s.urey_bradleys.empty()) out += fmt::format(", {} Urey-Bradley terms", s.urey_bradleys.size());
   if (!s.rb_torsions.empty()) out += fmt::format(", {} RB torsions", s.rb_torsions.size());
   if (!s.impropers.empty()) out += fmt::format(", {} harmonic impropers", s.impropers.size());
   if (!s.cmap_torsions.empty())
@@ -184,9 +188,10 @@ int command_energy(const EnergyOptions& options) {
     std::string out = "{\n";
     out += fmt::format("  \"atoms\": {},\n  \"platform\": \"{}\",\n", s.num_particles(), evaluator->description());
     out += fmt::format(
-        "  \"counts\": {{\"bonds\": {}, \"angles\": {}, \"torsion_terms\": {}, \"rb_torsions\": {}, \"impropers\": {}, "
-        "\"cmap_torsions\": {}, \"cmap_maps\": {}, \"exceptions\": {}, \"constraints\": {}, \"waters\": {}}},\n",
-        s.bonds.size(), s.angles.size(), s.torsions.size(), s.rb_torsions.size(), s.impropers.size(),
+        "  \"counts\": {{\"bonds\": {}, \"angles\": {}, \"urey_bradleys\": {}, \"torsion_terms\": {}, \"rb_torsions\": {}, "
+        "\"impropers\": {}, \"cmap_torsions\": {}, \"cmap_maps\": {}, \"exceptions\": {}, \"constraints\": {}, "
+        "\"waters\": {}}},\n",
+        s.bonds.size(), s.angles.size(), s.urey_bradleys.size(), s.torsions.size(), s.rb_torsions.size(), s.impropers.size(),
         s.cmap_torsions.size(), s.cmap_maps.size(), s.exceptions.size(), s.constraints.size(),
         count_waters(model.topology));
     out += fmt::format("  \"net_charge\": {:.12g},\n", net_charge(s));
@@ -211,8 +216,9 @@ int command_energy(const EnergyOptions& options) {
   fmt::print("energies (kJ/mol):\n");
   fmt::print("  bond                  {:>20.6f}\n", e.bond);
   fmt::print("  angle                 {:>20.6f}\n", e.angle);
-  fmt::print("  torsion               {:>20.6f}\n", e.torsion);
   // The other bonded terms only where the System has them (an amber system's report stays as it was).
+  if (!s.urey_bradleys.empty()) fmt::print("  Urey-Bradley          {:>20.6f}\n", e.urey_bradley);
+  fmt::print("  torsion               {:>20.6f}\n", e.torsion);
   if (!s.rb_torsions.empty()) fmt::print("  RB torsion            {:>20.6f}\n", e.rb_torsion);
   if (!s.impropers.empty()) fmt::print("  improper              {:>20.6f}\n", e.improper);
   if (!s.cmap_torsions.empty()) fmt::print("  CMAP                  {:>20.6f}\n", e.cmap);
@@ -237,6 +243,17 @@ int print_run_summary(const RunSummary& s) {
                s.last_step);
     return 0;
   }
+  if (s.stopped_in_minimization && s.outputs.empty()) {
+    fmt::print("stopped during the minimisation, before step {}: no output was written (minimisation is not a "
+               "restart point); run again to start over\n",
+               s.first_step);
+    return 1;
+  }
+  if (s.stopped_in_minimization)
+    fmt::print("{}\n", s.last_step == 0 ? "stopped during the first stage's minimisation, before step 0: no step and no "
+                                  "checkpoint was written; run again to start over"
+                                : "stopped during a stage's minimisation: the outputs end at the previous stage's end, "
+                                  "where the checkpoint is; --resume redoes the stage's start");
   fmt::print("{} steps {} to {} ({:.3f} ps) on {} in {:.1f} s: {:.2f} ns/day; seed {}\n",
              s.stopped_early ? "stopped after" : "ran", s.first_step, s.last_step, s.simulated_ps, s.platform, s.wall_s,
              s.ns_per_day, s.seed);
@@ -246,6 +263,11 @@ int print_run_summary(const RunSummary& s) {
 
 // The ensemble's summary (rank 0): speed per replica and in total, acceptance per pair, round trips.
 void print_ensemble_summary(const EnsembleSummary& s) {
+  if (s.stopped_in_minimization) {
+    fmt::print("stopped during the replicas' minimisation: no output was written (minimisation is not a restart "
+               "point); run again to start over\n");
+    return;
+  }
   fmt::print("{} {} replicas ({}; {}) steps {} to {} ({:.3f} ps each) on {} in {:.1f} s: {:.2f} ns/day per "
              "replica, {:.2f} in total; seed {}\n",
              s.stopped_early ? "stopped" : "ran", s.replicas,

@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "engine/resources.hpp"
+#include "io/file_names.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/structure_reader.hpp"
 #include "model/forcefield.hpp"
@@ -52,8 +53,19 @@ void print_notices(const std::string& file, const std::vector<std::string>& note
 }
 
 void check_overlaps(const Topology& top) {
-  const std::optional<AtomPair> pair = find_closest_pair(top.positions_nm, top.box);
+  // Extra points (virtual sites: no element, as OpenMM's PDBFile reads element EP) are no atoms: a TIP4P site sits
+  // 0.0125 nm from its oxygen.
+  std::vector<Vec3d> atoms;
+  std::vector<int> index;  // atoms' row -> topology atom
+  for (std::size_t a = 0; a < top.positions_nm.size(); ++a)
+    if (a >= top.atoms.size() || !top.atoms[a].element.empty()) {
+      atoms.push_back(top.positions_nm[a]);
+      index.push_back(static_cast<int>(a));
+    }
+  std::optional<AtomPair> pair = find_closest_pair(atoms, top.box);
   if (!pair) return;
+  pair->i = index[static_cast<std::size_t>(pair->i)];
+  pair->j = index[static_cast<std::size_t>(pair->j)];
   const TopologyAtom& a = top.atoms[static_cast<std::size_t>(pair->i)];
   const TopologyAtom& b = top.atoms[static_cast<std::size_t>(pair->j)];
   const double direct_nm = norm(top.positions_nm[static_cast<std::size_t>(pair->j)] -
@@ -115,7 +127,9 @@ Model build_template_model(const RunConfig& config) {
 
 Model build_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
-  Model model = sc.topology.empty() ? build_template_model(config) : build_system_xml_model(config);
+  Model model = sc.topology.empty()                                        ? build_template_model(config)
+                : topology_format(sc.topology) == TopologyFormat::SystemXml ? build_system_xml_model(config)
+                                                                            : build_topology_file_model(config);
   if (sc.replicate != std::array<int, 3>{1, 1, 1}) {
     check_model_memory(config, model.system.num_particles());
     model = replicate_model(model, sc.replicate);
@@ -133,6 +147,10 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
   const System& t = in.system;
   s.nonbonded = t.nonbonded;
   s.cmap_maps = t.cmap_maps;  // shared by every copy's CMAP torsions (map indices unchanged)
+  if (t.lj_types) {  // the NBFIX table shared by every copy; each copy's particles keep their types
+    s.lj_types = *t.lj_types;
+    s.lj_types->particle_type.clear();
+  }
   Boxd big = box;
   big.a = box.a * double(counts[0]);
   big.b = box.b * double(counts[1]);
@@ -155,6 +173,8 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
         for (auto e : t.exceptions) { e.i += off; e.j += off; s.exceptions.push_back(e); }
         for (auto c : t.constraints) { c.i += off; c.j += off; s.constraints.push_back(c); }
         for (auto w : t.rigid_waters) { w.oxygen += off; w.hydrogen1 += off; w.hydrogen2 += off; s.rigid_waters.push_back(w); }
+        for (auto v : t.virtual_sites) { v.shift_atoms(off); s.virtual_sites.push_back(v); }
+        if (t.lj_types) append(s.lj_types->particle_type, t.lj_types->particle_type);
         for (const Vec3d& x : in.positions_nm) out.positions_nm.push_back(x + shift);
         // Topology: chains, residues and atoms copied with shifted indices.
         Topology& top = out.topology;

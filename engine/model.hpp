@@ -1,7 +1,8 @@
 // From a RunConfig to what a platform simulates: read the structure, load the force fields, build
 // the System (OpenMM's createSystem semantics), validate the settings against the structure (box
 // present for periodic methods, cutoff within half the box), and tile it when `replicate` asks; or read a
-// serialized OpenMM System with its coordinates (system.topology, system.coordinates).
+// topology file (a serialized OpenMM System, an AMBER prmtop, a GROMACS top) with its coordinates
+// (system.topology, system.coordinates).
 #pragma once
 
 #include <string>
@@ -21,7 +22,8 @@ struct Model {
 };
 
 // Throws InputError ("file:line:column: ...") for problems the user must fix. A config with system.topology
-// takes build_system_xml_model's path, any other the templates' (structure + force fields).
+// takes build_system_xml_model's path (.xml) or build_topology_file_model's (.prmtop, .top), any other the
+// templates' (structure + force fields).
 Model build_model(const RunConfig& config);
 
 // A serialized OpenMM System (system.topology) with its coordinates (system.coordinates: a PDB or PDBx/mmCIF file,
@@ -32,11 +34,19 @@ Model build_model(const RunConfig& config);
 // atoms, a cutoff longer than half the box. Not replicated (build_model does that).
 Model build_system_xml_model(const RunConfig& config);
 
+// An AMBER prmtop or GROMACS top (system.topology) with its coordinates (system.coordinates: AMBER inpcrd/rst7,
+// GROMACS .gro, or PDB / PDBx/mmCIF), as OpenMM's AmberPrmtopFile / GromacsTopFile createSystem with the config's
+// keys as its arguments (nonbonded_method, cutoff, ewald_tolerance, switch_distance, dispersion_correction,
+// constraints, rigid_water, hydrogen_mass; include_dirs and defines for GROMACS). The box: the coordinates', else
+// the prmtop's, else system.box.
+Model build_topology_file_model(const RunConfig& config);
+
 // "notice: FILE: NOTE" on stderr, one line per note.
 void print_notices(const std::string& file, const std::vector<std::string>& notes);
 
 // Tiles a periodic model nx × ny × nz times along its box vectors (copies of every particle, term,
-// exception, constraint and residue; the box grows accordingly).
+// exception, constraint, virtual site and residue; CMAP maps and the LJ type table shared, each copy's particles
+// keeping their LJ types; the box grows accordingly).
 Model replicate_model(const Model& model, const std::array<int, 3>& counts);
 
 // InputError, at the first atom's line, when two atoms are closer than kOverlapDistanceNm (model/overlaps.hpp),

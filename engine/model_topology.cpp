@@ -1,4 +1,5 @@
-// build_system_xml_model (engine/model.hpp): a serialized OpenMM System with its coordinates.
+// build_system_xml_model and build_topology_file_model (engine/model.hpp): a serialized OpenMM System, an AMBER prmtop
+// or a GROMACS top, with its coordinates.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,8 +10,14 @@
 
 #include "common/errors.hpp"
 #include "engine/model.hpp"
+#include "io/amber_coordinates.hpp"
+#include "io/amber_prmtop.hpp"
+#include "io/file_names.hpp"
+#include "io/gro_reader.hpp"
+#include "io/gromacs_top.hpp"
 #include "io/structure_reader.hpp"
 #include "io/system_xml.hpp"
+#include "model/creation_options.hpp"
 #include "model/system_analysis.hpp"
 
 namespace mdsim {
@@ -94,6 +101,95 @@ Model build_system_xml_model(const RunConfig& config) {
   model.forcefield_files = {sc.topology};
   model.topology =
       is_openmm_xml_path(sc.pdb) ? state_topology(config, model.system) : structure_topology(config, model.system);
+  check_overlaps(model.topology);
+  check_cutoff(config, model.system);
+  model.positions_nm = model.topology.positions_nm;
+  return model;
+}
+
+namespace {
+
+// PDB or PDBx/mmCIF (also gzipped): the structure reader's formats.
+bool is_structure_path(const std::string& path) {
+  for (const char* ext : {".pdb", ".ent", ".cif", ".mmcif", ".pdbx"})
+    if (ends_with_ci(path, ext) || ends_with_ci(path, std::string(ext) + ".gz")) return true;
+  return false;
+}
+
+// The coordinates of a topology file: its format's own (AMBER inpcrd/rst7, GROMACS .gro) or a PDB / PDBx/mmCIF file.
+// The count is checked against the System later (check_count).
+CoordinateFile read_coordinates(const SystemConfig& sc) {
+  if (is_structure_path(sc.pdb)) {
+    std::vector<std::string> notes;
+    const Topology top = read_run_structure(sc.pdb, &notes);
+    print_notices(sc.pdb, notes);
+    return CoordinateFile{sc.pdb, top.positions_nm, {}, top.box};
+  }
+  if (ends_with_ci(sc.pdb, ".gro")) return read_gro(sc.pdb);
+  return read_amber_coordinates(sc.pdb, -1);  // .inpcrd, .rst7, .crd, ...
+}
+
+TopologyFileOptions topology_file_options(const SystemConfig& sc) {
+  TopologyFileOptions o;
+  o.nonbonded = sc.nonbonded;
+  o.constraints = sc.constraints;
+  o.rigid_water = sc.rigid_water;
+  o.hydrogen_mass_amu = sc.hydrogen_mass_amu;
+  o.include_dirs = sc.include_dirs;
+  o.defines = sc.defines;
+  o.parameters = sc.parameters;
+  o.box = sc.box;
+  return o;
+}
+
+// The periodic box: the coordinates' (the state the run continues from), else the topology's own (a prmtop's), else
+// the config's `box`; none for a non-periodic method.
+std::optional<Boxd> choose_box(const RunConfig& config, const CoordinateFile& coords, const System& system) {
+  const SystemConfig& sc = config.system;
+  if (!is_periodic(sc.nonbonded.method)) return std::nullopt;
+  if (coords.box) return coords.box;
+  if (system.box) return system.box;
+  if (sc.box) return sc.box;
+  throw_config_error(config, "system.nonbonded_method",
+                     fmt::format("nonbonded_method '{}' needs a periodic box, but neither {} nor {} gives one: add "
+                                 "system.box (three edges, e.g. [3.2 nm, 3.2 nm, 3.2 nm], or three vectors)",
+                                 to_string(sc.nonbonded.method), sc.topology, sc.pdb));
+}
+
+// What the user should know about a topology file's extras mdsim does not apply.
+void notice_unused(const SystemConfig& sc, const CoordinateFile& coords, const TopologyFileModel& file) {
+  if (!coords.velocities_nm_per_ps.empty())
+    print_notices(sc.pdb, {"its velocities are not used (run.initial_velocities sets the starting velocities)"});
+  if (!file.position_restraints.empty())
+    print_notices(sc.topology,
+                  {fmt::format("its {} [position_restraints] are not applied: restrain atoms with a stage's "
+                               "'restraints' (atoms, k, reference; docs/config.md)",
+                               file.position_restraints.size())});
+}
+
+}  // namespace
+
+Model build_topology_file_model(const RunConfig& config) {
+  const SystemConfig& sc = config.system;
+  const CoordinateFile coords = read_coordinates(sc);
+  TopologyFileOptions options = topology_file_options(sc);
+  if (coords.box) options.box = coords.box;  // a prmtop without a box of its own takes the coordinates'
+  options.atom_limit = static_cast<long>(coords.positions_nm.size());
+  TopologyFileModel file = topology_format(sc.topology) == TopologyFormat::AmberPrmtop
+                                ? read_amber_prmtop(sc.topology, options)
+                                : read_gromacs_top(sc.topology, options);
+  print_notices(sc.topology, file.notes);
+  check_count(config, coords.positions_nm.size(), file.system.num_particles());
+  notice_unused(sc, coords, file);
+  Model model;
+  model.system = std::move(file.system);
+  model.system.box = choose_box(config, coords, model.system);
+  apply_creation_options(model.system, file.topology,
+                         CreationOptions{sc.constraints, sc.rigid_water, sc.hydrogen_mass_amu, false});
+  model.forcefield_files = {sc.topology};
+  model.topology = std::move(file.topology);
+  model.topology.positions_nm = coords.positions_nm;
+  model.topology.box = model.system.box;
   check_overlaps(model.topology);
   check_cutoff(config, model.system);
   model.positions_nm = model.topology.positions_nm;

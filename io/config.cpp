@@ -18,6 +18,7 @@
 
 #include "common/errors.hpp"
 #include "io/config_system.hpp"
+#include "io/file_names.hpp"
 #include "io/forcefield_xml.hpp"
 #include "io/units.hpp"
 #include "io/yaml_reader.hpp"
@@ -173,13 +174,20 @@ std::optional<SystemXmlBarostat> parse_system(const ConfigReader& r, const YAML:
                                               bool check_files) {
   r.check_keys(n, {"structure", "pdb", "topology", "coordinates", "forcefield", "nonbonded_method", "cutoff",
                    "ewald_tolerance", "pme_grid", "switch_distance", "dispersion_correction", "constraints",
-                   "rigid_water", "hydrogen_mass", "remove_cm_motion", "replicate"},
+                   "rigid_water", "hydrogen_mass", "remove_cm_motion", "replicate", "include_dirs", "defines",
+                   "parameters", "box"},
                "system");
   if (n["topology"]) {
     parse_topology_keys(r, n, s, check_files);
   } else {
+    for (const char* key : {"include_dirs", "defines", "parameters", "box"})
+      if (n[key])
+        r.fail(n[key], fmt::format("'{}' goes with 'topology' (a GROMACS top or an AMBER prmtop); a structure "
+                                   "file with force fields takes its box from the structure",
+                                   key));
     if (n["coordinates"])
-      r.fail(n["coordinates"], "'coordinates' goes with 'topology' (a serialized OpenMM System); with force fields, "
+      r.fail(n["coordinates"], "'coordinates' goes with 'topology' (a serialized OpenMM System, an AMBER prmtop or a "
+                               "GROMACS top); with force fields, "
                                "name the structure file with 'structure'");
     s.pdb = structure_file(r, n, check_files);
   }
@@ -201,7 +209,8 @@ std::optional<SystemXmlBarostat> parse_system(const ConfigReader& r, const YAML:
     s.hydrogen_mass_amu = r.positive(h, Dimension::Mass, "hydrogen_mass");
   if (const auto c = n["remove_cm_motion"]) s.remove_cm_motion = r.boolean(c, "remove_cm_motion");
   std::optional<SystemXmlBarostat> barostat;
-  if (!s.topology.empty() && check_files) barostat = apply_system_settings(r, n, s);
+  if (!s.topology.empty() && check_files && topology_format(s.topology) == TopologyFormat::SystemXml)
+    barostat = apply_system_settings(r, n, s);
   if (const auto rep = n["replicate"]) {
     if (!rep.IsSequence() || rep.size() != 3) r.fail(rep, "'replicate' must be a list of three whole numbers, e.g. [2, 2, 2]");
     for (int i = 0; i < 3; ++i) s.replicate[i] = static_cast<int>(r.integer(rep[i], "replicate", 1));

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <string>
 #include <system_error>
 
 #include "common/errors.hpp"
+#include "io/file_names.hpp"
 #include "model/system_analysis.hpp"
 
 namespace fs = std::filesystem;
@@ -95,37 +98,154 @@ void check_constraints(const ConfigReader& r, const YAML::Node& n, const SystemC
 
 }  // namespace
 
-void parse_topology_keys(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
+namespace {
+
+const char* format_name(TopologyFormat f) {
+  switch (f) {
+    case TopologyFormat::SystemXml: return "a serialized OpenMM System";
+    case TopologyFormat::AmberPrmtop: return "an AMBER prmtop";
+    case TopologyFormat::GromacsTop: return "a GROMACS top";
+    case TopologyFormat::CharmmPsf: return "a CHARMM psf";
+    case TopologyFormat::Unknown: break;
+  }
+  return "this topology";
+}
+
+// What `coordinates` may name beside a topology of this format.
+const char* coordinate_kinds(TopologyFormat f) {
+  switch (f) {
+    case TopologyFormat::AmberPrmtop: return "an AMBER inpcrd/rst7 file, or a PDB or PDBx/mmCIF file";
+    case TopologyFormat::GromacsTop: return "a GROMACS .gro file, or a PDB or PDBx/mmCIF file";
+    default: return "a PDB or PDBx/mmCIF file, or a serialized OpenMM State (.xml)";
+  }
+}
+
+// The keys that go with one format only, refused beside another.
+void check_format_keys(const ConfigReader& r, const YAML::Node& n, TopologyFormat f) {
   for (const char* key : {"structure", "pdb"})
     if (n[key])
-      r.fail(n[key], fmt::format("'{}' does not go with 'topology': name the coordinates with 'coordinates' (a PDB or "
-                                 "PDBx/mmCIF file, or a serialized OpenMM State)",
-                                 key));
+      r.fail(n[key], fmt::format("'{}' does not go with 'topology': name the coordinates with 'coordinates' ({})", key,
+                                 coordinate_kinds(f)));
   if (n["forcefield"])
-    r.fail(n["forcefield"],
-           "'forcefield' does not go with 'topology': a serialized OpenMM System carries its own "
-           "parameters; remove 'forcefield'");
-  if (n["hydrogen_mass"])
+    r.fail(n["forcefield"], fmt::format("'forcefield' does not go with 'topology': {} carries its own parameters; "
+                                        "remove 'forcefield'",
+                                        format_name(f)));
+  if (f == TopologyFormat::SystemXml && n["hydrogen_mass"])
     r.fail(n["hydrogen_mass"],
-           "'hydrogen_mass' does not go with 'topology': the System's masses hold (repartition "
-           "them when creating the System: createSystem(..., hydrogenMass=...))");
+           "'hydrogen_mass' does not go with a serialized System: the System's masses hold (repartition them when "
+           "creating the System: createSystem(..., hydrogenMass=...))");
+  const std::pair<const char*, TopologyFormat> only[] = {{"include_dirs", TopologyFormat::GromacsTop},
+                                                         {"defines", TopologyFormat::GromacsTop},
+                                                         {"parameters", TopologyFormat::CharmmPsf}};
+  for (const auto& [key, owner] : only)
+    if (n[key] && f != owner)
+      r.fail(n[key], fmt::format("'{}' goes with {} topology, not with {}", key, format_name(owner), format_name(f)));
+  if (n["box"] && f == TopologyFormat::SystemXml)
+    r.fail(n["box"], "'box' does not go with a serialized System: its own box vectors hold (or the State's)");
+}
+
+// `defines`: a list of NAME or NAME=VALUE (GROMACS's -D), or a map NAME: VALUE.
+std::vector<std::pair<std::string, std::string>> parse_defines(const ConfigReader& r, const YAML::Node& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto add = [&](const YAML::Node& at, std::string name, std::string value) {
+    const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!ok) r.fail(at, fmt::format("'defines': '{}' is not a macro name (letters, digits, underscores)", name));
+    out.emplace_back(std::move(name), std::move(value));
+  };
+  if (d.IsMap()) {
+    for (const auto& kv : d) add(kv.first, kv.first.Scalar(), kv.second.IsNull() ? "" : kv.second.Scalar());
+  } else if (d.IsSequence()) {
+    for (const auto& item : d) {
+      std::string text = r.str(item, "defines");
+      if (text.rfind("-D", 0) == 0) text = text.substr(2);
+      const std::size_t eq = text.find('=');
+      add(item, text.substr(0, eq), eq == std::string::npos ? "" : text.substr(eq + 1));
+    }
+  } else {
+    r.fail(d, "'defines' must be a list such as [POSRES, FLEXIBLE] or [\"NAME=VALUE\"] (GROMACS's -D)");
+  }
+  return out;
+}
+
+// A list of files or folders (one name alone is a list of one), resolved against the config's folder.
+std::vector<std::string> path_list(const ConfigReader& r, const YAML::Node& n, const char* key, bool folders,
+                                   bool check_files) {
+  std::vector<std::string> out;
+  const auto add = [&](const YAML::Node& item) {
+    out.push_back(r.path(r.str(item, key)));
+    if (!check_files) return;
+    std::error_code ec;
+    const bool ok = folders ? fs::is_directory(out.back(), ec) : fs::is_regular_file(out.back(), ec);
+    if (!ok) r.fail(item, fmt::format("'{}': {} is not {}", key, out.back(), folders ? "a folder" : "a regular file"));
+  };
+  if (n.IsScalar()) {
+    add(n);
+  } else if (n.IsSequence()) {
+    for (const auto& item : n) add(item);
+  } else {
+    r.fail(n, fmt::format("'{}' must be a list of {}", key, folders ? "folders" : "files"));
+  }
+  return out;
+}
+
+// `box`: three edge lengths (a rectangular box) or three vectors (rows a, b, c, in the reduced form a along x and b
+// in the xy plane), lengths with units or in nm.
+Boxd parse_box(const ConfigReader& r, const YAML::Node& b) {
+  const char* expected = "'box' must be three edge lengths such as [3.2 nm, 3.2 nm, 3.2 nm] or three vectors "
+                         "[[ax, 0, 0], [bx, by, 0], [cx, cy, cz]] (nm)";
+  if (!b.IsSequence() || b.size() != 3) r.fail(b, expected);
+  Boxd box{};
+  Vec3d* rows[3] = {&box.a, &box.b, &box.c};
+  if (b[0].IsScalar()) {
+    for (int i = 0; i < 3; ++i) {
+      if (!b[i].IsScalar()) r.fail(b, expected);
+      const double edge = r.positive(b[i], Dimension::Length, "box");
+      (*rows[i])[i] = edge;
+    }
+    return box;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (!b[i].IsSequence() || b[i].size() != 3) r.fail(b, expected);
+    for (int k = 0; k < 3; ++k) (*rows[i])[k] = r.quantity(b[i][k], Dimension::Length, "box");
+  }
+  const bool reduced = box.a.y == 0 && box.a.z == 0 && box.b.z == 0 && box.a.x > 0 && box.b.y > 0 && box.c.z > 0 &&
+                       std::fabs(box.b.x) <= 0.5 * box.a.x + 1e-9 && std::fabs(box.c.x) <= 0.5 * box.a.x + 1e-9 &&
+                       std::fabs(box.c.y) <= 0.5 * box.b.y + 1e-9;
+  if (!reduced)
+    r.fail(b, "'box' vectors must be in OpenMM's reduced form: a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz) with "
+              "ax, by, cz > 0, |bx| and |cx| at most ax/2, |cy| at most by/2");
+  return box;
+}
+
+}  // namespace
+
+void parse_topology_keys(const ConfigReader& r, const YAML::Node& n, SystemConfig& s, bool check_files) {
   const YAML::Node t = n["topology"];
   s.topology = r.path(r.str(t, "topology"));
-  if (!is_openmm_xml_path(s.topology))
-    r.fail(t,
-           fmt::format("'topology': {}: expected a serialized OpenMM System (.xml or .xml.gz, from "
-                       "XmlSerializer.serialize(system)); AMBER, GROMACS and CHARMM topologies are not supported yet",
-                       s.topology));
+  const TopologyFormat format = topology_format(s.topology);
+  if (format == TopologyFormat::Unknown)
+    r.fail(t, fmt::format("'topology': {}: unknown format; expected a serialized OpenMM System (.xml, .xml.gz), an "
+                          "AMBER prmtop (.prmtop, .parm7) or a GROMACS top (.top)",
+                          s.topology));
+  if (format == TopologyFormat::CharmmPsf)
+    r.fail(t, fmt::format("'topology': {}: CHARMM psf files are not supported yet; convert the system with ParmEd "
+                          "(parmed.load_file(psf, params).save('x.top') for GROMACS, or .prmtop) or serialize OpenMM's "
+                          "System (XmlSerializer.serialize(psf.createSystem(params, ...))) and name that",
+                          s.topology));
+  check_format_keys(r, n, format);
   const YAML::Node c = n["coordinates"];
-  if (!c)
-    r.fail(n,
-           "'system' with 'topology' needs 'coordinates': a PDB or PDBx/mmCIF file, or a serialized OpenMM State "
-           "(.xml)");
+  if (!c) r.fail(n, fmt::format("'system' with 'topology' needs 'coordinates': {}", coordinate_kinds(format)));
   s.pdb = r.path(r.str(c, "coordinates"));
   s.forcefield.clear();
+  if (const auto d = n["include_dirs"]) s.include_dirs = path_list(r, d, "include_dirs", true, check_files);
+  if (const auto d = n["defines"]) s.defines = parse_defines(r, d);
+  if (const auto p = n["parameters"]) s.parameters = path_list(r, p, "parameters", false, check_files);
+  if (const auto b = n["box"]) s.box = parse_box(r, b);
   if (check_files) {
-    check_input_file(r, t, "topology", s.topology, "the serialized System (.xml)");
-    check_input_file(r, c, "coordinates", s.pdb, "the coordinates (PDB, PDBx/mmCIF or a serialized State)");
+    check_input_file(r, t, "topology", s.topology, fmt::format("{} file", format_name(format)).c_str());
+    check_input_file(r, c, "coordinates", s.pdb, "the coordinates file");
   }
 }
 

@@ -17,4 +17,16 @@ inline bool ends_with_ci(std::string_view s, std::string_view suffix) {
   return true;
 }
 
+// The formats of `system.topology`, chosen by extension (docs/config.md).
+enum class TopologyFormat { Unknown, SystemXml, AmberPrmtop, GromacsTop, CharmmPsf };
+
+inline TopologyFormat topology_format(std::string_view path) {
+  if (ends_with_ci(path, ".xml") || ends_with_ci(path, ".xml.gz")) return TopologyFormat::SystemXml;
+  if (ends_with_ci(path, ".prmtop") || ends_with_ci(path, ".parm7") || ends_with_ci(path, ".top.amber"))
+    return TopologyFormat::AmberPrmtop;
+  if (ends_with_ci(path, ".top")) return TopologyFormat::GromacsTop;
+  if (ends_with_ci(path, ".psf")) return TopologyFormat::CharmmPsf;
+  return TopologyFormat::Unknown;
+}
+
 }  // namespace mdsim

@@ -31,6 +31,11 @@ struct SystemConfig {
   std::optional<double> hydrogen_mass_amu;  // hydrogen mass repartitioning when set
   bool remove_cm_motion = true;
   std::array<int, 3> replicate{1, 1, 1};
+  // With a `topology` other than a serialized System, what its format needs beside it (createSystem's inputs):
+  std::vector<std::string> include_dirs;                     // key `include_dirs`: GROMACS #include folders (resolved)
+  std::vector<std::pair<std::string, std::string>> defines;  // key `defines`: GROMACS -DNAME[=VALUE]
+  std::vector<std::string> parameters;                       // key `parameters`: CHARMM parameter files (resolved)
+  std::optional<Boxd> box;  // key `box`: the periodic box when neither the topology nor the coordinates give one, nm
 };
 
 struct PlatformConfig {

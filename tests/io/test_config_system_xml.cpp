@@ -118,19 +118,23 @@ TEST_CASE("keys that do not go with a serialized System are refused") {
         "parameters; remove 'forcefield'");
   CHECK(error(base + "  structure: a.pdb\n") ==
         "x.yaml:4:14: 'structure' does not go with 'topology': name the coordinates with 'coordinates' (a PDB or "
-        "PDBx/mmCIF file, or a serialized OpenMM State)");
+        "PDBx/mmCIF file, or a serialized OpenMM State (.xml))");
   CHECK(error(base + "  hydrogen_mass: 1.5\n") ==
-        "x.yaml:4:18: 'hydrogen_mass' does not go with 'topology': the System's masses hold (repartition them when "
+        "x.yaml:4:18: 'hydrogen_mass' does not go with a serialized System: the System's masses hold (repartition "
+        "them when "
         "creating the System: createSystem(..., hydrogenMass=...))");
   CHECK(error("system:\n  structure: " + mdsim_test::shared_pdb(c) + "\n  coordinates: a.pdb\n") ==
-        "x.yaml:3:16: 'coordinates' goes with 'topology' (a serialized OpenMM System); with force fields, name the "
+        "x.yaml:3:16: 'coordinates' goes with 'topology' (a serialized OpenMM System, an AMBER prmtop or a GROMACS "
+        "top); with force fields, name the "
         "structure file with 'structure'");
   CHECK(error("system:\n  topology: " + file("ala2_vacuum") + "\n") ==
         "x.yaml:2:3: 'system' with 'topology' needs 'coordinates': a PDB or PDBx/mmCIF file, or a serialized OpenMM "
         "State (.xml)");
-  CHECK(error("system:\n  topology: /a/system.prmtop\n  coordinates: /a/b.pdb\n") ==
-        "x.yaml:2:13: 'topology': /a/system.prmtop: expected a serialized OpenMM System (.xml or .xml.gz, from "
-        "XmlSerializer.serialize(system)); AMBER, GROMACS and CHARMM topologies are not supported yet");
+  CHECK(error("system:\n  topology: /a/system.mol2\n  coordinates: /a/b.pdb\n") ==
+        "x.yaml:2:13: 'topology': /a/system.mol2: unknown format; expected a serialized OpenMM System (.xml, .xml.gz), "
+        "an AMBER prmtop (.prmtop, .parm7) or a GROMACS top (.top)");
+  CHECK(error("system:\n  topology: /a/system.psf\n  coordinates: /a/b.pdb\n").find(
+            "x.yaml:2:13: 'topology': /a/system.psf: CHARMM psf files are not supported yet") == 0);
   CHECK(error("system:\n  topology: /nonexistent/system.xml\n  coordinates: " + mdsim_test::shared_pdb(c) + "\n") ==
         "x.yaml:2:13: 'topology': file not found: /nonexistent/system.xml");
   // A State named as the topology: the reader says what it is.

@@ -1,0 +1,130 @@
+// `mdsim energy`, `mdsim check` and `mdsim run` on configs whose system is an AMBER prmtop or a GROMACS top with its
+// coordinates (system.topology, system.coordinates): OpenMM 7.7's energies by term and forces for the shared
+// topology references (tests/data/shared/topologies), the config keys as createSystem's arguments, and located
+// errors.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "io/hdf5_arrays.hpp"
+#include "support/catch.hpp"
+#include "support/reference_data.hpp"
+#include "support/run_mdsim.hpp"
+#include "support/scratch.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string topologies() { return std::string(MDSIM_TEST_DATA_DIR) + "/topologies/"; }
+
+struct TopologyCase {
+  std::string name;        // reference/<name>.json, .h5
+  std::string topology;    // in inputs/
+  std::string coordinates; // in inputs/
+  std::string settings;    // the system keys the reference was computed with
+  std::vector<std::string> terms;
+};
+
+std::vector<TopologyCase> cases() {
+  const std::string pme = "  nonbonded_method: pme\n  ewald_tolerance: 5e-4\n  dispersion_correction: true\n";
+  const std::string flexible = "  constraints: none\n  rigid_water: false\n";
+  return {
+      {"amber_ala2_explicit", "alanine-dipeptide-explicit.prmtop", "alanine-dipeptide-explicit.inpcrd",
+       pme + "  cutoff: 1.0 nm\n" + flexible, {"bond", "angle", "torsion", "total"}},
+      {"amber_peptide_tip4p", "peptide_with_tip4p.prmtop", "peptide_with_tip4p.inpcrd",
+       pme + "  cutoff: 0.5 nm\n" + flexible, {"bond", "angle", "torsion", "total"}},
+      {"gmx_apgr_nonbfix_pairs_comb2", "apgr.nonbfix.pairs.comb2.top", "apgr.gro",
+       "  nonbonded_method: no_cutoff\n" + flexible, {"bond", "angle", "torsion", "improper", "total"}},
+      {"gmx_bnz_vsite2", "bnz.top", "bnz.gro", "  nonbonded_method: no_cutoff\n" + flexible, {"total"}},
+  };
+}
+
+std::string config_text(const TopologyCase& c, const std::string& tail = "") {
+  return "system:\n  topology: " + topologies() + "inputs/" + c.topology + "\n  coordinates: " + topologies() +
+         "inputs/" + c.coordinates + "\n" + c.settings + "platform: cpu\n" + tail;
+}
+
+}  // namespace
+
+TEST_CASE("mdsim energy --json and --forces on AMBER and GROMACS topologies reproduce OpenMM's energies and forces") {
+  for (const TopologyCase& c : cases()) {
+    INFO(c.name);
+    const fs::path dir = mdsim_test::scratch("energy_" + c.name);
+    std::ofstream(dir / "config.yaml") << config_text(c);
+    const fs::path forces_file = dir / "forces.h5";
+    const auto r = mdsim::test::run_mdsim("energy --json --forces " + forces_file.string() + " " +
+                                          (dir / "config.yaml").string());
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const mdsim_test::Json out = mdsim_test::JsonParser(r.out).parse();
+    const mdsim_test::Json ref = mdsim_test::read_json(topologies() + "reference/" + c.name + ".json");
+    for (const std::string& term : c.terms) {
+      INFO(term);
+      const double want = ref["energies_kj_per_mol"][term].num();
+      // The references' bond sums every HarmonicBondForce, GROMACS's Urey-Bradley terms too (mdsim's urey_bradley).
+      const double got = out["energies_kj_per_mol"][term].num() +
+                         (term == "bond" ? out["energies_kj_per_mol"]["urey_bradley"].num() : 0.0);
+      CHECK(std::fabs(got - want) <= std::max(1e-6, 1e-6 * std::fabs(want)));
+    }
+    // OpenMM's getState convention: parents carry the spread share, a site's row the force on the site itself.
+    const auto forces = mdsim::read_vec3_dataset_h5(forces_file.string(), "forces");
+    const auto want = mdsim_test::read_h5_vec3(topologies() + "reference/" + c.name + ".h5",
+                                               "forces_kj_per_mol_nm/total");
+    CHECK(mdsim_test::relative_rms_difference(forces, want) <= 1e-6);
+  }
+}
+
+TEST_CASE("a prmtop runs with the default createSystem options (PME, hbonds, rigid water) and mdsim check shows it") {
+  const TopologyCase c = cases()[0];
+  const fs::path dir = mdsim_test::scratch("run_prmtop");
+  std::ofstream(dir / "config.yaml")
+      << "system:\n  topology: " << topologies() << "inputs/" << c.topology << "\n  coordinates: " << topologies()
+      << "inputs/" << c.coordinates << "\n  cutoff: 0.9 nm\nplatform: cpu\nintegrator: {seed: 3}\nrun: {steps: 20}\n"
+      << "output: {directory: out, progress: false, trajectory: {interval: 10}, state: {interval: 10}}\n";
+  const auto check = mdsim::test::run_mdsim("check " + (dir / "config.yaml").string());
+  INFO(check.all());
+  REQUIRE(check.code == 0);
+  CHECK(check.out.find("constraints:    hbonds, rigid water yes") != std::string::npos);
+  const auto run = mdsim::test::run_mdsim("run " + (dir / "config.yaml").string());
+  INFO(run.all());
+  REQUIRE(run.code == 0);
+  CHECK(run.out.find("ran steps 0 to 20") != std::string::npos);
+  CHECK(fs::exists(dir / "out/trajectory.h5"));
+}
+
+TEST_CASE("topology-file configs: located errors for a count mismatch, a wrong extension and misplaced keys") {
+  const fs::path dir = mdsim_test::scratch("errors");
+  const auto energy = [&](const std::string& text) {
+    std::ofstream(dir / "config.yaml") << text;
+    return mdsim::test::run_mdsim("energy " + (dir / "config.yaml").string());
+  };
+  TopologyCase c = cases()[0];
+  c.coordinates = "bnz.gro";
+  auto r = energy(config_text(c));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("bnz.gro has 26 atoms, but the System in") != std::string::npos);
+  CHECK(r.err.find("2269 particles") != std::string::npos);
+
+  r = energy("system:\n  topology: " + topologies() + "inputs/ala3_solv.crd\n  coordinates: x.pdb\n");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("config.yaml:2:13: 'topology':") != std::string::npos);
+  CHECK(r.err.find("unknown format") != std::string::npos);
+
+  c = cases()[0];
+  std::string text = config_text(c);
+  text.insert(text.find("platform:"), "  include_dirs: [.]\n");
+  r = energy(text);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("'include_dirs' goes with a GROMACS top topology, not with an AMBER prmtop") != std::string::npos);
+
+  text = config_text(cases()[2]);
+  text.insert(text.find("platform:"), "  box: [3 nm, 3 nm]\n");
+  r = energy(text);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("'box' must be three edge lengths") != std::string::npos);
+  fs::remove_all(dir);
+}
