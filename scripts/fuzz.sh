@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-all_targets=(config pdb forcefield_xml checkpoint structure prepare_config exchange_log system_xml)
+all_targets=(config pdb forcefield_xml checkpoint structure prepare_config exchange_log system_xml amber_prmtop
+  amber_coordinates gromacs_top gro)
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;; esac
 
@@ -34,6 +35,10 @@ max_len() {
     prepare_config) echo 4096 ;;
     exchange_log) echo 4096 ;;
     system_xml) echo 16384 ;;
+    amber_prmtop) echo 40960 ;;
+    amber_coordinates) echo 4096 ;;
+    gromacs_top) echo 65536 ;;
+    gro) echo 4096 ;;
   esac
 }
 
@@ -63,6 +68,17 @@ cp tests/data/system_xml_ala2_vacuum.*.xml "$seeds/system_xml/"
 for f in tests/data/system_xml_*.system.xml.gz; do
   gzip -dc "$f" | head -n 150 >"$seeds/system_xml/head-$(basename "$f" .gz)" || true
 done
+# The topology readers: the tests' prmtop, inpcrd/rst7, .top and .gro files (the big coordinate files cut to their
+# first 40 lines, which the count in their header then disagrees with). The .top files that #include a GROMACS force
+# field find it in /usr/share/gromacs/top where GROMACS is installed, and stop at the #include elsewhere.
+cp tests/data/amber/alanine-dipeptide-*.prmtop tests/data/shared/topologies/inputs/peptide_with_tip4p.prmtop \
+  "$seeds/amber_prmtop/"
+cp tests/data/amber/*.inpcrd tests/data/shared/topologies/inputs/peptide_with_tip4p.inpcrd "$seeds/amber_coordinates/"
+for f in tests/data/amber/ff14ipq.rst7 tests/data/shared/topologies/inputs/alanine-dipeptide-explicit.inpcrd; do
+  head -n 40 "$f" >"$seeds/amber_coordinates/head-$(basename "$f")"
+done
+cp tests/data/gromacs/*.top tests/data/shared/topologies/inputs/bnz.top "$seeds/gromacs_top/"
+cp tests/data/gromacs/*.gro tests/data/shared/topologies/inputs/*.gro "$seeds/gro/"
 for t in "${all_targets[@]}"; do
   if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$seeds/$t/" 2>/dev/null || true; fi
 done

@@ -2,7 +2,7 @@
 
 Each case is a dict:
   name      unique name (also the case's folder name)
-  family    config | pdb | forcefield | checkpoint | output | cli
+  family    config | pdb | forcefield | checkpoint | output | cli | sysxml | prmtop | top | prepare
   base      the valid setup it starts from (BASES below; default "vac"), copied into a fresh folder
   config    text replacing config.yaml;  sub: [(regex, replacement)] applied to config.yaml (must match);
   append    text appended to config.yaml
@@ -194,6 +194,14 @@ output:
   progress: false
 """
 
+# An AMBER prmtop with its inpcrd (85 atoms, tleap; tests/data/shared/topologies/inputs) and a GROMACS top with its
+# .gro (two benzenes with virtual sites, CHARMM36, self-contained: no #include), read without a cutoff.
+TOPO_DIR = "<DATA>/topologies/inputs"
+PRMTOP_CONFIG = SYSXML_CONFIG.replace("ala2_vacuum.system.xml", "peptide.prmtop").replace(
+    "ala2_vacuum.pdb", "peptide.inpcrd\n  nonbonded_method: no_cutoff")
+GMX_CONFIG = SYSXML_CONFIG.replace("ala2_vacuum.system.xml", "bnz.top").replace(
+    "ala2_vacuum.pdb", "bnz.gro\n  nonbonded_method: no_cutoff")
+
 BASES = {
     "vac": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
     "wat": {"files": {"config.yaml": WAT_CONFIG}, "copy": {"ala2_water.pdb": "<DATA>/systems/ala2_water.pdb"}},
@@ -217,6 +225,11 @@ BASES = {
     "sysxml": {"files": {"config.yaml": SYSXML_CONFIG},
                "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb",
                         "ala2_vacuum.system.xml": "<DATA>/../system_xml_ala2_vacuum.system.xml"}},
+    "prmtop": {"files": {"config.yaml": PRMTOP_CONFIG},
+               "copy": {"peptide.prmtop": TOPO_DIR + "/peptide_with_tip4p.prmtop",
+                        "peptide.inpcrd": TOPO_DIR + "/peptide_with_tip4p.inpcrd"}},
+    "gmx": {"files": {"config.yaml": GMX_CONFIG},
+            "copy": {"bnz.top": TOPO_DIR + "/bnz.top", "bnz.gro": TOPO_DIR + "/bnz.gro"}},
     "empty": {},
 }
 
@@ -1168,10 +1181,10 @@ case("sysxml_unsupported_force", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xm
      r"not supported yet: Ryckaert-Bellemans torsions", base="sysxml",
      edit={SYSXML: [(r"^\t</Forces>", "\t\t<Force type=\"RBTorsionForce\" usesPeriodic=\"0\"><Torsions/></Force>\n"
                                       "\t</Forces>")]})
-case("sysxml_virtual_site", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:31: particle 21 is a virtual site "
-     r"\(TwoParticleAverageSite\): virtual sites .* are not supported yet", base="sysxml",
+case("sysxml_virtual_site_with_mass", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:\d+(:\d+)?: virtual site 21 "
+     r"has mass 1.008 amu; a virtual site must have mass 0", base="sysxml",
      edit={SYSXML: [(r"\t\t<Particle mass=\"1.008\"/>\n\t</Particles>",
-                     "\t\t<Particle mass=\"0\">\n\t\t\t<TwoParticleAverageSite p1=\"18\" p2=\"20\" w1=\".5\" "
+                     "\t\t<Particle mass=\"1.008\">\n\t\t\t<TwoParticleAverageSite p1=\"18\" p2=\"20\" w1=\".5\" "
                      "w2=\".5\"/>\n\t\t</Particle>\n\t</Particles>")]})
 case("sysxml_damaged_xml", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml:16:3: malformed XML: not well-formed",
      base="sysxml", lines={SYSXML: {15: '\t\t<Particle mass="14.01"'}})
@@ -1192,8 +1205,82 @@ case("sysxml_forcefield_with_topology", "sysxml", r"^error: <CFG>:4:15: 'forcefi
                           "  coordinates: ala2_vacuum.pdb\n  forcefield: [amber14-all.xml]\n")])
 case("sysxml_topology_missing", "sysxml", r"^error: <CFG>:2:13: 'topology': file not found: <DIR>/ala2_vacuum.system.xml",
      base="sysxml", remove=[SYSXML])
-case("sysxml_topology_not_xml", "sysxml", r"^error: <CFG>:2:13: 'topology': <DIR>/ala2_vacuum.prmtop: expected a "
-     r"serialized OpenMM System", base="sysxml", sub=[(r"ala2_vacuum.system.xml", "ala2_vacuum.prmtop")])
+case("sysxml_named_prmtop", "sysxml", r"^error: <DIR>/ala2_vacuum.prmtop:1: not a new-style AMBER prmtop: no %FLAG "
+     r"line before the data", base="sysxml", sub=[(r"ala2_vacuum.system.xml", "ala2_vacuum.prmtop")],
+     setup=lambda root: os.rename(os.path.join(root, SYSXML), os.path.join(root, "ala2_vacuum.prmtop")))
 case("sysxml_gz_not_gzip", "sysxml", r"^error: <DIR>/ala2_vacuum.system.xml.gz: the name ends in .gz but the file is "
      r"not gzip-compressed", base="sysxml", sub=[(r"ala2_vacuum.system.xml", "ala2_vacuum.system.xml.gz")],
      setup=lambda root: os.rename(os.path.join(root, SYSXML), os.path.join(root, SYSXML + ".gz")))
+
+# ================================================================== topology files: AMBER prmtop and inpcrd (base prmtop)
+
+PRMTOP, INPCRD, CHECK = "peptide.prmtop", "peptide.inpcrd", ["check", "<CFG>"]
+case("prmtop_truncated", "prmtop", r"^error: <DIR>/peptide.prmtop:\d+: %FLAG \w+(: has \d+ values, expected| is "
+     r"missing).*truncated", base="prmtop", setup=truncate(PRMTOP, 0.5), args=CHECK)
+case("prmtop_pointers_natom_mismatch", "prmtop", r"^error: <DIR>/peptide.prmtop:\d+: %FLAG (CHARGE|MASS|ATOM_NAME): "
+     r"has 85 values, expected 86 \(NATOM of %FLAG POINTERS\)", base="prmtop",
+     lines={PRMTOP: {7: "      86      11      56      28      25      17      41      40       0       0"}}, args=CHECK)
+case("prmtop_bond_atom_out_of_range", "prmtop", r"^error: <DIR>/peptide.prmtop:214: %FLAG BONDS_INC_HYDROGEN: atom "
+     r"pointer 999 is not an atom: expected 3 \(index - 1\) for an atom index 1 to NATOM = 85", base="prmtop",
+     lines={PRMTOP: {214: "     999      21       4      18      24       4      12      15       6       0"}},
+     args=CHECK)
+case("prmtop_lj_ccoef", "prmtop", r"^error: <DIR>/peptide.prmtop:\d+: %FLAG LENNARD_JONES_CCOEF: the 12-6-4 "
+     r"Lennard-Jones C coefficients .* are not supported", base="prmtop",
+     edit={PRMTOP: [(r"^%FLAG BONDS_INC_HYDROGEN", "%FLAG LENNARD_JONES_CCOEF\n%FORMAT(5E16.8)\n  0.00000000E+00\n"
+                                                   "%FLAG BONDS_INC_HYDROGEN")]}, args=CHECK)
+case("prmtop_not_a_number", "prmtop", r"^error: <DIR>/peptide.prmtop:7: %FLAG POINTERS: value 2 '1x' is not an "
+     r"integer", base="prmtop",
+     lines={PRMTOP: {7: "      85      1x      56      28      25      17      41      40       0       0"}}, args=CHECK)
+case("inpcrd_atom_count_vs_prmtop", "prmtop", r"^error: <CFG>:3:\d+: <DIR>/alanine.inpcrd has 22 atoms, but the "
+     r"System in <DIR>/peptide.prmtop has 85 particles", base="prmtop", sub=[(r"peptide.inpcrd", "alanine.inpcrd")],
+     setup=lambda root: _copy(root, os.path.join(DATA_DIR, "..", "amber", "alanine-dipeptide-implicit.inpcrd"),
+                              "alanine.inpcrd"), args=CHECK)
+case("inpcrd_bad_number", "prmtop", r"^error: <DIR>/peptide.inpcrd:3:13: expected positions \(Å\) as 6 numbers of 12 "
+     r"columns each \(6F12.7\), found '   9.4x14116'", base="prmtop",
+     lines={INPCRD: {3: "   6.1027258   9.4x14116   5.1039335   6.5815895  10.1277022   5.6290157"}}, args=CHECK)
+case("inpcrd_truncated", "prmtop", r"^error: <DIR>/peptide.inpcrd:\d+: has \d+ lines, which does not fit 85 atoms",
+     base="prmtop", lines={INPCRD: {20: None, 21: None}}, args=CHECK)
+
+# ================================================================== topology files: GROMACS top and gro (base gmx)
+
+TOP, GRO = "bnz.top", "bnz.gro"
+case("top_unknown_atom_type", "top", r"^error: <DIR>/bnz.top:61: \[ atoms \]: unknown atom type \"CG2R99\"; define it in "
+     r"\[ atomtypes \]",
+     base="gmx", lines={TOP: {61: "     1     CG2R99      1   BENX     CG      1     -0.115     12.011"}}, args=CHECK)
+case("top_missing_dihedral_parameters", "top", r"^error: <DIR>/bnz.top:139: no parameters for the dihedral 5-1-3-7: \[ dihedraltypes \] has no line for the types "
+     r"CG2R61 CG2R61 CG2R61 CG2R61 \(function 9\)",
+     base="gmx", lines={TOP: {46: None}}, args=CHECK)
+case("top_include_not_found", "top", r"^error: <DIR>/bnz.top:19: #include \"nothere.itp\": file not found; searched "
+     r"<DIR>, <DIR>/inc", base="gmx", lines={TOP: {19: '#include "nothere.itp"'}}, mkdir=["inc"],
+     sub=[(r"  nonbonded_method: no_cutoff\n", "  nonbonded_method: no_cutoff\n  include_dirs: [inc]\n")],
+     args=CHECK)
+case("top_bad_bond_function", "top", r"^error: <DIR>/bnz.top:77: .*(function|funct).*7", base="gmx",
+     lines={TOP: {77: "    1     2     7 "}}, args=CHECK)
+case("top_undefined_molecule", "top", r"^error: <DIR>/bnz.top:173: \[ molecules \]: molecule type \"BENZ\" is not "
+     r"defined \(defined: BENX\)", base="gmx", lines={TOP: {173: "BENZ     2"}}, args=CHECK)
+# More atoms than the coordinates: refused at the [molecules] line before the System is built; fewer: by the count check.
+case("top_molecules_count_over_gro", "top", r"^error: <DIR>/bnz.top:173: \[ molecules \]: 3 BENX make at least 39 "
+     r"atoms, but the coordinates have 26", base="gmx", lines={TOP: {173: "BENX     3"}}, args=CHECK)
+case("top_molecules_count_under_gro", "top", r"(^|\n)error: <CFG>:3:\d+: <DIR>/bnz.gro has 26 atoms, but the System in "
+     r"<DIR>/bnz.top has 13 particles", base="gmx", lines={TOP: {173: "BENX     1"}}, args=CHECK)
+case("gro_short_line", "top", r"^error: <DIR>/bnz.gro:5:\d+: .*(ends before|expected x, y, z)", base="gmx",
+     lines={GRO: {5: "    1BEN    CD1    3   0.004"}}, args=CHECK)
+case("gro_bad_box", "top", r"^error: <DIR>/bnz.gro:29: box line with 2 numbers; expected 3", base="gmx",
+     lines={GRO: {29: "   3.00000   3.00000"}}, args=CHECK)
+case("gro_atoms_missing", "top", r"^error: <DIR>/bnz.gro:\d+: the file ends after \d+ of 27 atom lines",
+     base="gmx", lines={GRO: {2: "   27"}}, args=CHECK)
+
+# ================================================================== topology files: the config's system keys
+
+case("topology_unknown_extension", "config", r"^error: <CFG>:2:13: 'topology': <DIR>/peptide.parmx: unknown format",
+     base="prmtop", sub=[(r"peptide.prmtop", "peptide.parmx")],
+     setup=lambda root: os.rename(os.path.join(root, PRMTOP), os.path.join(root, "peptide.parmx")), args=CHECK)
+case("topology_include_dirs_with_prmtop", "config", r"^error: <CFG>:\d+:\d+: 'include_dirs' goes with (a )?GROMACS "
+     r"(top )?topology, not with", base="prmtop", mkdir=["inc"],
+     sub=[(r"  nonbonded_method: no_cutoff\n", "  nonbonded_method: no_cutoff\n  include_dirs: [inc]\n")], args=CHECK)
+case("topology_box_malformed", "config", r"^error: <CFG>:5:\d+: 'box' must be three edge lengths", base="gmx",
+     sub=[(r"  nonbonded_method: no_cutoff\n", "  nonbonded_method: no_cutoff\n  box: [3 nm, 3 nm]\n")], args=CHECK)
+case("topology_coordinates_count_mismatch", "config", r"^error: <CFG>:3:\d+: <DIR>/alanine.pdb has 2269 atoms, but "
+     r"the System in <DIR>/peptide.prmtop has 85 particles", base="prmtop", sub=[(r"peptide.inpcrd", "alanine.pdb")],
+     setup=lambda root: _copy(root, TOPO_DIR.replace("<DATA>", DATA_DIR) + "/alanine-dipeptide-explicit.pdb",
+                              "alanine.pdb"), args=CHECK)
