@@ -33,6 +33,7 @@ struct XmlElement {
   std::string tag;
   std::vector<std::pair<std::string, std::string>> attributes;
   std::vector<XmlElement> children;
+  std::string text;  // character data, kept for <Map> only (CMAP tables)
   int line = 0;
 
   const std::string* find_attribute(const std::string& key) const {
@@ -73,6 +74,11 @@ void on_start(void* user, const XML_Char* name, const XML_Char** attrs) {
 
 void on_end(void* user, const XML_Char* /*name*/) { static_cast<ParseState*>(user)->stack.pop_back(); }
 
+void on_text(void* user, const XML_Char* text, int length) {
+  auto* state = static_cast<ParseState*>(user);
+  if (!state->stack.empty() && state->stack.back()->tag == "Map") state->stack.back()->text.append(text, static_cast<std::size_t>(length));
+}
+
 // Parses XML text from `in` (a file, or the text of one); `path` names it in messages.
 XmlDocument parse_xml(std::istream& in, const std::string& path) {
   XmlDocument doc;
@@ -85,6 +91,7 @@ XmlDocument parse_xml(std::istream& in, const std::string& path) {
   state.parser = parser.get();
   XML_SetUserData(parser.get(), &state);
   XML_SetElementHandler(parser.get(), on_start, on_end);
+  XML_SetCharacterDataHandler(parser.get(), on_text);
   std::vector<char> buffer(1 << 16);
   for (;;) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
@@ -169,11 +176,13 @@ class Loader {
     for (const auto& doc : docs)
       for (const auto& section : doc.root.children)
         if (section.tag == "Residues") read_residues(doc.path, section);
+    for (const auto& t : ff_.templates)
+      for (const std::string& allowed : t.allowed_patches) register_template_patch(t.name, allowed, true);
     for (const auto& doc : docs)
       for (const auto& section : doc.root.children)
         if (section.tag == "Patches")
           for (const auto& p : section.children)
-            if (p.tag == "Patch") ++ff_.num_patches;
+            if (p.tag == "Patch") read_patch(doc.path, p);
     for (const auto& doc : docs)
       for (const auto& section : doc.root.children) read_force_section(doc.path, section);
   }
@@ -182,6 +191,94 @@ class Loader {
   ForceFieldData& ff_;
   std::unordered_set<std::string> classes_{""};
   std::unordered_map<std::string, int> template_index_;
+
+  // OpenMM's registerTemplatePatch: "NAME" or, for a multi-residue patch, "NAME:i" (1-based residue of the patch).
+  // `allow`: from <AllowPatch name="PATCH[:i]"> of template `name`; else from <ApplyToResidue name="[i:]TEMPLATE">.
+  void register_template_patch(const std::string& name, const std::string& value, bool allow) {
+    const auto colon = value.find(':');
+    std::string tpl = allow ? name : value, patch = allow ? value : name;
+    int index = 0;
+    if (colon != std::string::npos) {
+      const std::string number = allow ? value.substr(colon + 1) : value.substr(0, colon);
+      index = std::atoi(number.c_str()) - 1;
+      if (allow) patch = value.substr(0, colon);
+      else tpl = value.substr(colon + 1);
+    }
+    auto& list = ff_.template_patches[tpl];
+    const std::pair<std::string, int> entry{patch, index};
+    if (std::find(list.begin(), list.end(), entry) == list.end()) list.push_back(entry);
+  }
+
+  static FFPatchAtomRef patch_atom_ref(const std::string& description) {
+    const auto colon = description.find(':');
+    if (colon == std::string::npos) return {0, description};
+    return {std::atoi(description.substr(0, colon).c_str()) - 1, description.substr(colon + 1)};
+  }
+
+  FFPatchAtom patch_atom(const std::string& file, const XmlElement& a, FFPatch& patch) const {
+    FFPatchAtom out;
+    const std::string name = required(file, a, "name");
+    const FFPatchAtomRef ref = patch_atom_ref(name);
+    out.residue = ref.residue;
+    out.atom.name = ref.name;
+    out.atom.type = required(file, a, "type");
+    if (!ff_.type_index.count(out.atom.type))
+      fail(file, a, fmt::format("patch '{}' atom '{}' uses atom type '{}', which no <AtomTypes> defines", patch.name,
+                                name, out.atom.type));
+    for (const auto& [key, value] : a.attributes)
+      if (key != "name" && key != "type") out.atom.parameters[key] = to_number(file, a, key, value);
+    return out;
+  }
+
+  // A <Patch> as OpenMM's ForceField.loadFile reads it.
+  void read_patch(const std::string& file, const XmlElement& p) {
+    ++ff_.num_patches;
+    FFPatch patch;
+    patch.name = required(file, p, "name");
+    patch.source = {file, p.line};
+    if (p.has("residues")) patch.num_residues = integer(file, p, "residues");
+    if (patch.num_residues < 1)
+      fail(file, p, fmt::format("patch '{}' has residues=\"{}\"; it must be 1 or more", patch.name, patch.num_residues));
+    const auto check_ref = [&](const XmlElement& e, const FFPatchAtomRef& ref) {
+      if (ref.residue < 0 || ref.residue >= patch.num_residues)
+        fail(file, e, fmt::format("patch '{}' names residue {} of a patch with {} residue(s)", patch.name,
+                                  ref.residue + 1, patch.num_residues));
+      return ref;
+    };
+    const auto note_name = [&](const XmlElement& e, const std::string& name) {
+      if (std::find(patch.all_atom_names.begin(), patch.all_atom_names.end(), name) != patch.all_atom_names.end())
+        fail(file, e, fmt::format("patch '{}' contains multiple atoms named '{}'", patch.name, name));
+      patch.all_atom_names.push_back(name);
+    };
+    for (const auto& c : p.children) {
+      if (c.tag == "AddAtom" || c.tag == "ChangeAtom") {
+        FFPatchAtom atom = patch_atom(file, c, patch);
+        check_ref(c, {atom.residue, atom.atom.name});
+        note_name(c, required(file, c, "name"));
+        (c.tag == "AddAtom" ? patch.added : patch.changed).push_back(std::move(atom));
+      } else if (c.tag == "RemoveAtom") {
+        note_name(c, required(file, c, "name"));
+        patch.removed.push_back(check_ref(c, patch_atom_ref(required(file, c, "name"))));
+      } else if (c.tag == "AddBond" || c.tag == "RemoveBond") {
+        auto bond = std::make_pair(check_ref(c, patch_atom_ref(required(file, c, "atomName1"))),
+                                   check_ref(c, patch_atom_ref(required(file, c, "atomName2"))));
+        (c.tag == "AddBond" ? patch.added_bonds : patch.removed_bonds).push_back(std::move(bond));
+      } else if (c.tag == "AddExternalBond" || c.tag == "RemoveExternalBond") {
+        const FFPatchAtomRef ref = check_ref(c, patch_atom_ref(required(file, c, "atomName")));
+        (c.tag == "AddExternalBond" ? patch.added_external_bonds : patch.removed_external_bonds).push_back(ref);
+      } else if (c.tag == "VirtualSite") {
+        patch.has_virtual_sites = true;
+      } else if (c.tag == "ApplyToResidue") {
+        register_template_patch(patch.name, required(file, c, "name"), false);
+      }
+    }
+    for (auto& existing : ff_.patches)
+      if (existing.name == patch.name) {
+        existing = std::move(patch);
+        return;
+      }
+    ff_.patches.push_back(std::move(patch));
+  }
 
   static void check_root(const XmlDocument& doc) {
     if (doc.root.tag != "ForceField")
@@ -239,6 +336,79 @@ class Loader {
     return i;
   }
 
+  // A site or parent atom: by name (`siteName`, `atomName<i>`) when the site names its site, else by index
+  // (`index`, `atom<i>`), as OpenMM's _VirtualSiteData reads them.
+  static int site_atom(const std::string& file, const XmlElement& e, const FFResidueTemplate& t,
+                       const std::unordered_map<std::string, int>& by_name, const std::string& name_key,
+                       const std::string& index_key) {
+    return e.has("siteName") ? template_atom(file, e, t, by_name, name_key) : template_index_attr(file, e, t, index_key);
+  }
+
+  // The parameters of one <VirtualSite> by its type; returns the number of parents.
+  static int read_site_parameters(const std::string& file, const XmlElement& e, FFVirtualSite& v) {
+    const std::string& type = required(file, e, "type");
+    if (type == "average2" || type == "average3") {
+      v.type = type == "average2" ? FFVirtualSiteType::Average2 : FFVirtualSiteType::Average3;
+      const int n = type == "average2" ? 2 : 3;
+      for (int i = 1; i <= n; ++i) v.weights.push_back(number(file, e, "weight" + std::to_string(i)));
+      return n;
+    }
+    if (type == "outOfPlane") {
+      v.type = FFVirtualSiteType::OutOfPlane;
+      for (const char* key : {"weight12", "weight13", "weightCross"}) v.weights.push_back(number(file, e, key));
+      return 3;
+    }
+    if (type == "localCoords") {
+      v.type = FFVirtualSiteType::LocalCoords;
+      int n = 0;
+      while (e.has("wo" + std::to_string(n + 1))) {
+        const std::string i = std::to_string(++n);
+        v.origin_weights.push_back(number(file, e, "wo" + i));
+        v.x_weights.push_back(number(file, e, "wx" + i));
+        v.y_weights.push_back(number(file, e, "wy" + i));
+      }
+      if (n != 3)
+        fail(file, e, fmt::format("<VirtualSite type=\"localCoords\"> has {} parent atoms (wo1..wo{}); mdsim supports "
+                                  "local-coordinates sites with exactly 3 (wo1..wo3, wx1..wx3, wy1..wy3)",
+                                  n, n));
+      for (std::size_t k = 0; k < 3; ++k) v.local_position_nm[k] = number(file, e, "p" + std::to_string(k + 1));
+      return 3;
+    }
+    fail(file, e, fmt::format("<VirtualSite> type \"{}\" is unknown; use average2, average3, outOfPlane or "
+                              "localCoords",
+                              type));
+  }
+
+  FFVirtualSite read_virtual_site(const std::string& file, const XmlElement& e, const FFResidueTemplate& t,
+                                  const std::unordered_map<std::string, int>& by_name) const {
+    FFVirtualSite v;
+    v.source = {file, e.line};
+    const int n = read_site_parameters(file, e, v);
+    v.site = site_atom(file, e, t, by_name, "siteName", "index");
+    for (int i = 1; i <= n; ++i) {
+      const std::string k = std::to_string(i);
+      v.parents.push_back(site_atom(file, e, t, by_name, "atomName" + k, "atom" + k));
+    }
+    v.exclude_with = e.has("excludeWith") ? template_index_attr(file, e, t, "excludeWith") : v.parents.front();
+    if (v.exclude_with == v.site)
+      fail(file, e, fmt::format("<VirtualSite> excludeWith=\"{}\" names the site itself; give the index of the atom "
+                                "whose exclusions the site shares (default: its first parent)",
+                                v.exclude_with));
+    const auto& site = t.atoms[static_cast<std::size_t>(v.site)];
+    for (std::size_t i = 0; i < v.parents.size(); ++i)
+      for (std::size_t j = 0; j < i + 1; ++j)
+        if (v.parents[i] == v.site || (j < i && v.parents[i] == v.parents[j]))
+          fail(file, e, fmt::format("<VirtualSite> for '{}' in residue template '{}' names atom '{}' twice (site and "
+                                    "parents must be different atoms)",
+                                    site.name, t.name, t.atoms[static_cast<std::size_t>(v.parents[i])].name));
+    const FFAtomType& type = ff_.atom_types[static_cast<std::size_t>(ff_.type_index.at(site.type))];
+    if (type.mass_amu != 0.0)
+      fail(file, e, fmt::format("virtual site '{}' of residue template '{}' has atom type '{}' with mass {} amu; a "
+                                "virtual site must be massless (mass=\"0\" in its <Type>)",
+                                site.name, t.name, type.name, type.mass_amu));
+    return v;
+  }
+
   void read_residues(const std::string& file, const XmlElement& section) {
     for (const auto& r : section.children) {
       if (r.tag != "Residue") continue;
@@ -268,7 +438,7 @@ class Loader {
       }
       for (const auto& c : r.children) {
         if (c.tag == "VirtualSite") {
-          t.virtual_sites.push_back({{file, c.line}});
+          t.virtual_sites.push_back(read_virtual_site(file, c, t, by_name));
         } else if (c.tag == "Bond") {
           int a1 = 0, a2 = 0;
           if (c.has("atomName1")) {
@@ -401,11 +571,129 @@ class Loader {
       }
     } else if (tag == "NonbondedForce") {
       read_nonbonded(file, section);
+    } else if (tag == "AmoebaUreyBradleyForce") {
+      read_urey_bradley(file, section);
+    } else if (tag == "CustomTorsionForce") {
+      read_custom_torsion(file, section);
+    } else if (tag == "CMAPTorsionForce") {
+      read_cmap(file, section);
+    } else if (tag == "LennardJonesForce") {
+      read_lennard_jones(file, section);
     } else {
       fail(file, section,
            fmt::format("unsupported force field section <{}>: mdsim reads HarmonicBondForce, HarmonicAngleForce, "
-                       "PeriodicTorsionForce and NonbondedForce",
+                       "PeriodicTorsionForce, NonbondedForce, AmoebaUreyBradleyForce, CustomTorsionForce (harmonic "
+                       "impropers), CMAPTorsionForce and LennardJonesForce",
                        tag));
+    }
+  }
+
+  void read_urey_bradley(const std::string& file, const XmlElement& section) {
+    for (const auto& u : section.children) {
+      if (u.tag != "UreyBradley") continue;
+      FFUreyBradleyDef def;
+      if (!type_specs(file, u, 3, def.atoms.data())) continue;
+      def.r13_nm = number(file, u, "d");
+      def.k_kj_per_mol_nm2 = number(file, u, "k");
+      def.source = {file, u.line};
+      ff_.urey_bradleys.push_back(std::move(def));
+    }
+  }
+
+  // Only CHARMM's harmonic improper, k*(theta-theta0)^2 with per-torsion k and theta0.
+  void read_custom_torsion(const std::string& file, const XmlElement& section) {
+    std::string energy;
+    for (char c : required(file, section, "energy"))
+      if (!std::isspace(static_cast<unsigned char>(c))) energy += c;
+    std::vector<std::string> parameters;
+    for (const auto& c : section.children) {
+      if (c.tag == "PerTorsionParameter") parameters.push_back(required(file, c, "name"));
+      if (c.tag == "GlobalParameter" || c.tag == "Proper")
+        fail(file, c, fmt::format("<CustomTorsionForce> <{}> is not supported: mdsim reads the harmonic impropers "
+                                  "k*(theta-theta0)^2 only",
+                                  c.tag));
+    }
+    std::sort(parameters.begin(), parameters.end());
+    if (energy != "k*(theta-theta0)^2" || parameters != std::vector<std::string>{"k", "theta0"})
+      fail(file, section, fmt::format("<CustomTorsionForce energy=\"{}\"> is not supported: mdsim reads CHARMM's "
+                                      "harmonic improper energy=\"k*(theta-theta0)^2\" with <PerTorsionParameter> k "
+                                      "and theta0 only",
+                                      energy));
+    ImproperOrdering ordering = ImproperOrdering::Charmm;  // CustomTorsion's default
+    if (const std::string* o = section.find_attribute("ordering")) {
+      if (*o == "default") ordering = ImproperOrdering::Default;
+      else if (*o == "amber") ordering = ImproperOrdering::Amber;
+      else if (*o == "charmm") ordering = ImproperOrdering::Charmm;
+      else fail(file, section, fmt::format("unknown improper ordering \"{}\" (expected default, amber or charmm)", *o));
+    }
+    for (const auto& t : section.children) {
+      if (t.tag != "Improper") continue;
+      FFHarmonicImproperDef def;
+      if (!type_specs(file, t, 4, def.atoms.data())) continue;
+      def.k_kj_per_mol_rad2 = number(file, t, "k");
+      def.theta0_rad = number(file, t, "theta0");
+      def.ordering = ordering;
+      def.source = {file, t.line};
+      ff_.harmonic_impropers.push_back(std::move(def));
+    }
+  }
+
+  void read_cmap(const std::string& file, const XmlElement& section) {
+    ff_.has_cmap_torsion_force = true;
+    for (const auto& m : section.children) {
+      if (m.tag != "Map") continue;
+      std::vector<double> values;
+      std::istringstream in(m.text);
+      std::string word;
+      while (in >> word) values.push_back(to_number(file, m, "(text)", word));
+      const auto size = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(values.size()))));
+      if (size < 2 || size * size != values.size())
+        fail(file, m, fmt::format("<Map> has {} values; a CMAP map needs size x size values (size 2 or more)",
+                                  values.size()));
+      ff_.cmap_maps.push_back(std::move(values));
+    }
+    for (const auto& t : section.children) {
+      if (t.tag != "Torsion") continue;
+      FFCmapDef def;
+      if (!type_specs(file, t, 5, def.atoms.data())) continue;
+      def.map = integer(file, t, "map");
+      // As OpenMM: the index counts every <Map> read so far (all files share one CMAPTorsionForce).
+      if (def.map < 0 || def.map >= static_cast<int>(ff_.cmap_maps.size()))
+        fail(file, t, fmt::format("<Torsion map=\"{}\"> names no <Map> (the file has maps {}..{})", def.map, 0,
+                                  static_cast<int>(ff_.cmap_maps.size()) - 1));
+      def.source = {file, t.line};
+      ff_.cmap_torsions.push_back(std::move(def));
+    }
+  }
+
+  void read_lennard_jones(const std::string& file, const XmlElement& section) {
+    const double lj14 = number(file, section, "lj14scale");
+    if (ff_.has_lennard_jones_force && std::fabs(ff_.lennard_jones_lj14scale - lj14) > 1e-5)
+      fail(file, section, "<LennardJonesForce> lj14scale differs from that of an earlier file");
+    if (!ff_.has_lennard_jones_force) ff_.lennard_jones_lj14scale = lj14;
+    ff_.has_lennard_jones_force = true;
+    if (const std::string* d = section.find_attribute("useDispersionCorrection"))
+      ff_.lennard_jones_dispersion_correction = *d == "True" || *d == "true" || *d == "1";
+    for (const auto& a : section.children) {
+      if (a.tag == "Atom") {
+        FFLennardJonesAtom atom;
+        if (!type_specs(file, a, 1, &atom.atom)) continue;
+        atom.sigma_nm = number(file, a, "sigma");
+        atom.epsilon_kj_per_mol = number(file, a, "epsilon");
+        if (a.has("sigma14")) atom.sigma14_nm = number(file, a, "sigma14");
+        if (a.has("epsilon14")) atom.epsilon14_kj_per_mol = number(file, a, "epsilon14");
+        if (atom.sigma_nm < 0.0 || atom.epsilon_kj_per_mol < 0.0)
+          fail(file, a, "Lennard-Jones sigma (nm) and epsilon (kJ/mol) must be zero or positive");
+        atom.source = {file, a.line};
+        ff_.lennard_jones_atoms.push_back(std::move(atom));
+      } else if (a.tag == "NBFixPair") {
+        FFNbfixPair pair;
+        if (!type_specs(file, a, 2, pair.atoms.data())) continue;
+        pair.sigma_nm = number(file, a, "sigma");
+        pair.epsilon_kj_per_mol = number(file, a, "epsilon");
+        pair.source = {file, a.line};
+        ff_.nbfix_pairs.push_back(std::move(pair));
+      }
     }
   }
 

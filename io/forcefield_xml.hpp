@@ -1,6 +1,6 @@
 // OpenMM ForceField XML reader (the format of OpenMM's app/data/*.xml; user guide chapter "Creating Force
-// Fields"). Reads atom types, residue templates, HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce
-// (Proper/Improper, type or class attributes, "" wildcards, `ordering`), NonbondedForce (1-4 scales,
+// Fields"). Reads atom types, residue templates (with <VirtualSite>s), HarmonicBondForce, HarmonicAngleForce,
+// PeriodicTorsionForce (Proper/Improper, type or class attributes, "" wildcards, `ordering`), NonbondedForce (1-4 scales,
 // UseAttributeFromResidue) and <Include>; several files are merged the way OpenMM's ForceField(*files) does.
 // Also reads OpenMM's standard-residue tables (residues.xml, pdbNames.xml) that the System builder uses to
 // create topology bonds. No physics here: model/forcefield turns this data plus a Topology into a System.

@@ -52,10 +52,15 @@ System build_system(const Topology& top, const ForceFieldData& ff, const ForceFi
   ConstraintSet constraints;
   const std::vector<double> bond_length_nm = add_bonds(in, flags, constraints, sys);
   add_angles(in, lists.angles, flags, bond_length_nm, constraints, sys);
+  add_urey_bradleys(in, lists.angles, flags, sys);
   add_propers(in, lists.propers, sys);
   add_impropers(in, lists.impropers, sys);
+  add_harmonic_impropers(in, lists.impropers, sys);
+  add_cmap_torsions(in, lists.propers, sys);
+  add_virtual_sites(in, sys);
   assign_nonbonded_parameters(in, sys);
   add_exceptions(in, sys);
+  apply_lennard_jones(in, sys);
   sys.constraints = constraints.list();
   add_rigid_waters(in, rigid, constraints, sys);
   return sys;

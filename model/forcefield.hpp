@@ -39,8 +39,9 @@ void create_topology_bonds(Topology& topology, const StandardResidueData& standa
 
 // Build the System; the topology is not changed. Reads topology.bonds, which create_topology_bonds must have filled
 // (without them, residues with bonds match no template). Throws InputError with a one-line message ("pdb:line: ...") when a residue matches no
-// template, an atom's element is used by no template, several templates with different parameters match, a
-// template needs unsupported features (virtual sites), or a periodic nonbonded method is asked for without a box.
+// template, an atom's element is used by no template, several templates with different parameters match, or a
+// periodic nonbonded method is asked for without a box. Templates' <VirtualSite>s become System::virtual_sites
+// (mass 0, parents in the same residue) when the topology has their extra particles (element-less atoms).
 System build_system(const Topology& topology, const ForceFieldData& forcefield, const ForceFieldOptions& options,
                     TemplateAssignment* assignment = nullptr);
 

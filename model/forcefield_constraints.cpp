@@ -82,7 +82,7 @@ void repartition_hydrogen_masses(const GeneratorInput& in, const std::vector<cha
     }
   }
   for (int a = 0; a < top.num_atoms(); ++a)
-    if (!(sys.mass_amu[static_cast<std::size_t>(a)] > 0.0)) {
+    if (!(sys.mass_amu[static_cast<std::size_t>(a)] > 0.0) && in.match.atom_site[static_cast<std::size_t>(a)] == nullptr) {
       const auto& atom = top.atoms[static_cast<std::size_t>(a)];
       throw InputError(located(top.source, atom.line, 0,
                                fmt::format("hydrogen mass {} amu leaves atom '{}' of {} with mass {} amu; use a "
@@ -98,14 +98,15 @@ void add_rigid_waters(const GeneratorInput& in, const std::vector<char>& rigid_r
   for (std::size_t r = 0; r < top.residues.size(); ++r) {
     if (!rigid_residue[r]) continue;
     const auto& res = top.residues[r];
-    if (res.atoms.size() != 3) continue;
-    int o = -1;
+    int o = -1, real = 0;
     std::vector<int> h;
     for (int a : res.atoms) {
+      if (in.match.atom_site[static_cast<std::size_t>(a)] != nullptr) continue;  // a 4-site water's M is placed
+      ++real;
       if (in.graph.element[static_cast<std::size_t>(a)] == "O") o = a;
       else if (in.graph.element[static_cast<std::size_t>(a)] == "H") h.push_back(a);
     }
-    if (o < 0 || h.size() != 2) continue;
+    if (real != 3 || o < 0 || h.size() != 2) continue;
     const auto oh1 = constraints.distance_nm(o, h[0]);
     const auto oh2 = constraints.distance_nm(o, h[1]);
     const auto hh = constraints.distance_nm(h[0], h[1]);

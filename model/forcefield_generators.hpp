@@ -7,6 +7,7 @@
 //   constraint_flags        which bonds and angles are constrained (constraint mode, rigid water)
 //   add_bonds, add_angles   HarmonicBondForce, HarmonicAngleForce terms and the constraints they imply
 //   add_propers, add_impropers  PeriodicTorsionForce terms
+//   add_virtual_sites       the templates' <VirtualSite>s
 //   assign_nonbonded_parameters, add_exceptions  NonbondedForce particles and exceptions
 //   add_rigid_waters        SETTLE triples
 // Each generator appends to the System in OpenMM's term order; the same inputs give the same System to the
@@ -15,6 +16,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -74,11 +76,23 @@ struct TemplateMatch {
   std::vector<int> atom_type;         // index into ForceFieldData::atom_types, per atom
   std::vector<const std::map<std::string, double>*> atom_parameters;  // its template atom's attributes
   std::vector<int> atom_template_index;  // its atom index within the matched template
+  std::vector<const FFVirtualSite*> atom_site;  // the template's <VirtualSite> for an atom that is one, else null
+  // The patched templates (single_residue_patched_templates) when some residue needed one: residue_template k >=
+  // ForceFieldData::templates.size() means (*patched_templates)[k - that size]. atom_parameters point into them.
+  std::shared_ptr<const std::vector<FFResidueTemplate>> patched_templates;
 };
 
-// Matches every residue (chain order) to a template by bonded graph and elements, independent of atom names.
+// Every template a single-residue <Patch> combination makes (OpenMM's _generatePatchedSingleResidueTemplates per
+// template, in template order; named "ALA-NTER", "ALA-NTER-CTER"). InputError for an <AllowPatch> naming no patch
+// or a patch with virtual sites.
+std::vector<FFResidueTemplate> single_residue_patched_templates(const ForceFieldData& ff);
+bool has_multi_residue_patches(const ForceFieldData& ff);
+
+// Matches every residue (chain order) to a template by bonded graph and elements, independent of atom names; the
+// residues no template matches, to the single-residue patched templates (OpenMM's _applyPatchesToMatchResidues).
 // InputError ("pdb:line: ...") when an atom has no element or one no template uses, when a residue matches no
-// template (naming the closest one), several with different parameters, or one with virtual sites.
+// template (naming the closest one), or several with different parameters or virtual sites. An atom without an
+// element (extra particle) matches only an element-less template atom, of its own name when the template has one.
 TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
                               const AtomGraph& graph);
 
@@ -119,8 +133,17 @@ void assign_nonbonded_parameters(const GeneratorInput& in, System& sys);
 
 // System::exceptions (NonbondedForce::createExceptionsFromBonds): pairs within 3 bonds, ordered by the later atom
 // then the earlier; 1-2 and 1-3 excluded, 1-4 scaled by coulomb14scale / lj14scale with Lorentz-Berthelot sigma
-// and epsilon. Needs the particle parameters. Nothing without a <NonbondedForce>.
+// and epsilon. Needs the particle parameters. Nothing without a <NonbondedForce>. A virtual site shares the bonds
+// of its `excludeWith` atom and is bonded to it (OpenMM's _findBondsForExclusions).
 void add_exceptions(const GeneratorInput& in, System& sys);
+
+// System::virtual_sites (OpenMM's createSystem "Add virtual sites"): per atom matched to a template's <VirtualSite>,
+// in particle order, its parents the atoms of the same residue matched to the site's parent template atoms.
+// Its mass is 0: the reader refuses a <VirtualSite> whose atom type has mass.
+void add_virtual_sites(const GeneratorInput& in, System& sys);
+
+// Per particle: the virtual-site particles that share its exclusions (OpenMM's data.excludeAtomWith).
+std::vector<std::vector<int>> sites_excluded_with(const GeneratorInput& in);
 
 // ---------------------------------------------------------------- bonded terms (forcefield_bonded.cpp, _torsions.cpp)
 
@@ -173,6 +196,28 @@ void add_propers(const GeneratorInput& in, const std::vector<std::array<int, 4>>
 // per type signature as OpenMM does.
 void add_impropers(const GeneratorInput& in, const std::vector<std::array<int, 4>>& impropers, System& sys);
 
+// CustomTorsionForce harmonic impropers (CHARMM): _matchImproper per improper (no type cache, as OpenMM's
+// CustomTorsionGenerator), one HarmonicImproperTerm per match, k as written (E = k dtheta^2).
+void add_harmonic_impropers(const GeneratorInput& in, const std::vector<std::array<int, 4>>& impropers, System& sys);
+
+// ---------------------------------------------------------------- CHARMM sections (forcefield_charmm.cpp)
+
+// AmoebaUreyBradleyForce: per angle not constrained (unless flexible_constraints), the first definition whose
+// centre type matches and whose outer types match either way round: a UreyBradleyTerm on the outer atoms with
+// force constant 2k (OpenMM adds HarmonicBondForce(d, 2k)).
+void add_urey_bradleys(const GeneratorInput& in, const std::vector<std::array<int, 3>>& angles,
+                       const ConstraintFlags& flags, System& sys);
+
+// CMAPTorsionForce: the maps, then per chain of five bonded atoms extending a proper (sorted), the first definition
+// without wildcards matching either direction, else the first with.
+void add_cmap_torsions(const GeneratorInput& in, const std::vector<std::array<int, 4>>& propers, System& sys);
+
+// LennardJonesForce (after assign_nonbonded_parameters and add_exceptions): per-particle sigma/epsilon from its
+// <Atom>s, the 1-4 exceptions' sigma/epsilon from sigma14/epsilon14 (or NBFIX) scaled by its lj14scale, and
+// System::lj_types when both types of an <NBFixPair> are in the system. InputError for a type without an entry, or
+// an atom with <NonbondedForce> epsilon too.
+void apply_lennard_jones(const GeneratorInput& in, System& sys);
+
 // ---------------------------------------------------------------- constraints (forcefield_constraints.cpp)
 
 // Per residue: 1 for a water (HOH after pdbNames.xml) when rigid_water is set.
@@ -188,8 +233,8 @@ ConstraintFlags constraint_flags(const GeneratorInput& in, const std::vector<cha
 void repartition_hydrogen_masses(const GeneratorInput& in, const std::vector<char>& rigid_residue,
                                  double hydrogen_mass_amu, System& sys);
 
-// System::rigid_waters: per rigid water residue, its O and two H when all three distances are constrained and
-// both O-H distances are equal.
+// System::rigid_waters: per rigid water residue, its O and two H (besides virtual sites, which are placed from
+// them) when all three distances are constrained and both O-H distances are equal.
 void add_rigid_waters(const GeneratorInput& in, const std::vector<char>& rigid_residue,
                       const ConstraintSet& constraints, System& sys);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "common/errors.hpp"
 #include "model/forcefield_generators.hpp"
@@ -59,22 +60,56 @@ std::array<double, 3> atom_nonbonded_values(const GeneratorInput& in, int a,
 }
 
 // Atoms 1 to 3 bonds away from atom i (sorted, unique), and those 1 to 2 bonds away (sorted, unique).
-void neighbours_within_3(const AtomGraph& graph, int i, std::vector<int>& near, std::vector<int>& within2) {
+void neighbours_within_3(const std::vector<std::vector<int>>& bonded_to, int i, std::vector<int>& near,
+                         std::vector<int>& within2) {
   near.clear();
   within2.clear();
-  for (int j : graph.bonded_to[static_cast<std::size_t>(i)]) {
+  for (int j : bonded_to[static_cast<std::size_t>(i)]) {
     near.push_back(j);
     within2.push_back(j);
-    for (int k : graph.bonded_to[static_cast<std::size_t>(j)]) {
+    for (int k : bonded_to[static_cast<std::size_t>(j)]) {
       near.push_back(k);
       within2.push_back(k);
-      for (int l : graph.bonded_to[static_cast<std::size_t>(k)]) near.push_back(l);
+      for (int l : bonded_to[static_cast<std::size_t>(k)]) near.push_back(l);
     }
   }
   std::sort(near.begin(), near.end());
   near.erase(std::unique(near.begin(), near.end()), near.end());
   std::sort(within2.begin(), within2.end());
   within2.erase(std::unique(within2.begin(), within2.end()), within2.end());
+}
+
+// The bonds exclusions are found from (OpenMM's _findBondsForExclusions): the topology's, each copied onto the
+// virtual sites that share an end's exclusions (repeated for the copies), then each site bonded to the atom it
+// shares exclusions with. Per atom, its partners (sorted, unique).
+std::vector<std::vector<int>> exclusion_bonds(const GeneratorInput& in) {
+  const std::vector<std::vector<int>> children = sites_excluded_with(in);
+  std::vector<std::vector<int>> bonded = in.graph.bonded_to;
+  std::set<std::pair<int, int>> seen;
+  std::vector<std::pair<int, int>> work;
+  const auto add = [&](int a, int b) {
+    if (a == b || !seen.insert(ordered(a, b)).second) return;
+    work.emplace_back(a, b);
+    bonded[static_cast<std::size_t>(a)].push_back(b);
+    bonded[static_cast<std::size_t>(b)].push_back(a);
+  };
+  for (const auto& [a, b] : in.topology.bonds) seen.insert(ordered(a, b));
+  work.assign(in.topology.bonds.begin(), in.topology.bonds.end());
+  for (std::size_t n = 0; n < work.size(); ++n) {
+    const auto [a1, a2] = work[n];
+    for (int c1 : children[static_cast<std::size_t>(a1)]) {
+      add(c1, a2);
+      for (int c2 : children[static_cast<std::size_t>(a2)]) add(c1, c2);
+    }
+    for (int c2 : children[static_cast<std::size_t>(a2)]) add(a1, c2);
+  }
+  for (std::size_t a = 0; a < children.size(); ++a)
+    for (int c : children[a]) add(c, static_cast<int>(a));
+  for (auto& list : bonded) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  return bonded;
 }
 
 }  // namespace
@@ -104,10 +139,11 @@ void assign_nonbonded_parameters(const GeneratorInput& in, System& sys) {
 void add_exceptions(const GeneratorInput& in, System& sys) {
   const ForceFieldData& ff = in.forcefield;
   if (!ff.has_nonbonded_force) return;
+  const std::vector<std::vector<int>> bonded_to = exclusion_bonds(in);
   std::vector<int> near;
   std::vector<int> within2;
   for (int i = 0; i < in.topology.num_atoms(); ++i) {
-    neighbours_within_3(in.graph, i, near, within2);
+    neighbours_within_3(bonded_to, i, near, within2);
     for (int j : near) {
       if (j >= i) break;
       if (std::binary_search(within2.begin(), within2.end(), j)) {

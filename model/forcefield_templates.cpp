@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -43,19 +44,20 @@ struct PreparedTemplates {
   std::set<std::string> elements;                                  // every element some template uses
 };
 
-// A residue's graph: its atoms' elements, bonds inside it (residue-local indices) and bonds leaving it.
+// A residue's graph: its atoms' elements and names, bonds inside it (residue-local indices) and bonds leaving it.
 struct ResidueGraph {
   std::vector<std::string> element;
+  std::vector<std::string> name;  // after pdbNames.xml (names decide only between extra particles)
   std::vector<std::vector<int>> bonded;
   std::vector<int> external;
 };
 
-// OpenMM's compiled.matchResidueToTemplate (external bonds counted, no extra particles): same candidate lists,
+// OpenMM's compiled.matchResidueToTemplate (external bonds counted, extra particles matched): same candidate lists,
 // search order and depth-first search, so the same residue-to-template atom mapping results.
 class GraphMatcher {
  public:
   GraphMatcher(const PreparedTemplate& t, const ResidueGraph& residue)
-      : t_(t), bonded_(residue.bonded), external_(residue.external), elements_(residue.element) {}
+      : t_(t), bonded_(residue.bonded), external_(residue.external), elements_(residue.element), names_(residue.name) {}
 
   // Returns the template atom index for each residue atom, or an empty vector.
   std::vector<int> match() {
@@ -78,6 +80,7 @@ class GraphMatcher {
   const std::vector<std::vector<int>>& bonded_;
   const std::vector<int>& external_;
   const std::vector<std::string>& elements_;
+  const std::vector<std::string>& names_;
   // The residue's atoms in search order: bonded atoms and candidate template atoms per position.
   std::vector<std::vector<int>> s_bonded_, s_candidates_;
   std::vector<std::vector<char>> s_candidate_set_;
@@ -95,13 +98,24 @@ class GraphMatcher {
     return residue_count == template_count;
   }
 
+  // An extra particle (no element) of the residue whose name an extra particle of the template has: it may only
+  // be that one (OpenMM's exactNameMatch).
+  bool exact_name_match(std::size_t i) const {
+    if (!elements_[i].empty()) return false;
+    for (std::size_t j = 0; j < t_.element.size(); ++j)
+      if (t_.element[j].empty() && t_.tpl->atoms[j].name == names_[i]) return true;
+    return false;
+  }
+
   // Per residue atom: the template atoms it could be.
   std::vector<std::vector<int>> find_candidates() const {
     const auto n = elements_.size();
     std::vector<std::vector<int>> candidates(n);
     for (std::size_t i = 0; i < n; ++i) {
+      const bool by_name = exact_name_match(i);
       for (std::size_t j = 0; j < n; ++j) {
         if (!t_.element[j].empty() && t_.element[j] != elements_[i]) continue;
+        if (by_name && t_.tpl->atoms[j].name != names_[i]) continue;
         if (t_.bonded[j].size() != bonded_[i].size()) continue;
         if (t_.external[j] != external_[i]) continue;
         candidates[i].push_back(static_cast<int>(j));
@@ -193,11 +207,11 @@ class GraphMatcher {
   }
 };
 
-PreparedTemplates prepare_templates(const ForceFieldData& ff) {
+PreparedTemplates prepare_templates(const ForceFieldData& ff, const std::vector<FFResidueTemplate>& templates) {
   PreparedTemplates out;
-  out.templates.resize(ff.templates.size());
-  for (std::size_t k = 0; k < ff.templates.size(); ++k) {
-    const auto& t = ff.templates[k];
+  out.templates.resize(templates.size());
+  for (std::size_t k = 0; k < templates.size(); ++k) {
+    const auto& t = templates[k];
     auto& p = out.templates[k];
     p.tpl = &t;
     const std::size_t n = t.atoms.size();
@@ -220,16 +234,20 @@ PreparedTemplates prepare_templates(const ForceFieldData& ff) {
   return out;
 }
 
-// Every atom needs an element that some template uses.
+// Every atom needs an element that some template uses; an atom without one (an extra particle, e.g. a water's
+// M site) needs a template with an element-less atom.
 void check_elements(const Topology& top, const ForceFieldData& ff, const AtomGraph& graph,
                     const std::set<std::string>& template_elements) {
   for (int a = 0; a < top.num_atoms(); ++a) {
     const auto& atom = top.atoms[static_cast<std::size_t>(a)];
     const std::string& el = graph.element[static_cast<std::size_t>(a)];
-    if (el.empty())
+    if (el.empty() && !template_elements.count(el))
       throw InputError(located(top.source, atom.line, 0,
-                               fmt::format("atom '{}' of {} has no element, and force field templates need one",
-                                           atom.name, residue_label(top, atom.residue))));
+                               fmt::format("atom '{}' of {} has no element (an extra particle), and no residue "
+                                           "template of the force field ({}) has extra particles; give its element "
+                                           "(columns 77-78 of a PDB file) or load a force field with that site (e.g. "
+                                           "amber14/tip4pew.xml for a water's M site)",
+                                           atom.name, residue_label(top, atom.residue), join(ff.files))));
     if (!template_elements.count(el))
       throw InputError(located(top.source, atom.line, 0,
                                fmt::format("atom '{}' of {} is element {}, which no residue template of the force "
@@ -252,7 +270,8 @@ std::vector<int> residue_order(const Topology& top) {
 }
 
 // `local` maps atom -> index within its residue; set here for residue r's atoms.
-ResidueGraph residue_graph(const Topology& top, const AtomGraph& graph, int r, std::vector<int>& local) {
+ResidueGraph residue_graph(const Topology& top, const NormalisedNames& names, const AtomGraph& graph, int r,
+                           std::vector<int>& local) {
   const auto& res = top.residues[static_cast<std::size_t>(r)];
   const std::size_t n = res.atoms.size();
   for (std::size_t i = 0; i < n; ++i) local[static_cast<std::size_t>(res.atoms[i])] = static_cast<int>(i);
@@ -260,9 +279,11 @@ ResidueGraph residue_graph(const Topology& top, const AtomGraph& graph, int r, s
   g.bonded.resize(n);
   g.external.assign(n, 0);
   g.element.resize(n);
+  g.name.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const int a = res.atoms[i];
     g.element[i] = graph.element[static_cast<std::size_t>(a)];
+    g.name[i] = names.atom[static_cast<std::size_t>(a)];
     for (int b : graph.bonded_to[static_cast<std::size_t>(a)]) {
       const bool inside = top.atoms[static_cast<std::size_t>(b)].residue == r;
       if (inside) g.bonded[i].push_back(local[static_cast<std::size_t>(b)]);
@@ -406,7 +427,10 @@ ResidueTemplateProblem no_template(const Topology& top, const ForceFieldData& ff
                                    const PreparedTemplates& prepared, const AtomGraph& graph, int r,
                                    const ResidueGraph& residue) {
   const auto& res = top.residues[static_cast<std::size_t>(r)];
-  const std::string note = ff.num_patches > 0 ? "; note: template patches (<Patches>) are not supported" : "";
+  const std::string note = has_multi_residue_patches(ff)
+                               ? "; note: multi-residue patches (<Patch residues=\"2\">, e.g. disulfides) are not "
+                                 "supported"
+                               : "";
   ResidueTemplateProblem problem;
   problem.residue = r;
   problem.line = residue_line(top, r);
@@ -464,15 +488,30 @@ ResidueTemplateProblem no_template(const Topology& top, const ForceFieldData& ff
   throw InputError(located(top.source, problem.line, 0, problem.message));
 }
 
-// Several matches are fine only when they give every atom the same type and parameters (OpenMM picks the first).
-void check_same_parameters(const Topology& top, const ForceFieldData& ff, int r,
+// OpenMM's _VirtualSiteData equality, list against list (template atom indices, not names).
+bool same_virtual_sites(const std::vector<FFVirtualSite>& a, const std::vector<FFVirtualSite>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const FFVirtualSite& x = a[i];
+    const FFVirtualSite& y = b[i];
+    if (x.type != y.type || x.site != y.site || x.parents != y.parents || x.exclude_with != y.exclude_with ||
+        x.weights != y.weights || x.origin_weights != y.origin_weights || x.x_weights != y.x_weights ||
+        x.y_weights != y.y_weights || x.local_position_nm != y.local_position_nm)
+      return false;
+  }
+  return true;
+}
+
+// Several matches are fine only when they give every atom the same type, parameters and virtual sites (OpenMM
+// picks the first).
+void check_same_parameters(const Topology& top, const PreparedTemplates& prepared, int r,
                            const std::vector<std::pair<int, std::vector<int>>>& found) {
   const auto& [k1, m1] = found.front();
-  const auto& t1 = ff.templates[static_cast<std::size_t>(k1)];
+  const auto& t1 = *prepared.templates[static_cast<std::size_t>(k1)].tpl;
   for (std::size_t f = 1; f < found.size(); ++f) {
     const auto& [k2, m2] = found[f];
-    const auto& t2 = ff.templates[static_cast<std::size_t>(k2)];
-    bool identical = t1.virtual_sites.empty() && t2.virtual_sites.empty();
+    const auto& t2 = *prepared.templates[static_cast<std::size_t>(k2)].tpl;
+    bool identical = same_virtual_sites(t1.virtual_sites, t2.virtual_sites);
     for (std::size_t i = 0; i < m1.size() && identical; ++i) {
       const auto& a1 = t1.atoms[static_cast<std::size_t>(m1[i])];
       const auto& a2 = t2.atoms[static_cast<std::size_t>(m2[i])];
@@ -480,7 +519,7 @@ void check_same_parameters(const Topology& top, const ForceFieldData& ff, int r,
     }
     if (!identical) {
       std::vector<std::string> tnames;
-      for (const auto& fm : found) tnames.push_back(ff.templates[static_cast<std::size_t>(fm.first)].name);
+      for (const auto& fm : found) tnames.push_back(prepared.templates[static_cast<std::size_t>(fm.first)].tpl->name);
       throw InputError(located(top.source, residue_line(top, r), 0,
                                fmt::format("{} matches several force field templates with different parameters "
                                            "({}); mdsim cannot choose between them",
@@ -489,16 +528,12 @@ void check_same_parameters(const Topology& top, const ForceFieldData& ff, int r,
   }
 }
 
-// Records template k with atom mapping `match` for residue r.
-void assign_template(const Topology& top, const ForceFieldData& ff, const PreparedTemplates& prepared, int r, int k,
+// Records template k of `prepared` with atom mapping `match` for residue r; `offset` is added to k in
+// residue_template (ForceFieldData::templates.size() for the patched templates).
+void assign_template(const Topology& top, const PreparedTemplates& prepared, int r, int k, int offset,
                      const std::vector<int>& match, TemplateMatch& out) {
-  const auto& t = ff.templates[static_cast<std::size_t>(k)];
-  if (!t.virtual_sites.empty())
-    throw InputError(located(top.source, residue_line(top, r), 0,
-                             fmt::format("{} matches template {} ({}:{}), which has virtual sites; virtual sites are "
-                                         "not supported",
-                                         residue_label(top, r), t.name, t.source.file, t.source.line)));
-  out.residue_template[static_cast<std::size_t>(r)] = k;
+  const auto& t = *prepared.templates[static_cast<std::size_t>(k)].tpl;
+  out.residue_template[static_cast<std::size_t>(r)] = offset + k;
   const auto& res = top.residues[static_cast<std::size_t>(r)];
   for (std::size_t i = 0; i < res.atoms.size(); ++i) {
     const auto a = static_cast<std::size_t>(res.atoms[i]);
@@ -506,6 +541,8 @@ void assign_template(const Topology& top, const ForceFieldData& ff, const Prepar
     out.atom_type[a] = prepared.templates[static_cast<std::size_t>(k)].type[ti];
     out.atom_parameters[a] = &t.atoms[ti].parameters;
     out.atom_template_index[a] = match[i];
+    for (const FFVirtualSite& v : t.virtual_sites)
+      if (v.site == match[i]) out.atom_site[a] = &v;
   }
 }
 
@@ -514,33 +551,57 @@ void assign_template(const Topology& top, const ForceFieldData& ff, const Prepar
 TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
                               const AtomGraph& graph) {
   const auto num_atoms = static_cast<std::size_t>(top.num_atoms());
-  const PreparedTemplates prepared = prepare_templates(ff);
+  const PreparedTemplates prepared = prepare_templates(ff, ff.templates);
   check_elements(top, ff, graph, prepared.elements);
   TemplateMatch out;
   out.atom_type.assign(num_atoms, -1);
   out.atom_parameters.assign(num_atoms, nullptr);
   out.atom_template_index.assign(num_atoms, -1);
+  out.atom_site.assign(num_atoms, nullptr);
   out.residue_template.assign(top.residues.size(), -1);
   std::vector<int> local(num_atoms, -1);
+  std::vector<int> unmatched;
   for (int r : residue_order(top)) {
-    const ResidueGraph residue = residue_graph(top, graph, r, local);
+    const ResidueGraph residue = residue_graph(top, names, graph, r, local);
     const auto found = matching_templates(prepared, residue);
+    if (found.empty()) {
+      unmatched.push_back(r);
+      continue;
+    }
+    if (found.size() > 1) check_same_parameters(top, prepared, r, found);
+    assign_template(top, prepared, r, found.front().first, 0, found.front().second, out);
+  }
+  if (unmatched.empty()) return out;
+  // OpenMM's _applyPatchesToMatchResidues: the residues left over against every patched template.
+  out.patched_templates = std::make_shared<const std::vector<FFResidueTemplate>>(single_residue_patched_templates(ff));
+  const PreparedTemplates patched = prepare_templates(ff, *out.patched_templates);
+  for (int r : unmatched) {
+    const ResidueGraph residue = residue_graph(top, names, graph, r, local);
+    const auto found = matching_templates(patched, residue);
     if (found.empty()) throw_no_template(top, ff, names, prepared, graph, r, residue);
-    if (found.size() > 1) check_same_parameters(top, ff, r, found);
-    assign_template(top, ff, prepared, r, found.front().first, found.front().second, out);
+    if (found.size() > 1) check_same_parameters(top, patched, r, found);
+    assign_template(top, patched, r, found.front().first, static_cast<int>(ff.templates.size()), found.front().second,
+                    out);
   }
   return out;
 }
 
 std::vector<ResidueTemplateProblem> template_problems(const Topology& top, const ForceFieldData& ff,
                                                      const NormalisedNames& names, const AtomGraph& graph) {
-  const PreparedTemplates prepared = prepare_templates(ff);
+  const PreparedTemplates prepared = prepare_templates(ff, ff.templates);
   check_elements(top, ff, graph, prepared.elements);
   std::vector<ResidueTemplateProblem> problems;
   std::vector<int> local(static_cast<std::size_t>(top.num_atoms()), -1);
+  std::optional<std::vector<FFResidueTemplate>> patched_list;
+  std::optional<PreparedTemplates> patched;
   for (int r : residue_order(top)) {
-    const ResidueGraph residue = residue_graph(top, graph, r, local);
-    if (matching_templates(prepared, residue).empty())
+    const ResidueGraph residue = residue_graph(top, names, graph, r, local);
+    if (!matching_templates(prepared, residue).empty()) continue;
+    if (!patched) {
+      patched_list = single_residue_patched_templates(ff);
+      patched = prepare_templates(ff, *patched_list);
+    }
+    if (matching_templates(*patched, residue).empty())
       problems.push_back(no_template(top, ff, names, prepared, graph, r, residue));
   }
   return problems;
@@ -548,8 +609,11 @@ std::vector<ResidueTemplateProblem> template_problems(const Topology& top, const
 
 TemplateAssignment template_assignment(const ForceFieldData& ff, const TemplateMatch& match) {
   TemplateAssignment assignment;
+  const auto base = static_cast<int>(ff.templates.size());
   for (int k : match.residue_template)
-    assignment.residue_template.push_back(k >= 0 ? ff.templates[static_cast<std::size_t>(k)].name : std::string());
+    assignment.residue_template.push_back(k < 0       ? std::string()
+                                          : k < base ? ff.templates[static_cast<std::size_t>(k)].name
+                                                     : (*match.patched_templates)[static_cast<std::size_t>(k - base)].name);
   return assignment;
 }
 

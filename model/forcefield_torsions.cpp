@@ -14,7 +14,8 @@ struct TorsionSpecs {
   bool wildcard = false;  // some atom is the wildcard
 };
 
-std::vector<TorsionSpecs> resolve_torsions(const std::vector<FFTorsionDef>& in, const ForceFieldData& ff,
+template <class Def>
+std::vector<TorsionSpecs> resolve_torsions(const std::vector<Def>& in, const ForceFieldData& ff,
                                            const TypeTables& tables) {
   std::vector<TorsionSpecs> out(in.size());
   for (std::size_t d = 0; d < in.size(); ++d) {
@@ -120,7 +121,8 @@ class ImproperOrderer {
 // _matchImproper for an improper not seen before: the last matching definition without wildcards, else the first
 // with wildcards, with the atom order its ordering rule gives.
 ImproperChoice choose_improper(const GeneratorInput& in, const std::vector<TorsionSpecs>& defs,
-                               const std::array<int, 4>& tor, const std::array<int, 4>& sig) {
+                               const std::vector<ImproperOrdering>& orderings, const std::array<int, 4>& tor,
+                               const std::array<int, 4>& sig) {
   static constexpr std::array<std::array<int, 3>, 6> kPermutations{
       {{1, 2, 3}, {1, 3, 2}, {2, 1, 3}, {2, 3, 1}, {3, 1, 2}, {3, 2, 1}}};
   const ImproperOrderer orderer(in, tor);
@@ -136,7 +138,7 @@ ImproperChoice choose_improper(const GeneratorInput& in, const std::vector<Torsi
           !spec_has(s[2], sig[static_cast<std::size_t>(perm[1])], in.tables) ||
           !spec_has(s[3], sig[static_cast<std::size_t>(perm[2])], in.tables))
         continue;
-      atoms = orderer.order(in.forcefield.impropers[d].ordering, wildcard, perm, sig);
+      atoms = orderer.order(orderings[d], wildcard, perm, sig);
       def = static_cast<int>(d);
       break;
     }
@@ -146,6 +148,27 @@ ImproperChoice choose_improper(const GeneratorInput& in, const std::vector<Torsi
     for (std::size_t q = 0; q < 4; ++q)
       choice.positions[q] = static_cast<int>(std::find(tor.begin(), tor.end(), atoms[q]) - tor.begin());
   return choice;
+}
+
+// _matchImproper over every improper with the definitions `defs` (orderings per definition): per improper, the
+// chosen definition's index and the atoms in its order; cached per type signature when `cache_by_types` (as
+// OpenMM's PeriodicTorsionGenerator does; its CustomTorsionGenerator matches every improper afresh).
+template <class F>
+void for_each_matched_improper(const GeneratorInput& in, const std::vector<TorsionSpecs>& defs,
+                               const std::vector<ImproperOrdering>& orderings,
+                               const std::vector<std::array<int, 4>>& impropers, bool cache_by_types, F&& f) {
+  std::map<std::array<int, 4>, ImproperChoice> cache;
+  for (const auto& tor : impropers) {
+    const std::array<int, 4> sig{in.type_of(tor[0]), in.type_of(tor[1]), in.type_of(tor[2]), in.type_of(tor[3])};
+    if (!cache_by_types) cache.clear();
+    auto cached = cache.find(sig);
+    if (cached == cache.end()) cached = cache.emplace(sig, choose_improper(in, defs, orderings, tor, sig)).first;
+    const ImproperChoice& choice = cached->second;
+    if (choice.def < 0) continue;
+    std::array<int, 4> atoms{};
+    for (std::size_t q = 0; q < 4; ++q) atoms[q] = tor[static_cast<std::size_t>(choice.positions[q])];
+    f(atoms, static_cast<std::size_t>(choice.def));
+  }
 }
 
 void add_improper_terms(const std::array<int, 4>& atoms, const FFTorsionDef& d, System& sys) {
@@ -191,17 +214,24 @@ void add_impropers(const GeneratorInput& in, const std::vector<std::array<int, 4
   const ForceFieldData& ff = in.forcefield;
   if (!ff.has_periodic_torsion_force) return;
   const std::vector<TorsionSpecs> defs = resolve_torsions(ff.impropers, ff, in.tables);
-  std::map<std::array<int, 4>, ImproperChoice> cache;
-  for (const auto& tor : impropers) {
-    const std::array<int, 4> sig{in.type_of(tor[0]), in.type_of(tor[1]), in.type_of(tor[2]), in.type_of(tor[3])};
-    auto cached = cache.find(sig);
-    if (cached == cache.end()) cached = cache.emplace(sig, choose_improper(in, defs, tor, sig)).first;
-    const ImproperChoice& choice = cached->second;
-    if (choice.def < 0) continue;
-    std::array<int, 4> atoms{};
-    for (std::size_t q = 0; q < 4; ++q) atoms[q] = tor[static_cast<std::size_t>(choice.positions[q])];
-    add_improper_terms(atoms, ff.impropers[static_cast<std::size_t>(choice.def)], sys);
-  }
+  std::vector<ImproperOrdering> orderings;
+  for (const FFTorsionDef& d : ff.impropers) orderings.push_back(d.ordering);
+  for_each_matched_improper(in, defs, orderings, impropers, true, [&](const std::array<int, 4>& atoms, std::size_t d) {
+    add_improper_terms(atoms, ff.impropers[d], sys);
+  });
+}
+
+void add_harmonic_impropers(const GeneratorInput& in, const std::vector<std::array<int, 4>>& impropers, System& sys) {
+  const ForceFieldData& ff = in.forcefield;
+  if (ff.harmonic_impropers.empty()) return;
+  const std::vector<TorsionSpecs> defs = resolve_torsions(ff.harmonic_impropers, ff, in.tables);
+  std::vector<ImproperOrdering> orderings;
+  for (const FFHarmonicImproperDef& d : ff.harmonic_impropers) orderings.push_back(d.ordering);
+  for_each_matched_improper(in, defs, orderings, impropers, false,
+                            [&](const std::array<int, 4>& atoms, std::size_t d) {
+    const FFHarmonicImproperDef& def = ff.harmonic_impropers[d];
+    sys.impropers.push_back({atoms[0], atoms[1], atoms[2], atoms[3], def.theta0_rad, def.k_kj_per_mol_rad2});
+  });
 }
 
 }  // namespace mdsim::ffgen

@@ -216,9 +216,9 @@ TEST_CASE("reader: errors name the file and line", "[forcefield]") {
   const std::string dup_message = input_error_of([&] { load_forcefields({s.file("types.xml"), duplicate}, ""); });
   CHECK(dup_message.rfind(duplicate + ":1: atom type 'a' is defined twice (first at ", 0) == 0);
 
-  const std::string cmap = s.write("cmap.xml", "<ForceField>\n<CMAPTorsionForce/>\n</ForceField>\n");
-  CHECK(input_error_of([&] { load_forcefields({cmap}, ""); })
-            .rfind(cmap + ":2: unsupported force field section <CMAPTorsionForce>", 0) == 0);
+  const std::string amoeba = s.write("amoeba.xml", "<ForceField>\n<AmoebaMultipoleForce/>\n</ForceField>\n");
+  CHECK(input_error_of([&] { load_forcefields({amoeba}, ""); })
+            .rfind(amoeba + ":2: unsupported force field section <AmoebaMultipoleForce>", 0) == 0);
 
   const std::string missing_include = s.write("missing_include.xml", "<ForceField>\n<Include file=\"nothere.xml\"/>\n</ForceField>\n");
   const std::string inc_message = input_error_of([&] { load_forcefields({missing_include}, ""); });
