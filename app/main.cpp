@@ -138,7 +138,7 @@ Subcommand add_prepare(CLI::App& app) {
   };
   text("-o,--output", "output", "Prepared structure (.pdb or .cif; default INPUT_prepared.pdb)");
   text("--config", "config", "Also write an `mdsim run` config with an equilibration protocol");
-  list("--forcefield", "forcefield", "Force-field XML files (default amber14-all.xml amber14/tip3p.xml)");
+  list("--forcefield", "forcefield", "Force-field XML files (default amber14-all.xml amber14/<water model>.xml)");
   flag("--remove-heterogens", "remove_heterogens", "true",
        "Remove every residue that is not a standard amino acid, nucleotide or water (as PDBFixer)");
   list("--keep-heterogens", "keep_heterogens", "With --remove-heterogens: residue names to keep, NAME[,NAME...]");
@@ -148,7 +148,7 @@ Subcommand add_prepare(CLI::App& app) {
   text("--padding", "padding", "Solute to box edge (default 1.0 nm)");
   text("--box", "box", "Explicit rectangular box a,b,c (nm)");
   text("--box-shape", "box_shape", "cube | dodecahedron | octahedron (default cube)");
-  text("--water-model", "water_model", "tip3p (default)");
+  text("--water-model", "water_model", "tip3p (default) | tip4pew; also the water force field amber14/<model>.xml");
   flag("--no-neutralize", "neutralize", "false", "Add no counter-ions");
   text("--ionic-strength", "ionic_strength", "Salt besides the counter-ions (default 0.15 M)");
   text("--positive-ion", "positive_ion", "Na+ (default) | K+");

@@ -41,7 +41,7 @@ const std::vector<PrepareKey>& prepare_keys() {
       {"padding", "length (nm): solute to box edge"},
       {"box", "three lengths (nm): an explicit rectangular box a, b, c"},
       {"box_shape", "cube | dodecahedron | octahedron"},
-      {"water_model", "tip3p"},
+      {"water_model", "tip3p | tip4pew (also picks the water force field, amber14/<model>.xml, unless forcefield is given)"},
       {"neutralize", "true | false: add counter-ions to make the net charge zero"},
       {"ionic_strength", "concentration (M) of added salt, besides the neutralising ions"},
       {"positive_ion", "Na+ | K+"},
@@ -225,6 +225,7 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
   if (key == "forcefield") {
     if (v.empty()) return "expected a force-field XML file name";
     o.forcefield.push_back(v);
+    o.forcefield_given = true;
     return "";
   }
   if (key == "remove_heterogens") return boolean(v, o.remove_heterogens);
@@ -246,7 +247,7 @@ std::string set_prepare_value(PrepareSettings& st, const std::string& key, const
     o.box_shape = s == "cube" ? BoxShape::Cube : s == "dodecahedron" ? BoxShape::Dodecahedron : BoxShape::Octahedron;
     return "";
   }
-  if (key == "water_model") return one_of(v, {"tip3p"}, o.water_model);
+  if (key == "water_model") return one_of(v, {"tip3p", "tip4pew"}, o.water_model);
   if (key == "ionic_strength") return quantity(v, Dimension::Concentration, o.ionic_strength_molar, true);
   if (key == "positive_ion") return one_of(v, {"Na+", "K+"}, o.positive_ion);
   if (key == "negative_ion") return one_of(v, {"Cl-"}, o.negative_ion);

@@ -19,7 +19,10 @@ namespace mdsim {
 enum class BoxShape { Cube, Dodecahedron, Octahedron };
 
 struct PrepareOptions {
-  std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};  // templates, charges, radii
+  // Templates, charges, radii. Until a list is given (forcefield_given), the water file follows water_model:
+  // amber14/tip3p.xml, or amber14/tip4pew.xml for tip4pew (prepare_forcefields, prepare/prepare.hpp).
+  std::vector<std::string> forcefield{"amber14-all.xml", "amber14/tip3p.xml"};
+  bool forcefield_given = false;
   // Heterogens (PDBFixer's removeHeterogens): every residue but standard amino acids, nucleotides and water
   // removed before hydrogens are added, except those whose names keep_heterogens lists (upper case).
   bool remove_heterogens = false;
@@ -32,7 +35,7 @@ struct PrepareOptions {
   double padding_nm = 1.0;
   std::optional<std::array<double, 3>> box_nm;  // explicit rectangular box edges; overrides padding
   BoxShape box_shape = BoxShape::Cube;
-  std::string water_model = "tip3p";
+  std::string water_model = "tip3p";  // tip3p | tip4pew (4-site: each water gets its extra particle M)
   // Ions: neutralise, then salt to ionic_strength (not counting the neutralising ions).
   bool neutralize = true;
   double ionic_strength_molar = 0.15;

@@ -18,6 +18,7 @@
 #include "io/structure_reader.hpp"
 #include "model/forcefield.hpp"
 #include "prepare/chain_breaks.hpp"
+#include "prepare/extra_particles.hpp"
 #include "prepare/heterogens.hpp"
 #include "prepare/protocol.hpp"
 #include "prepare/residue_problems.hpp"
@@ -167,6 +168,7 @@ Topology solvate(const Topology& top, const System& solute, const PrepareOptions
   sopt.box_nm = options.box_nm;
   sopt.cutoff_nm = options.cutoff_nm;
   Topology out = add_solvent(top, solute, sopt, &rep.solvent);
+  add_water_extra_particles(out, ff);  // the new waters' extra particles (4-site models), before ions replace waters
   rep.solvated = true;
   IonOptions iopt;
   iopt.neutralize = options.neutralize;
@@ -181,6 +183,24 @@ Topology solvate(const Topology& top, const System& solute, const PrepareOptions
 
 }  // namespace
 
+std::vector<std::string> prepare_forcefields(const PrepareOptions& options) {
+  const std::string water = "amber14/" + options.water_model + ".xml";
+  std::vector<std::string> files = options.forcefield;
+  if (!options.forcefield_given) {
+    for (std::string& f : files)
+      if (f == "amber14/tip3p.xml") f = water;
+    return files;
+  }
+  for (const std::string& f : files)
+    for (const char* other : {"amber14/tip3p.xml", "amber14/tip4pew.xml"})
+      if (f == other && f != water)
+        throw InputError(fmt::format("--forcefield (prepare.forcefield) lists {} but the water model is {} "
+                                     "(--water-model, prepare.water_model), whose water force field is {}: list {} "
+                                     "instead, or leave out the force-field list to get amber14-all.xml and {}",
+                                     f, options.water_model, water, water, water));
+  return files;
+}
+
 PreparedSystem prepare_system(const PrepareFiles& files, const PrepareOptions& options) {
   PreparedSystem out;
   PrepareReport& rep = out.report;
@@ -192,7 +212,7 @@ PreparedSystem prepare_system(const PrepareFiles& files, const PrepareOptions& o
                                  "(prepare.remove_heterogens: true) or leave out the keep list",
                                  fmt::join(options.keep_heterogens, ",")));
   Topology top = read_input(files, rep);
-  const ForceFieldData ff = load_forcefields(options.forcefield, ".");
+  const ForceFieldData ff = load_forcefields(prepare_forcefields(options), ".");
   clean_input(top, options, ff, rep);
   handle_chain_breaks(top, options, ff, rep);
 
@@ -202,6 +222,12 @@ PreparedSystem prepare_system(const PrepareFiles& files, const PrepareOptions& o
   const HydrogenDefinitions defs = load_default_hydrogen_definitions();
   top = add_hydrogens(top, ff, ff.standard, defs, hopt, &rep.hydrogens);
   for (const std::string& n : rep.hydrogens.notes) rep.notes.push_back(n);
+  // The input's waters get their extra particles when the water model has them (TIP4P-Ew's M).
+  rep.input_waters_given_sites = add_water_extra_particles(top, ff);
+  if (rep.input_waters_given_sites > 0)
+    rep.notes.push_back(fmt::format("{} water{} of the input got the extra particle of the force field's water "
+                                    "(placed by its virtual site)",
+                                    rep.input_waters_given_sites, rep.input_waters_given_sites == 1 ? "" : "s"));
 
   // The solute against the force field: residues that match no template fail here, all of them in one message,
   // before any water is added.

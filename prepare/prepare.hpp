@@ -24,6 +24,7 @@ struct PrepareReport {
   bool heterogens_removed = false;   // remove_heterogens asked for
   HeterogenReport heterogens;
   int input_waters = 0;              // water molecules the input held (kept; solvent adds more around them)
+  int input_waters_given_sites = 0;  // of those, the ones that got their extra particles (4-site water models)
   HydrogenReport hydrogens;
   int solute_charge_e = 0;           // net charge of the protonated solute (rounded)
   bool solvated = false;
@@ -37,6 +38,11 @@ struct PreparedSystem {
   Topology topology;                 // bonds filled, positions_nm, box (when solvated or from the input)
   PrepareReport report;
 };
+
+// The force-field files prepare loads and writes into the run config: options.forcefield, with the default's
+// amber14/tip3p.xml replaced by amber14/<water_model>.xml unless a list was given (forcefield_given). InputError
+// when a given list names the amber14 water file of the other bundled model (amber14/tip3p.xml with tip4pew).
+std::vector<std::string> prepare_forcefields(const PrepareOptions& options);
 
 // Runs every step. InputError (located in the input file, or naming the option) for what the user must fix:
 // a folder or an unreadable or unknown input, overlapping atoms, a chain break (unless split), residues without a

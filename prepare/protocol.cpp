@@ -41,7 +41,7 @@ std::string protocol_config(const PreparedSystem& p, const std::string& structur
   const std::string structure = fs::absolute(structure_path).lexically_relative(folder).string();
   const bool periodic = p.topology.box.has_value();
   std::string ff;
-  for (const std::string& f : o.forcefield) ff += (ff.empty() ? "" : ", ") + f;
+  for (const std::string& f : prepare_forcefields(o)) ff += (ff.empty() ? "" : ", ") + f;
   const std::string restraints =
       o.restraint_k_kj_per_mol_nm2 > 0.0
           ? fmt::format("    restraints: {{atoms: {}, k: {} kJ/mol/nm^2, reference: initial}}\n", quoted(solute_selection(p)),

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,9 +25,21 @@ namespace mdsim {
 
 namespace {
 
-// Modeller's van der Waals radius per sigma (2^(1/6) / 2: half the LJ minimum distance) and TIP3P's sigma.
+// Modeller's van der Waals radius per sigma (2^(1/6) / 2: half the LJ minimum distance).
 constexpr double kVdwRadiusPerSigma = 0.5612310241546864907;
-constexpr double kTip3pSigmaNm = 0.31507524065751241;
+
+// The water models with a bundled box (data/<name>.pdb) and the oxygen sigma Modeller.addSolvent takes for each.
+struct WaterModel {
+  const char* name;
+  double sigma_nm;
+};
+constexpr WaterModel kWaterModels[] = {{"tip3p", 0.31507524065751241}, {"tip4pew", 0.315365}};
+
+const WaterModel* find_water_model(const std::string& name) {
+  for (const WaterModel& m : kWaterModels)
+    if (name == m.name) return &m;
+  return nullptr;
+}
 constexpr double kWaterMolarity = 55.4;  // pure water, mol/L, as Modeller takes it
 
 std::string nm(double value) { return fmt::format("{:.4g}", value); }
@@ -281,8 +295,9 @@ void check_solvent_inputs(const Topology& solute, const System& solute_system, c
     throw InputError(fmt::format("solvent: the system has {} particles but the structure {} atoms; build the system "
                                  "from this structure",
                                  solute_system.num_particles(), solute.num_atoms()));
-  if (options.water_model != "tip3p")
-    throw InputError(fmt::format("solvent: unknown water model '{}'; the bundled water box is tip3p", options.water_model));
+  if (find_water_model(options.water_model) == nullptr)
+    throw InputError(fmt::format("solvent: unknown water model '{}'; the bundled water boxes are tip3p and tip4pew",
+                                 options.water_model));
   if (!(options.cutoff_nm > 0) || !std::isfinite(options.cutoff_nm))
     throw InputError(fmt::format("solvent: the cutoff must be positive (got {} nm)", nm(options.cutoff_nm)));
 }
@@ -309,17 +324,42 @@ struct WaterBox {
   }
 };
 
+// The box file's text with every atom that is neither an oxygen nor a hydrogen by name (a 4-site box's M,
+// element columns blank as OpenMM writes it) marked an extra particle ("EP" in columns 77-78).
+std::string with_extra_particles_marked(std::istream& in) {
+  std::string text, line;
+  while (std::getline(in, line)) {
+    const bool atom = line.rfind("ATOM", 0) == 0 || line.rfind("HETATM", 0) == 0;
+    if (atom && line.size() >= 16) {
+      const std::string name = line.substr(12, 4);
+      const std::size_t first = name.find_first_not_of(' ');
+      const char c = first == std::string::npos ? ' ' : name[first];
+      const bool blank_element = line.size() < 78 || line.substr(76, 2) == "  ";
+      if (blank_element && c != 'O' && c != 'H') {
+        line.resize(76, ' ');
+        line += "EP";
+      }
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
 WaterBox load_water_box(const std::string& water_model) {
   const std::string box_path = find_data_file(water_model + ".pdb");
   WaterBox water_box;
-  water_box.top = read_pdb(box_path);
+  std::ifstream in(box_path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the bundled water box; reinstall mdsim", box_path));
+  water_box.top = read_pdb_text(with_extra_particles_marked(in), box_path);
   const Topology& top = water_box.top;
   if (!top.box || top.box->triclinic())
     throw InputError(located(box_path, 0, 0, "the water box needs a rectangular CRYST1 record"));
   water_box.tile = Vec3d(top.box->a.x, top.box->b.y, top.box->c.z);
   for (const auto& residue : top.residues) {
     BoxWater w;
-    w.atoms = residue.atoms;
+    // O and H only: extra particles are added from the force field's virtual sites (add_water_extra_particles).
+    for (int a : residue.atoms)
+      if (!top.atoms[static_cast<std::size_t>(a)].element.empty()) w.atoms.push_back(a);
     for (int a : residue.atoms)
       if (top.atoms[static_cast<std::size_t>(a)].element == "O") {
         w.oxygen = a;
@@ -539,7 +579,7 @@ std::vector<PlacedWater> Solvation::without_boundary_clashes(const std::vector<P
 // water) to an atom of a water across the face is dropped too. Returns how many were dropped.
 int Solvation::drop_atom_clashes(std::vector<PlacedWater>& kept) const {
   constexpr double kBoundaryAtomClashNm = 0.1;
-  constexpr double kWaterReachNm = 0.1;  // oxygen to its farthest atom, with room (TIP3P O-H 0.09572 nm)
+  constexpr double kWaterReachNm = 0.1;  // oxygen to its farthest atom, with room (TIP3P, TIP4P-Ew O-H 0.09572 nm)
   const double skin = kBoundaryAtomClashNm + 2 * kWaterReachNm;
   std::vector<int> lower_atoms_of;  // kept waters near a lower face, by index into kept
   std::vector<Vec3d> lower_oxygens;
@@ -633,7 +673,7 @@ Topology add_solvent(const Topology& solute, const System& solute_system, const 
   check_box_holds_cutoff(box, options, extent.max_size);
 
   const Solvation solvation{water_box, box, extent.center, Vec3d(box.a.x, box.b.y, box.c.z),
-                            kTip3pSigmaNm * kVdwRadiusPerSigma};
+                            find_water_model(options.water_model)->sigma_nm * kVdwRadiusPerSigma};
   int near_solute = 0;
   const std::vector<PlacedWater> placed = solvation.tile(positions, solute_system, near_solute);
   std::vector<PlacedWater> kept = solvation.without_boundary_clashes(placed);

@@ -11,6 +11,9 @@ sum identifies the set of tiled waters kept, whichever waters became ions).
 Regenerate with:  /usr/bin/python3 tests/data/make_solvent_reference.py > tests/data/solvent_reference.json
 (the waters are deterministic; which waters become ions depends on Python's random state, not recorded).
 
+Also alanine dipeptide (ala2_vacuum.pdb) with TIP4P-Ew: Modeller.addSolvent(ForceField('amber14-all.xml',
+'amber14/tip4pew.xml'), model='tip4pew', same padding and salt), every water with its four atoms (O, H1, H2, M).
+
 For villin also the potential energy of the solvated protein without ions (addSolvent with neutralize=False),
 which is deterministic: amber14 + TIP3P, PME with a 1.0 nm cutoff, HBonds constraints, rigid water, the
 Reference platform, by force group.
@@ -27,30 +30,34 @@ import openmm.unit as unit
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEMS = os.path.join(HERE, 'shared', 'systems')
 FORCEFIELD = app.ForceField('amber14-all.xml', 'amber14/tip3p.xml')
+FORCEFIELD_TIP4PEW = app.ForceField('amber14-all.xml', 'amber14/tip4pew.xml')
 
 
-def solvate(name):
+def solvate(name, forcefield=FORCEFIELD, model='tip3p'):
     pdb = app.PDBFile(os.path.join(SYSTEMS, name))
     modeller = app.Modeller(pdb.topology, pdb.positions)
     # Keep the protein: delete waters and single-atom (ion) residues.
     modeller.delete([r for r in modeller.topology.residues() if r.name == 'HOH' or len(r) == 1])
     solute_atoms = modeller.topology.getNumAtoms()
-    system = FORCEFIELD.createSystem(modeller.topology)
+    system = forcefield.createSystem(modeller.topology)
     nb = [f for f in system.getForces() if f.__class__.__name__ == 'NonbondedForce'][0]
     charge = sum(nb.getParticleParameters(i)[0].value_in_unit(unit.elementary_charge)
                  for i in range(nb.getNumParticles()))
     start = time.time()
-    modeller.addSolvent(FORCEFIELD, padding=1.0 * unit.nanometer, ionicStrength=0.15 * unit.molar)
+    modeller.addSolvent(forcefield, model=model, padding=1.0 * unit.nanometer, ionicStrength=0.15 * unit.molar)
     seconds = time.time() - start
     vectors = modeller.topology.getPeriodicBoxVectors().value_in_unit(unit.nanometer)
     positions = modeller.positions.value_in_unit(unit.nanometer)
     counts = {'HOH': 0, 'NA': 0, 'CL': 0}
     total = [0.0, 0.0, 0.0]
+    water_atoms = set()
     for residue in list(modeller.topology.residues()):
         if residue.name not in counts:
             continue
         counts[residue.name] += 1
-        atom = [a for a in residue.atoms() if a.element.symbol != 'H'][0]
+        if residue.name == 'HOH':
+            water_atoms.add(len(residue))
+        atom = [a for a in residue.atoms() if a.element is not None and a.element.symbol != 'H'][0]
         for k in range(3):
             total[k] += positions[atom.index][k]
     return {
@@ -62,6 +69,7 @@ def solvate(name):
         'positive_ions': counts['NA'],
         'negative_ions': counts['CL'],
         'sum_water_oxygen_and_ion_positions_nm': total,
+        'atoms_per_water': sorted(water_atoms),
         'modeller_seconds': seconds,
     }
 
@@ -93,6 +101,7 @@ def main():
     for key, name in (('villin', 'villin_water.pdb'), ('dhfr', 'dhfr.pdb')):
         out[key] = solvate(name)
         print(key, out[key]['waters_before_ions'], out[key]['modeller_seconds'], file=sys.stderr)
+    out['ala2_tip4pew'] = solvate('ala2_vacuum.pdb', FORCEFIELD_TIP4PEW, 'tip4pew')
     out['villin']['solvated_energy'] = solvated_energy('villin_water.pdb')
     json.dump(out, sys.stdout, indent=1)
     print()

@@ -589,8 +589,8 @@ TEST_CASE("bad input: a located, one-line error that says how to fix it") {
   CHECK_HAS(m, "the solute spans");
 
   SolventOptions other_water;
-  other_water.water_model = "tip4pew";
-  CHECK_HAS(input_error_of([&] { add_solvent(v.topology, v.system, other_water); }), "unknown water model 'tip4pew'");
+  other_water.water_model = "tip5p";
+  CHECK_HAS(input_error_of([&] { add_solvent(v.topology, v.system, other_water); }), "unknown water model 'tip5p'");
   Topology fewer = v.topology;
   fewer.atoms.pop_back();
   fewer.positions_nm.pop_back();
