@@ -8,6 +8,8 @@
                              energies, evaluated through mdsim's pair-specific LJ table
   dhfr_tip4pew.pdb           DHFR with its waters converted to TIP4P-Ew (Modeller.addExtraParticles)
   dhfr_tip4pew.system.xml.gz amber14 + TIP4P-Ew on it, same settings
+  charmm_ala3.system.xml.gz  the CHARMM36 tri-alanine box of tests/data/shared/topologies (CharmmPsfFile: CMAP,
+  charmm_ala3.pdb            Urey-Bradley, impropers, NBFIX), PME 1.0 nm, HBonds, rigid water, and its coordinates
 
 Usage: /usr/bin/python3 bench/make_topology_bench.py [folder]
 """
@@ -76,5 +78,15 @@ modeller.addExtraParticles(ff4)
 with open(os.path.join(out, "dhfr_tip4pew.pdb"), "w") as f:
     app.PDBFile.writeFile(modeller.topology, modeller.positions, f)
 save(ff4.createSystem(modeller.topology, **settings), "dhfr_tip4pew.system.xml.gz")
+top = os.path.join(here, "..", "tests", "data", "shared", "topologies", "inputs")
+psf = app.CharmmPsfFile(os.path.join(top, "ala3_solv.psf"))
+crd = app.CharmmCrdFile(os.path.join(top, "ala3_solv.crd"))
+params = app.CharmmParameterSet(os.path.join(top, "par_all36_prot.prm"), os.path.join(top, "toppar_water_ions.str"))
+psf.setBox(3.2711950 * unit.nanometer, 3.2995960 * unit.nanometer, 3.3007150 * unit.nanometer)
+charmm = psf.createSystem(params, nonbondedMethod=app.PME, nonbondedCutoff=1.0 * unit.nanometer,
+                          constraints=app.HBonds, rigidWater=True, ewaldErrorTolerance=5e-4)
+save(charmm, "charmm_ala3.system.xml.gz")
+with open(os.path.join(out, "charmm_ala3.pdb"), "w") as f:
+    app.PDBFile.writeFile(psf.topology, crd.positions, f)
 print(f"wrote {out}: DHFR TIP3P ({system.getNumParticles()} particles), NBFIX ({types} LJ types), "
       f"TIP4P-Ew ({modeller.topology.getNumAtoms()} particles)")

@@ -36,7 +36,7 @@ double max_site_misplacement(const System& s, const std::vector<Vec3d>& x) {
 DynamicsSettings verlet() {
   DynamicsSettings settings;
   settings.integrator.type = IntegratorType::Verlet;
-  settings.integrator.timestep_ps = 0.0005;  // flexible water
+  settings.integrator.timestep_ps = 0.0001;  // flexible O-H stretches: Verlet at 0.5 fs drifts ~0.5% of the kinetic energy in 50 steps
   settings.remove_cm_motion = false;
   return settings;
 }
@@ -93,7 +93,7 @@ TEST_CASE("TIP4P-Ew CUDA Verlet steps keep the sites placed and agree with the C
     for (const VirtualSite& v : s.virtual_sites) CHECK(norm(g.velocities_nm_per_ps[static_cast<std::size_t>(v.particle)]) == 0.0);
     const double drift = std::fabs(g.potential.total + g.kinetic_kj_per_mol - e0);
     INFO("energy change " << drift << " kJ/mol; kinetic " << g0.kinetic_kj_per_mol);
-    CHECK(drift <= 2e-3 * g0.kinetic_kj_per_mol);
+    CHECK(drift <= 1e-3 * g0.kinetic_kj_per_mol);  // as the CPU test at 0.1 fs
     const double dx = mdsim_test::max_abs_difference(g.positions_nm, c.positions_nm);
     INFO("largest CUDA-CPU position difference " << dx << " nm");
     CHECK(dx <= 1e-6);
