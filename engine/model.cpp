@@ -86,6 +86,25 @@ int count_waters(const Topology& topology) {
 
 namespace {
 
+// The dispersion correction as OpenMM's createSystem decides it: the config's key (createSystem's argument) when
+// written, else the force field's useDispersionCorrection (charmm36.xml says False), else on. A written key that
+// contradicts the force field is refused, as OpenMM refuses the conflict.
+bool dispersion_correction(const RunConfig& config, const ForceFieldData& ff) {
+  const std::optional<bool> file =
+      ff.use_dispersion_correction ? ff.use_dispersion_correction : ff.lennard_jones_dispersion_correction;
+  const bool written = config.locations.count("system.dispersion_correction") > 0;
+  const bool asked = config.system.nonbonded.dispersion_correction;
+  if (!file) return asked;
+  if (!written) return *file;
+  if (asked != *file)
+    throw_config_error(config, "system.dispersion_correction",
+                       fmt::format("'dispersion_correction' is {}, but the force field says useDispersionCorrection="
+                                   "\"{}\" (as OpenMM's createSystem, the two must agree): remove the key to use the "
+                                   "force field's setting",
+                                   asked ? "true" : "false", *file ? "True" : "False"));
+  return asked;
+}
+
 // The structure and force fields through the templates (model/forcefield), as OpenMM's createSystem.
 Model build_template_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
@@ -118,6 +137,7 @@ Model build_template_model(const RunConfig& config) {
   options.rigid_water = sc.rigid_water;
   options.hydrogen_mass_amu = sc.hydrogen_mass_amu;
   options.nonbonded = sc.nonbonded;
+  options.nonbonded.dispersion_correction = dispersion_correction(config, ff);
   model.system = build_system(model.topology, ff, options);
   model.positions_nm = model.topology.positions_nm;
   return model;

@@ -128,3 +128,24 @@ TEST_CASE("topology-file configs: located errors for a count mismatch, a wrong e
   CHECK(r.err.find("'box' must be three edge lengths") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("charmm36.xml: the force field's useDispersionCorrection (False) holds unless the key is written") {
+  const fs::path dir = mdsim_test::scratch("charmm36_dispersion");
+  const std::string base = "system:\n  structure: " + std::string(MDSIM_SOURCE_DIR) +
+                           "/tests/data/charmm36_ala3_water.pdb\n  forcefield: [charmm36.xml, charmm36/water.xml]\n"
+                           "  nonbonded_method: pme\nplatform: cpu\n";
+  std::ofstream(dir / "config.yaml") << base;
+  auto r = mdsim::test::run_mdsim("energy --json " + (dir / "config.yaml").string());
+  INFO(r.all());
+  REQUIRE(r.code == 0);
+  const mdsim_test::Json out = mdsim_test::JsonParser(r.out).parse();
+  CHECK(out["included_kj_per_mol"]["dispersion_correction"].num() == 0.0);
+  std::string text = base;
+  text.insert(text.find("platform:"), "  dispersion_correction: true\n");
+  std::ofstream(dir / "config.yaml") << text;
+  r = mdsim::test::run_mdsim("energy " + (dir / "config.yaml").string());
+  CHECK(r.code == 2);
+  CHECK(r.err.find("config.yaml:5:3: 'dispersion_correction' is true, but the force field says "
+                   "useDispersionCorrection=\"False\"") != std::string::npos);
+  fs::remove_all(dir);
+}
