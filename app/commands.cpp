@@ -124,6 +124,7 @@ double net_charge(const System& s) {
 std::string other_bonded_counts(const System& s) {
   std::string out;
   if (!s.urey_bradleys.empty()) out += fmt::format(", {} Urey-Bradley terms", s.urey_bradleys.size());
+  if (s.lj_types) out += fmt::format(", pair-specific LJ ({} types)", s.lj_types->num_types);
   if (!s.rb_torsions.empty()) out += fmt::format(", {} RB torsions", s.rb_torsions.size());
   if (!s.impropers.empty()) out += fmt::format(", {} harmonic impropers", s.impropers.size());
   if (!s.cmap_torsions.empty())
@@ -141,8 +142,10 @@ int command_check(const std::string& config_path) {
   const RunSetup setup = prepare_run(cfg, model, /*resume=*/false);  // what run checks before writing
   print_config_summary(cfg, setup.platform);
   const System& s = model.system;
-  fmt::print("  atoms:          {} in {} residues, {} chains; {} waters\n", s.num_particles(),
-             model.topology.residues.size(), model.topology.chains.size(), count_waters(model.topology));
+  const std::size_t sites = s.virtual_sites.size();
+  fmt::print("  atoms:          {} in {} residues, {} chains; {} waters{}\n", s.num_particles() - sites,
+             model.topology.residues.size(), model.topology.chains.size(), count_waters(model.topology),
+             sites > 0 ? fmt::format("; {} virtual sites (extra particles, mass 0)", sites) : std::string());
   fmt::print("  terms:          {} bonds, {} angles, {} torsions{}, {} exceptions, {} constraints\n", s.bonds.size(),
              s.angles.size(), s.torsions.size(), other_bonded_counts(s), s.exceptions.size(), s.constraints.size());
   fmt::print("  net charge:     {:.6f} e\n", net_charge(s));

@@ -89,6 +89,12 @@ TEST_CASE("a prmtop runs with the default createSystem options (PME, hbonds, rig
   INFO(check.all());
   REQUIRE(check.code == 0);
   CHECK(check.out.find("constraints:    hbonds, rigid water yes") != std::string::npos);
+  // TIP4P: the extra points counted apart from the atoms.
+  const fs::path tip4p = mdsim_test::scratch("check_tip4p");
+  std::ofstream(tip4p / "config.yaml") << config_text(cases()[1]);
+  const auto sites = mdsim::test::run_mdsim("check " + (tip4p / "config.yaml").string());
+  INFO(sites.all());
+  CHECK(sites.out.find("atoms:          70 in 17 residues, 1 chains; 15 waters; 15 virtual sites") != std::string::npos);
   const auto run = mdsim::test::run_mdsim("run " + (dir / "config.yaml").string());
   INFO(run.all());
   REQUIRE(run.code == 0);
