@@ -95,12 +95,14 @@ StateXml parse_state_xml(const std::string& text, const std::string& source) {
 namespace {
 
 constexpr const char* kSupported =
-    "mdsim reads HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce, CMMotionRemover and "
-    "MonteCarloBarostat";
+    "mdsim reads HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, RBTorsionForce, NonbondedForce, "
+    "CMMotionRemover and MonteCarloBarostat";
+
+// RBTorsionForce's coefficient attributes, C0 .. C5 (kJ/mol).
+constexpr const char* kRbCoefficients[6] = {"c0", "c1", "c2", "c3", "c4", "c5"};
 
 // Why a force type is refused, beyond "not supported yet".
 std::string unsupported_reason(std::string_view type, const Element& e) {
-  if (type == "RBTorsionForce") return "Ryckaert-Bellemans torsions (OPLS, GROMACS) are planned";
   if (type == "CMAPTorsionForce") return "CMAP torsion corrections (CHARMM36, ff19SB) are planned";
   if (type == "AndersenThermostat")
     return "the thermostat is the config's integrator (integrator.type langevin_middle); remove the "
@@ -364,7 +366,8 @@ class SystemReader : public XmlReader {
     if (f.integer_or("forceGroup", 0) != 0) force_groups_ = true;
     const std::string& type = force_.type;
     if (type == "HarmonicBondForce") custom_.harmonic_bond_force(force_.index, out.system.bonds.size());
-    if (type == "HarmonicBondForce" || type == "HarmonicAngleForce" || type == "PeriodicTorsionForce") {
+    if (type == "HarmonicBondForce" || type == "HarmonicAngleForce" || type == "PeriodicTorsionForce" ||
+        type == "RBTorsionForce") {
       if (f.flag_or("usesPeriodic", false))
         f.fail(
             "periodic boundary conditions for bonded terms (setUsesPeriodicBoundaryConditions) are not "
@@ -420,7 +423,8 @@ class SystemReader : public XmlReader {
   void force_section(const Element& f) {
     static const std::vector<std::pair<std::string_view, std::string_view>> kSections = {
         {"HarmonicBondForce", "Bonds"},        {"HarmonicAngleForce", "Angles"},
-        {"PeriodicTorsionForce", "Torsions"},  {"NonbondedForce", "Particles"},
+        {"PeriodicTorsionForce", "Torsions"},  {"RBTorsionForce", "Torsions"},
+        {"NonbondedForce", "Particles"},
         {"NonbondedForce", "Exceptions"},      {"NonbondedForce", "GlobalParameters"},
         {"NonbondedForce", "ParticleOffsets"}, {"NonbondedForce", "ExceptionOffsets"}};
     for (const auto& [type, section] : kSections)
@@ -444,6 +448,10 @@ class SystemReader : public XmlReader {
       out.system.torsions.push_back({f.particle("p1", n()), f.particle("p2", n()), f.particle("p3", n()),
                                      f.particle("p4", n()), static_cast<int>(periodicity), f.number("phase"),
                                      f.number("k")});
+    } else if (type == "RBTorsionForce" && f.tag == "Torsion") {
+      RbTorsionTerm t{f.particle("p1", n()), f.particle("p2", n()), f.particle("p3", n()), f.particle("p4", n()), {}};
+      for (int c = 0; c < 6; ++c) t.c_kj_per_mol[static_cast<std::size_t>(c)] = f.number(kRbCoefficients[c]);
+      out.system.rb_torsions.push_back(t);
     } else if (type == "NonbondedForce") {
       nonbonded_entry(f, section);
     } else {

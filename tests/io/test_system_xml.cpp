@@ -14,12 +14,14 @@
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "io/config.hpp"
+#include "io/gro_reader.hpp"
 #include "io/system_xml.hpp"
 #include "model/system_analysis.hpp"
 #include "support/catch.hpp"
 #include "support/reference_data.hpp"
 #include "support/scratch.hpp"
 #include "support/system_xml_cases.hpp"
+#include "support/text_file.hpp"
 #include "support/thrown.hpp"
 
 using namespace mdsim;
@@ -270,17 +272,25 @@ TEST_CASE("what a serialized System cannot hold is refused at its line, naming t
   CHECK(mdsim_test::input_error_of([&] { parse_system_xml(with_custom, "sys.xml"); }) ==
         "sys.xml:" + std::to_string(line_of(with_custom, "CustomTorsionForce")) +
             ": force 5 (CustomTorsionForce) is not supported yet: mdsim does not evaluate custom expressions (energy "
-            "\"k*theta\"); mdsim reads HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, NonbondedForce, "
-            "CMMotionRemover and MonteCarloBarostat");
+            "\"k*theta\"); mdsim reads HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, RBTorsionForce, "
+            "NonbondedForce, CMMotionRemover and MonteCarloBarostat");
 
+  // An RBTorsionForce is read (OPLS, GROMACS type 3); its coefficients C0..C5 in kJ/mol.
   const std::string rb =
       replaced(text, forces_end,
-               "\t\t<Force forceGroup=\"0\" type=\"RBTorsionForce\" usesPeriodic=\"0\" version=\"2\">"
-               "<Torsions/></Force>\n" +
+               "\t\t<Force forceGroup=\"0\" type=\"RBTorsionForce\" usesPeriodic=\"0\" version=\"2\"><Torsions>"
+               "<Torsion p1=\"0\" p2=\"1\" p3=\"4\" p4=\"5\" c0=\"1.5\" c1=\"-2\" c2=\"0.25\" c3=\"3\" c4=\"0\" "
+               "c5=\"-0.5\"/></Torsions></Force>\n" +
                    forces_end);
-  CHECK(mdsim_test::input_error_of([&] { parse_system_xml(rb, "sys.xml"); })
-            .find("sys.xml:" + std::to_string(line_of(rb, "RBTorsionForce")) +
-                  ": force 5 (RBTorsionForce) is not supported yet: Ryckaert-Bellemans torsions") == 0);
+  const SystemXml with_rb = parse_system_xml(rb, "sys.xml");
+  REQUIRE(with_rb.system.rb_torsions.size() == 1);
+  const RbTorsionTerm& t = with_rb.system.rb_torsions.front();
+  CHECK((t.atoms() == std::array<int, 4>{0, 1, 4, 5}));
+  CHECK((t.c_kj_per_mol == std::array<double, 6>{1.5, -2.0, 0.25, 3.0, 0.0, -0.5}));
+  const std::string rb_periodic = replaced(rb, "type=\"RBTorsionForce\" usesPeriodic=\"0\"",
+                                           "type=\"RBTorsionForce\" usesPeriodic=\"1\"");
+  CHECK(mdsim_test::input_error_of([&] { parse_system_xml(rb_periodic, "sys.xml"); })
+            .find("periodic boundary conditions for bonded terms") != std::string::npos);
 
   // A virtual site of a type mdsim does not hold: particle 21 (the last) becomes a SymmetrySite.
   const std::string last_particle = "\t\t<Particle mass=\"1.008\"/>\n\t</Particles>";
@@ -366,4 +376,20 @@ TEST_CASE("what a run should know about a serialized System is said in notes") {
   CHECK(water.barostat->index == 5);
   REQUIRE(water.system.box.has_value());
   CHECK(water.system.box->a.x == 3.2853000000000003);
+}
+
+TEST_CASE("an RBTorsionForce serialized by OpenMM gives OpenMM's energy (OPLS-AA dipeptide from GROMACS)") {
+  const std::string file = std::string(MDSIM_SOURCE_DIR) + "/tests/data/system_xml_oplsaa_rb.system.xml";
+  const SystemXml xml = read_system_xml(file);
+  REQUIRE(xml.system.rb_torsions.size() == 24);
+  const CoordinateFile gro = read_gro(std::string(MDSIM_SOURCE_DIR) + "/tests/data/gromacs/oplsaa.gro");
+  auto evaluator = make_evaluator(xml.system, PlatformChoice{PlatformKind::Cpu, 0, ""}, PlatformConfig{});
+  const EnergyTerms e = evaluator->compute(gro.positions_nm, nullptr);
+  // OpenMM's energy, written by tests/data/make_system_xml_rb.py into the file's comment.
+  const std::string text = mdsim_test::read_text(file);
+  const std::string marker = "(OpenMM 7.7 Reference): ";
+  const double openmm = std::stod(text.substr(text.find(marker) + marker.size()));
+  INFO("mdsim " << e.rb_torsion << " OpenMM " << openmm);
+  CHECK(std::fabs(e.rb_torsion - openmm) <= 1e-6 * std::fabs(openmm));
+  CHECK(std::fabs(e.total - openmm) <= 1e-6 * std::fabs(openmm));
 }
