@@ -10,16 +10,12 @@
 
 #include "common/errors.hpp"
 #include "io/amber_prmtop_internal.hpp"
+#include "model/particle_pairs.hpp"
 
 namespace mdsim::amber {
 namespace {
 
 std::size_t at(long i) { return static_cast<std::size_t>(i); }
-
-std::uint64_t pair_key(int a, int b) {
-  if (a > b) std::swap(a, b);
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
-}
 
 // An atom from a bonded list's coordinate-array pointer (3 * index; negative allowed only where `may_be_negative`).
 int atom_of(const PrmtopSections& p, const Section& s, std::size_t item, long pointer, long natom,

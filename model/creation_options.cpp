@@ -19,16 +19,12 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "model/particle_pairs.hpp"
 
 namespace mdsim {
 namespace {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
-
-std::uint64_t pair_key(int a, int b) {
-  if (a > b) std::swap(a, b);
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
-}
 
 // Per atom facts the rules need.
 struct Atoms {

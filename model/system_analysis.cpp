@@ -11,16 +11,12 @@
 #include "common/errors.hpp"
 #include "model/elements.hpp"
 #include "model/molecules.hpp"
+#include "model/particle_pairs.hpp"
 
 namespace mdsim {
 namespace {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
-
-std::uint64_t pair_key(int a, int b) {
-  if (a > b) std::swap(a, b);
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
-}
 
 // Bond terms and constraints as links with their lengths (a constraint's distance wins over a bond's length).
 struct LinkGraph {
