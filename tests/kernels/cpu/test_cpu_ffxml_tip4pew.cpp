@@ -101,28 +101,7 @@ TEST_CASE("TIP4P-Ew from amber14/tip4pew.xml: sites, exclusions and constraints 
 TEST_CASE("TIP4P-Ew from the template path: CPU energies and forces by term equal OpenMM's") {
   const System s = build(ConstraintMode::None, false);
   CHECK_NOTHROW(check_virtual_sites(s));
-  const std::string ref = mdsim_test::tip4pew_reference();
-  const Json e = mdsim_test::read_json(ref + ".json")["energies_kj_per_mol"];
-  const std::vector<Vec3d> x = mdsim_test::with_sites_displaced(s, mdsim_test::tip4pew_positions());
-  CpuForceEvaluator evaluator(s);
-  const struct {
-    const char* name;
-    unsigned bits;
-  } terms[] = {{"bond", kTermBond}, {"angle", kTermAngle}, {"torsion", kTermTorsion},
-               {"nonbonded_direct", kTermNonbondedDirect}, {"nonbonded_reciprocal", kTermNonbondedReciprocal},
-               {"total", kTermAll}};
-  for (const auto& term : terms) {
-    std::vector<Vec3d> f;
-    const EnergyTerms t = evaluator.compute(x, &f, term.bits);
-    const double energy = term.bits == kTermAll ? t.total : t.bonded_sum() + t.nonbonded;
-    const double relative = mdsim_test::relative_difference(energy, e[term.name].num());
-    INFO(term.name << ": mdsim " << energy << ", OpenMM " << e[term.name].num() << ", relative difference " << relative);
-    CHECK(relative <= 1e-6);
-    const std::vector<Vec3d> want = mdsim_test::read_h5_vec3(ref + ".h5", std::string("forces_kj_per_mol_nm/") + term.name);
-    const double rms = mdsim_test::relative_rms_difference(f, want);
-    INFO(term.name << " forces: relative RMS difference " << rms);
-    CHECK(rms <= 1e-6);
-  }
+  mdsim_test::check_tip4pew_terms(s);
 }
 
 TEST_CASE("rigid TIP4P-Ew from the template path runs on the CPU: SETTLE keeps the water rigid, the site placed") {

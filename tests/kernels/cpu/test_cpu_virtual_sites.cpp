@@ -20,14 +20,6 @@ using namespace mdsim;
 
 namespace {
 
-void check_energy(const char* term, double mdsim_value, double reference) {
-  INFO(term << ": mdsim " << mdsim_value << ", OpenMM " << reference);
-  if (std::fabs(reference) < 1.0)
-    CHECK(std::fabs(mdsim_value - reference) <= 1e-6);
-  else
-    CHECK(mdsim_test::relative_difference(mdsim_value, reference) <= 1e-6);
-}
-
 double max_site_misplacement(const System& s, const std::vector<Vec3d>& x) {
   std::vector<Vec3d> placed = x;
   place_virtual_sites(s, placed);
@@ -57,33 +49,7 @@ TEST_CASE("the TIP4P-Ew System's virtual sites are read as OpenMM wrote them and
 
 TEST_CASE("TIP4P-Ew with virtual sites: CPU energies and forces by term equal OpenMM's") {
   const System s = mdsim_test::tip4pew_system();
-  const std::string ref = mdsim_test::tip4pew_reference();
-  const mdsim_test::Json e = mdsim_test::read_json(ref + ".json")["energies_kj_per_mol"];
-  // The evaluator places the sites itself: the given site rows are ignored.
-  const std::vector<Vec3d> x = mdsim_test::with_sites_displaced(s, mdsim_test::tip4pew_positions());
-  CpuForceEvaluator evaluator(s);
-  const struct {
-    const char* name;
-    unsigned bits;
-  } terms[] = {{"bond", kTermBond}, {"angle", kTermAngle}, {"torsion", kTermTorsion},
-               {"nonbonded_direct", kTermNonbondedDirect}, {"nonbonded_reciprocal", kTermNonbondedReciprocal},
-               {"total", kTermAll}};
-  for (const auto& term : terms) {
-    std::vector<Vec3d> f;
-    const EnergyTerms t = evaluator.compute(x, &f, term.bits);
-    const double energy = term.bits == kTermAll ? t.total : t.bonded_sum() + t.nonbonded;
-    check_energy(term.name, energy, e[term.name].num());
-    const std::vector<Vec3d> want = mdsim_test::read_h5_vec3(ref + ".h5", std::string("forces_kj_per_mol_nm/") + term.name);
-    const double rms = mdsim_test::relative_rms_difference(f, want);
-    INFO(term.name << " forces: relative RMS difference " << rms);
-    CHECK(rms <= 1e-6);
-    if (term.bits == kTermAll) {
-      // getState's convention: the site's row is the force on the site itself, not zero.
-      const std::size_t site = static_cast<std::size_t>(s.virtual_sites.front().particle);
-      CHECK(norm(f[site]) > 1.0);
-      CHECK(norm(f[site] - want[site]) <= 1e-6 * norm(want[site]) + 1e-6);
-    }
-  }
+  mdsim_test::check_tip4pew_terms(s);  // the evaluator places the sites itself
 }
 
 TEST_CASE("the System XML reader refuses virtual sites it cannot hold, naming file, line and particle") {
