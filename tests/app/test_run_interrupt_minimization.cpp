@@ -20,6 +20,7 @@
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
+using mdsim::test::python_ok;
 using mdsim_test::scratch;
 
 namespace {
@@ -44,11 +45,6 @@ Stopped stop_after(const fs::path& config, double seconds, const fs::path& ready
   s.log = mdsim_test::read_text(log.string());
   fs::remove(log);
   return s;
-}
-
-bool python_ok(const std::string& code, const fs::path& file) {
-  const std::string cmd = "/usr/bin/python3 -c \"" + code + "\" " + file.string();
-  return std::system(cmd.c_str()) == 0;
 }
 
 }  // namespace
@@ -108,14 +104,8 @@ TEST_CASE("SIGINT during a stage's minimisation: the checkpoint stays at the pre
                   dir / "out/trajectory.h5"));
   // Resumed: the relax stage starts over with its minimisation (stopped again here to keep the test short).
   const fs::path resumed_log = dir / "resumed.log";
-  const pid_t child = ::fork();
+  const pid_t child = mdsim::test::start_mdsim_run(config, resumed_log, /*resume=*/true);
   REQUIRE(child >= 0);
-  if (child == 0) {
-    if (!std::freopen(resumed_log.c_str(), "w", stdout) || !std::freopen(resumed_log.c_str(), "a", stderr))
-      std::_Exit(126);
-    ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", "--resume", config.c_str(), static_cast<char*>(nullptr));
-    std::_Exit(127);
-  }
   std::this_thread::sleep_for(std::chrono::seconds(4));
   const int status = mdsim::test::interrupt(child);
   const std::string log = mdsim_test::read_text(resumed_log.string());

@@ -27,6 +27,7 @@
 #include "support/text_file.hpp"
 
 namespace fs = std::filesystem;
+using mdsim::test::python_ok;
 using mdsim_test::scratch;
 
 namespace {
@@ -65,11 +66,6 @@ std::vector<std::vector<std::string>> read_csv(const fs::path& path) {
   return rows;
 }
 
-// Runs a Python snippet with Debian's python3 (h5py); true when it exits 0.
-bool python_ok(const std::string& code, const fs::path& file) {
-  const std::string cmd = "/usr/bin/python3 -c \"" + code + "\" " + file.string();
-  return std::system(cmd.c_str()) == 0;
-}
 
 }  // namespace
 

@@ -44,15 +44,26 @@ inline CommandResult run_mdsim(const std::string& args) {
   return r;
 }
 
-// `mdsim run CONFIG` as a child process, its stdout and stderr into `log`; the child's pid (-1 if fork failed).
-inline pid_t start_mdsim_run(const std::filesystem::path& config, const std::filesystem::path& log) {
+// `mdsim run [--resume] CONFIG` as a child process, its stdout and stderr into `log`; the child's pid (-1 if fork
+// failed).
+inline pid_t start_mdsim_run(const std::filesystem::path& config, const std::filesystem::path& log,
+                             bool resume = false) {
   const pid_t child = ::fork();
   if (child == 0) {
     if (!std::freopen(log.c_str(), "w", stdout) || !std::freopen(log.c_str(), "a", stderr)) std::_Exit(126);
-    ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", config.c_str(), static_cast<char*>(nullptr));
+    if (resume)
+      ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", "--resume", config.c_str(), static_cast<char*>(nullptr));
+    else
+      ::execl(MDSIM_BINARY, MDSIM_BINARY, "run", config.c_str(), static_cast<char*>(nullptr));
     std::_Exit(127);
   }
   return child;
+}
+
+// Runs a Python snippet with Debian's python3 (h5py) on `file` (sys.argv[1]); true when it exits 0.
+inline bool python_ok(const std::string& code, const std::filesystem::path& file) {
+  const std::string cmd = "/usr/bin/python3 -c \"" + code + "\" " + file.string();
+  return std::system(cmd.c_str()) == 0;
 }
 
 // Waits (polling every 5 ms) until the text file `path` has at least `lines` lines; false if `timeout` passes
