@@ -109,13 +109,6 @@ Model build_system_xml_model(const RunConfig& config) {
 
 namespace {
 
-// PDB or PDBx/mmCIF (also gzipped): the structure reader's formats.
-bool is_structure_path(const std::string& path) {
-  for (const char* ext : {".pdb", ".ent", ".cif", ".mmcif", ".pdbx"})
-    if (ends_with_ci(path, ext) || ends_with_ci(path, std::string(ext) + ".gz")) return true;
-  return false;
-}
-
 // The coordinates of a topology file: its format's own (AMBER inpcrd/rst7, GROMACS .gro) or a PDB / PDBx/mmCIF file.
 // The count is checked against the System later (check_count).
 CoordinateFile read_coordinates(const SystemConfig& sc) {

@@ -911,6 +911,11 @@ bool is_mmcif_path(const std::string& path) {
   return ends_with_ci(base, ".cif") || ends_with_ci(base, ".mmcif");
 }
 
+bool is_structure_path(const std::string& path) {
+  const std::string base = without_gz(path);
+  return is_mmcif_path(path) || ends_with_ci(base, ".pdb") || ends_with_ci(base, ".ent") || ends_with_ci(base, ".pdbx");
+}
+
 StructureFile read_structure(const std::string& path) { return read_structure_text(read_bytes(path), path); }
 
 StructureFile read_structure_text(const std::string& text, const std::string& path) {

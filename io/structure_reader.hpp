@@ -37,6 +37,8 @@ StructureFile read_structure_text(const std::string& text, const std::string& so
 
 // True for names read_structure reads as PDBx/mmCIF (.cif, .mmcif, .cif.gz, .mmcif.gz; any case).
 bool is_mmcif_path(const std::string& path);
+// A name the structure reader's formats go by: .pdb, .ent, .cif, .mmcif or .pdbx, each also .gz (any case).
+bool is_structure_path(const std::string& path);
 
 // The structure of a run (`system.structure`): read_pdb (OpenMM's PDBFile semantics) for a plain
 // .pdb/.ent or any other name, read_structure for mmCIF and gzip-compressed files (its notes, if any, are
