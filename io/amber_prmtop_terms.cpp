@@ -10,6 +10,7 @@
 
 #include "common/errors.hpp"
 #include "io/amber_prmtop_internal.hpp"
+#include "model/cmap.hpp"
 #include "model/particle_pairs.hpp"
 
 namespace mdsim::amber {
@@ -190,14 +191,7 @@ void read_cmap(const PrmtopSections& p, const Pointers& ptr, Build& b) {
       p.fail(p.require(pre + "CMAP_RESOLUTION"), m,
              fmt::format("map {} has resolution {}: expected 1 to 100000 points per angle", m + 1, n));
     const std::vector<double> grid = p.reals(flag, n * n, fmt::format("{} x {}, the map's resolution squared", n, n));
-    // AMBER's grid starts at -180 degrees, phi the slow index; CmapMap's index 0 is at 0 degrees, phi the fast one.
-    CmapMap map;
-    map.size = static_cast<int>(n);
-    map.energy_kj_per_mol.resize(at(n * n));
-    for (long phi = 0; phi < n; ++phi)
-      for (long psi = 0; psi < n; ++psi)
-        map.energy_kj_per_mol[at(phi + n * psi)] = grid[at(n * ((phi + n / 2) % n) + (psi + n / 2) % n)] * 4.184;
-    b.system.cmap_maps.push_back(std::move(map));
+    b.system.cmap_maps.push_back(cmap_map_from_minus_180(static_cast<int>(n), [&](std::size_t k) { return grid[k]; }, 4.184));
   }
   const std::string flag = pre + "CMAP_INDEX";
   const std::vector<long> v = p.ints(flag, 6 * count[0], "6 x the number of CMAP terms, CMAP_COUNT's first");

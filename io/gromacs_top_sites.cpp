@@ -5,6 +5,7 @@
 
 #include "common/errors.hpp"
 #include "io/gromacs_top_build.hpp"
+#include "model/cmap.hpp"
 
 namespace mdsim {
 
@@ -22,15 +23,8 @@ CmapMap cmap_grid(const GmxRecord& p) {
     gmx_fail(p.where, fmt::format("[ cmaptypes ]: a {} x {} grid; mdsim supports square grids only", nx, ny));
   if (p.fields.size() != 8 + static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny))
     gmx_fail(p.where, fmt::format("[ cmaptypes ]: {} grid values for a {} x {} grid", p.fields.size() - 8, nx, ny));
-  CmapMap map;
-  map.size = nx;
-  map.energy_kj_per_mol.resize(static_cast<std::size_t>(nx) * static_cast<std::size_t>(nx));
-  const int h = nx / 2;
-  for (int i = 0; i < nx; ++i)
-    for (int j = 0; j < nx; ++j)
-      map.energy_kj_per_mol[static_cast<std::size_t>(i + nx * j)] =
-          gmx_number(p, static_cast<std::size_t>(8 + nx * ((i + h) % nx) + (j + h) % nx), "a CMAP grid value (kJ/mol)");
-  return map;
+  return cmap_map_from_minus_180(
+      nx, [&](std::size_t k) { return gmx_number(p, 8 + k, "a CMAP grid value (kJ/mol)"); }, 1.0);
 }
 
 void add_constraints(const GmxMoleculeType& m, const GmxMoleculeAtoms& atoms, const GmxTopology& top,
@@ -122,7 +116,8 @@ void add_sites(const GmxMoleculeType& m, const GmxMoleculeAtoms& atoms, GmxFragm
                               {gmx_number(r, 2, "fcx (kJ/mol/nm^2)"), gmx_number(r, 3, "fcy (kJ/mol/nm^2)"),
                                gmx_number(r, 4, "fcz (kJ/mol/nm^2)")},
                               r.where->file,
-                              r.where->line});
+                              r.where->line,
+                              r.where->guard});
   }
 }
 

@@ -6,6 +6,7 @@
 // takes those values and derivatives at its four corners.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "model/system.hpp"
@@ -36,6 +37,21 @@ struct CmapTable {
 // The patches of every map, in map order. RuntimeError for a map smaller than 2 x 2 or whose energy count is
 // not size * size (validate_system refuses such Systems first).
 CmapTable make_cmap_table(const std::vector<CmapMap>& maps);
+
+// A map as CHARMM parameter files, AMBER prmtops and GROMACS [cmaptypes] tabulate it (from -180 degrees, phi the
+// slow index): value(k) is the file's k-th grid value (k = size phi_index + psi_index), times `scale` (to kJ/mol).
+// CmapMap's index 0 is at 0 degrees and phi is the fast index, so each index is shifted by size/2.
+template <typename Value>
+CmapMap cmap_map_from_minus_180(int size, Value&& value, double scale) {
+  CmapMap map;
+  map.size = size;
+  const auto n = static_cast<std::size_t>(size), h = n / 2;
+  map.energy_kj_per_mol.resize(n * n);
+  for (std::size_t phi = 0; phi < n; ++phi)
+    for (std::size_t psi = 0; psi < n; ++psi)
+      map.energy_kj_per_mol[phi + n * psi] = value(n * ((phi + h) % n) + (psi + h) % n) * scale;
+  return map;
+}
 
 // The derivatives at the knots of the periodic cubic spline through y (knots 2pi/n apart, n = y.size() >= 2),
 // d y / d angle at each knot.

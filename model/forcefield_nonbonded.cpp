@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "model/bond_graph.hpp"
 #include "model/forcefield_generators.hpp"
 
 namespace mdsim::ffgen {
@@ -57,26 +58,6 @@ std::array<double, 3> atom_nonbonded_values(const GeneratorInput& in, int a,
     v[q] = jt->second;
   }
   return v;
-}
-
-// Atoms 1 to 3 bonds away from atom i (sorted, unique), and those 1 to 2 bonds away (sorted, unique).
-void neighbours_within_3(const std::vector<std::vector<int>>& bonded_to, int i, std::vector<int>& near,
-                         std::vector<int>& within2) {
-  near.clear();
-  within2.clear();
-  for (int j : bonded_to[static_cast<std::size_t>(i)]) {
-    near.push_back(j);
-    within2.push_back(j);
-    for (int k : bonded_to[static_cast<std::size_t>(j)]) {
-      near.push_back(k);
-      within2.push_back(k);
-      for (int l : bonded_to[static_cast<std::size_t>(k)]) near.push_back(l);
-    }
-  }
-  std::sort(near.begin(), near.end());
-  near.erase(std::unique(near.begin(), near.end()), near.end());
-  std::sort(within2.begin(), within2.end());
-  within2.erase(std::unique(within2.begin(), within2.end()), within2.end());
 }
 
 // The bonds exclusions are found from (OpenMM's _findBondsForExclusions): the topology's, each copied onto the
