@@ -10,6 +10,8 @@ used or wildcards), so the folder stays small; the trimmed files are what both O
   ala_ala_ala      Ala3 in vacuum, XPLOR-format PSF (.xpsf) with CHARMM22 (types from the .rtf's MASS lines, wildcard
                    dihedrals and impropers, CMAP), standard-format crd
   water_methanol   SPC/E water and methanol, mixed-case type names, positions made here (standard crd written here)
+  chl1             cholesterol with CHARMM36 lipid parameters, CGenFF and the lipid cholesterol stream file (as OpenMM's
+                   TestCharmmFiles loads it)
 
 Each case: NoCutoff, constraints None, rigidWater False; one force group per force; energies by force class and the
 total, per-atom forces (kJ/mol/nm) and positions (nm) in <case>.json.
@@ -39,9 +41,34 @@ SECTION_WIDTH = {"BOND": 2, "ANGL": 3, "THET": 3, "DIHE": 4, "PHI": 4, "IMPR": 4
 
 
 def trim_parameters(src, dst, types):
+    open(dst, "w").write("\n".join(trim_parameter_lines(open(src).read().splitlines(), types)) + "\n")
+
+
+def trim_stream(src, dst, types):
+    """Each `read rtf` block cut to its used MASS lines, each `read para` block trimmed as a parameter file."""
+    lines, out, i = open(src).read().splitlines(), [], 0
+    while i < len(lines):
+        words = lines[i].split("!")[0].split()
+        i += 1
+        if len(words) < 2 or words[0].lower() != "read":
+            continue
+        block = []
+        while i < len(lines) and not lines[i].strip().lower().startswith("end"):
+            block.append(lines[i])
+            i += 1
+        i += 1
+        if words[1].lower() == "rtf":
+            out += ["read rtf card"] + [l for l in block if l.upper().startswith("MASS") and l.split()[2].upper() in types]
+        elif words[1].lower().startswith("para"):
+            out += ["read para card flex"] + trim_parameter_lines(block, types)
+        out.append("END")
+    open(dst, "w").write("\n".join(out) + "\n")
+
+
+def trim_parameter_lines(lines, types):
     """Keeps headers and the data lines whose types are all used (or X)."""
     out, width, in_cmap, keep_block = [], None, False, False
-    for raw in open(src).read().splitlines():
+    for raw in lines:
         code = raw.split("!")[0].strip()
         word = code.split()[0].upper() if code else ""
         header = next((k for k in SECTION_WIDTH if word.startswith(k)), None)
@@ -74,7 +101,7 @@ def trim_parameters(src, dst, types):
         names = [w.upper() for w in code.split()[:width]]
         if all(n in types or n == "X" for n in names):
             out.append(raw)
-    open(dst, "w").write("\n".join(out) + "\n")
+    return out
 
 
 def trim_rtf(src, dst, types):
@@ -144,10 +171,18 @@ def main(systems):
     ala = used_types(os.path.join(systems, "ala_ala_ala.xpsf"))
     trim_rtf(os.path.join(systems, "charmm22.rtf"), os.path.join(HERE, "charmm22_ala.rtf"), ala)
     trim_parameters(os.path.join(systems, "charmm22.par"), os.path.join(HERE, "charmm22_ala.par"), ala)
+    chl1 = used_types(os.path.join(systems, "chl1.psf"))
+    copy("chl1.psf")
+    copy("chl1.crd")
+    trim_parameters(os.path.join(systems, "par_all36_lipid.prm"), os.path.join(HERE, "lipid_chl1.prm"), chl1)
+    trim_parameters(os.path.join(systems, "par_all36_cgenff.prm"), os.path.join(HERE, "cgenff_chl1.prm"), chl1)
+    trim_stream(os.path.join(systems, "toppar_all36_lipid_cholesterol.str"), os.path.join(HERE, "cholesterol_chl1.str"),
+                chl1)
     water_methanol_crd(os.path.join(HERE, "water_methanol.crd"))
     reference("chlb_cgenff", "chlb_cgenff.psf", "chlb_cgenff.crd", ["cgenff_chlb.rtf", "cgenff_chlb.prm"])
     reference("ala_ala_ala", "ala_ala_ala_xplor.psf", "ala_ala_ala.crd", ["charmm22_ala.rtf", "charmm22_ala.par"])
     reference("water_methanol", "water_methanol.psf", "water_methanol.crd", ["water_methanol.prm"])
+    reference("chl1", "chl1.psf", "chl1.crd", ["lipid_chl1.prm", "cgenff_chl1.prm", "cholesterol_chl1.str"])
 
 
 if __name__ == "__main__":
