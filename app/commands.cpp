@@ -148,6 +148,10 @@ int command_check(const std::string& config_path) {
              sites > 0 ? fmt::format("; {} virtual sites (extra particles, mass 0)", sites) : std::string());
   fmt::print("  terms:          {} bonds, {} angles, {} torsions{}, {} exceptions, {} constraints\n", s.bonds.size(),
              s.angles.size(), s.torsions.size(), other_bonded_counts(s), s.exceptions.size(), s.constraints.size());
+  fmt::print("  Lennard-Jones:  {}, {} dispersion correction\n",
+             s.nonbonded.switch_distance_nm ? fmt::format("switched from {} nm", *s.nonbonded.switch_distance_nm)
+                                            : std::string("no switching"),
+             s.nonbonded.dispersion_correction ? "with" : "no");
   fmt::print("  net charge:     {:.6f} e\n", net_charge(s));
   if (s.box) fmt::print("  box:            {:.4f} x {:.4f} x {:.4f} nm\n", s.box->a.x, s.box->b.y, s.box->c.z);
   if (const std::optional<PmeParameters> pme = pme_parameters(s)) {  // the grid every platform uses
@@ -158,6 +162,9 @@ int command_check(const std::string& config_path) {
   fmt::print("  runs on:        {}\n", setup.platform.kind == PlatformKind::Cuda
                                              ? fmt::format("cuda device {}", setup.platform.device)
                                              : std::string("cpu"));
+  if (!setup.topology_restraints.empty())
+    fmt::print("  restrained:     {} atoms by the topology's [position_restraints], in the whole run\n",
+               setup.topology_restraints.atoms.size());
   for (std::size_t i = 0; i < setup.stages.size(); ++i)
     if (!setup.stages[i].restraint_atoms.empty())
       fmt::print("  restrained:     {} atoms in stage {}\n", setup.stages[i].restraint_atoms.size(), cfg.stages[i].name);

@@ -196,6 +196,8 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
         for (auto v : t.virtual_sites) { v.shift_atoms(off); s.virtual_sites.push_back(v); }
         if (t.lj_types) append(s.lj_types->particle_type, t.lj_types->particle_type);
         for (const Vec3d& x : in.positions_nm) out.positions_nm.push_back(x + shift);
+        append(out.velocities_nm_per_ps, in.velocities_nm_per_ps);
+        for (auto r : in.position_restraints) { r.atom += off; out.position_restraints.push_back(r); }
         // Topology: chains, residues and atoms copied with shifted indices.
         Topology& top = out.topology;
         const int chain_off = static_cast<int>(top.chains.size());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/topology_file.hpp"
 #include "model/run_config.hpp"
 #include "model/system.hpp"
 #include "model/topology.hpp"
@@ -19,6 +20,12 @@ struct Model {
   System system;
   std::vector<Vec3d> positions_nm;   // initial coordinates (the structure file's)
   std::vector<std::string> forcefield_files;  // every XML file read, in order
+  // The coordinate file's velocities (a .gro, AMBER restart or serialized State that has them; nm/ps), for
+  // run.initial_velocities: from_coordinates; empty when it has none.
+  std::vector<Vec3d> velocities_nm_per_ps;
+  // A topology's own position restraints (GROMACS [position_restraints] under their define), about
+  // positions_nm: in force for the whole run (engine/simulation: RunSetup::topology_restraints).
+  std::vector<TopologyPositionRestraint> position_restraints;
 };
 
 // Throws InputError ("file:line:column: ...") for problems the user must fix. A config with system.topology
@@ -45,8 +52,8 @@ Model build_topology_file_model(const RunConfig& config);
 void print_notices(const std::string& file, const std::vector<std::string>& notes);
 
 // Tiles a periodic model nx × ny × nz times along its box vectors (copies of every particle, term,
-// exception, constraint, virtual site and residue; CMAP maps and the LJ type table shared, each copy's particles
-// keeping their LJ types; the box grows accordingly).
+// exception, constraint, virtual site, residue, velocity and position restraint; CMAP maps and the LJ type table
+// shared, each copy's particles keeping their LJ types; the box grows accordingly).
 Model replicate_model(const Model& model, const std::array<int, 3>& counts);
 
 // InputError, at the first atom's line, when two atoms are closer than kOverlapDistanceNm (model/overlaps.hpp),

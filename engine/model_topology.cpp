@@ -12,6 +12,8 @@
 #include "engine/model.hpp"
 #include "io/amber_coordinates.hpp"
 #include "io/amber_prmtop.hpp"
+#include "io/charmm_crd.hpp"
+#include "io/charmm_psf.hpp"
 #include "io/file_names.hpp"
 #include "io/gro_reader.hpp"
 #include "io/gromacs_top.hpp"
@@ -45,19 +47,26 @@ std::string box_text(const Boxd& b) {
                        : fmt::format("{:.4f} x {:.4f} x {:.4f} nm", b.a.x, b.b.y, b.c.z);
 }
 
-// A serialized State: positions (and, for a periodic System, its box), with a topology made from the System.
-Topology state_topology(const RunConfig& config, System& system) {
+// The notice for coordinates that carry velocities, unless the run starts from them.
+void notice_velocities(const RunConfig& config, const std::vector<Vec3d>& velocities) {
+  if (velocities.empty() || config.run.initial_velocities == InitialVelocities::FromCoordinates) return;
+  print_notices(config.system.pdb, {"its velocities are not used: run.initial_velocities sets the starting velocities "
+                                    "('initial_velocities: from_coordinates' starts from these)"});
+}
+
+// A serialized State: positions (and, for a periodic System, its box), with a topology made from the System; its
+// velocities (if any) into `velocities`.
+Topology state_topology(const RunConfig& config, System& system, std::vector<Vec3d>& velocities) {
   const SystemConfig& sc = config.system;
-  const StateXml state = read_state_xml(sc.pdb);
+  StateXml state = read_state_xml(sc.pdb);
   check_count(config, state.positions_nm.size(), system.num_particles());
   if (system.box && state.box) system.box = state.box;  // as Context.setState sets the box
-  std::vector<std::string> notes{
-      "a serialized State holds no topology: one residue per molecule of the System (HOH for waters, MOL for the "
-      "others, the element for single ions), elements from masses; selections by residue or atom name (protein, "
-      "backbone) match nothing; give a PDB or PDBx/mmCIF file as coordinates for names"};
-  if (!state.velocities_nm_per_ps.empty())
-    notes.push_back("its velocities are not used (run.initial_velocities sets the starting velocities)");
-  print_notices(sc.pdb, notes);
+  print_notices(sc.pdb, {"a serialized State holds no topology: one residue per molecule of the System (HOH for "
+                         "waters, MOL for the others, the element for single ions), elements from masses; selections "
+                         "by residue or atom name (protein, backbone) match nothing; give a PDB or PDBx/mmCIF file as "
+                         "coordinates for names"});
+  notice_velocities(config, state.velocities_nm_per_ps);
+  velocities = std::move(state.velocities_nm_per_ps);
   return topology_from_system(system, state.positions_nm, sc.pdb);
 }
 
@@ -99,8 +108,8 @@ Model build_system_xml_model(const RunConfig& config) {
   model.system = std::move(sx.system);
   model.system.nonbonded.pme_grid = sc.nonbonded.pme_grid;
   model.forcefield_files = {sc.topology};
-  model.topology =
-      is_openmm_xml_path(sc.pdb) ? state_topology(config, model.system) : structure_topology(config, model.system);
+  model.topology = is_openmm_xml_path(sc.pdb) ? state_topology(config, model.system, model.velocities_nm_per_ps)
+                                               : structure_topology(config, model.system);
   check_overlaps(model.topology);
   check_cutoff(config, model.system);
   model.positions_nm = model.topology.positions_nm;
@@ -119,7 +128,9 @@ CoordinateFile read_coordinates(const SystemConfig& sc) {
     return CoordinateFile{sc.pdb, top.positions_nm, {}, top.box};
   }
   if (ends_with_ci(sc.pdb, ".gro")) return read_gro(sc.pdb);
-  return read_amber_coordinates(sc.pdb, -1);  // .inpcrd, .rst7, .crd, ...
+  const bool crd = ends_with_ci(sc.pdb, ".crd") || ends_with_ci(sc.pdb, ".chm");  // CHARMM's or AMBER's
+  if (ends_with_ci(sc.pdb, ".cor") || (crd && is_charmm_crd_file(sc.pdb))) return read_charmm_crd(sc.pdb, -1);
+  return read_amber_coordinates(sc.pdb, -1);  // .inpcrd, .rst7, AMBER's .crd, ...
 }
 
 TopologyFileOptions topology_file_options(const SystemConfig& sc) {
@@ -149,15 +160,30 @@ std::optional<Boxd> choose_box(const RunConfig& config, const CoordinateFile& co
                                  to_string(sc.nonbonded.method), sc.topology, sc.pdb));
 }
 
-// What the user should know about a topology file's extras mdsim does not apply.
-void notice_unused(const SystemConfig& sc, const CoordinateFile& coords, const TopologyFileModel& file) {
-  if (!coords.velocities_nm_per_ps.empty())
-    print_notices(sc.pdb, {"its velocities are not used (run.initial_velocities sets the starting velocities)"});
-  if (!file.position_restraints.empty())
-    print_notices(sc.topology,
-                  {fmt::format("its {} [position_restraints] are not applied: restrain atoms with a stage's "
-                               "'restraints' (atoms, k, reference; docs/config.md)",
-                               file.position_restraints.size())});
+// A topology's own position restraints, applied: how many, under which define (GROMACS [position_restraints]).
+void notice_restraints(const SystemConfig& sc, const TopologyFileModel& file) {
+  if (file.position_restraints.empty()) return;
+  std::vector<std::string> guards;  // each distinct define they were under, in order
+  for (const TopologyPositionRestraint& r : file.position_restraints)
+    if (std::find(guards.begin(), guards.end(), r.guard) == guards.end()) guards.push_back(r.guard);
+  std::string under;
+  for (const std::string& g : guards) under += (under.empty() ? "" : "; ") + (g.empty() ? "no #ifdef" : g);
+  print_notices(sc.topology, {fmt::format("its {} [position_restraints] (under {}) are applied for the whole run, "
+                                          "about the starting coordinates of {}",
+                                          file.position_restraints.size(), under, sc.pdb)});
+}
+
+// The format's reader. A CHARMM psf has no dispersion correction unless the config asks for one (OpenMM's
+// CharmmPsfFile.createSystem always leaves it off; CHARMM force fields are parameterised without it).
+TopologyFileModel read_topology_file(const RunConfig& config, TopologyFileOptions& options) {
+  const SystemConfig& sc = config.system;
+  switch (topology_format(sc.topology)) {
+    case TopologyFormat::AmberPrmtop: return read_amber_prmtop(sc.topology, options);
+    case TopologyFormat::CharmmPsf:
+      if (config.locations.count("system.dispersion_correction") == 0) options.nonbonded.dispersion_correction = false;
+      return read_charmm_psf(sc.topology, options);
+    default: return read_gromacs_top(sc.topology, options);
+  }
 }
 
 }  // namespace
@@ -168,12 +194,10 @@ Model build_topology_file_model(const RunConfig& config) {
   TopologyFileOptions options = topology_file_options(sc);
   if (coords.box) options.box = coords.box;  // a prmtop without a box of its own takes the coordinates'
   options.atom_limit = static_cast<long>(coords.positions_nm.size());
-  TopologyFileModel file = topology_format(sc.topology) == TopologyFormat::AmberPrmtop
-                                ? read_amber_prmtop(sc.topology, options)
-                                : read_gromacs_top(sc.topology, options);
+  TopologyFileModel file = read_topology_file(config, options);
   print_notices(sc.topology, file.notes);
   check_count(config, coords.positions_nm.size(), file.system.num_particles());
-  notice_unused(sc, coords, file);
+  notice_restraints(sc, file);
   Model model;
   model.system = std::move(file.system);
   model.system.box = choose_box(config, coords, model.system);
@@ -186,6 +210,9 @@ Model build_topology_file_model(const RunConfig& config) {
   check_overlaps(model.topology);
   check_cutoff(config, model.system);
   model.positions_nm = model.topology.positions_nm;
+  notice_velocities(config, coords.velocities_nm_per_ps);
+  model.velocities_nm_per_ps = coords.velocities_nm_per_ps;
+  model.position_restraints = std::move(file.position_restraints);
   return model;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -222,17 +223,30 @@ void restore_state(Context& context, const Checkpoint& c, bool barostat = true) 
   if (barostat) context.set_barostat_state(c.barostat_state);
 }
 
+// The coordinate file's velocities (run.initial_velocities: from_coordinates; prepare_run checked there are some):
+// massless particles (virtual sites) at rest, then constrained as drawn velocities are.
+void set_coordinate_velocities(Context& context, const Model& model, double constraint_tolerance) {
+  std::vector<Vec3d> v = model.velocities_nm_per_ps;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (model.system.mass_amu[i] == 0.0) v[i] = Vec3d(0, 0, 0);
+  context.set_velocities(v);
+  if (!model.system.constraints.empty()) context.apply_constraints(constraint_tolerance);
+}
+
 // Velocities as run.initial_velocities asks: at the temperature (constrained; drawn from the seed alone,
-// so drawing again after a minimisation gives the same numbers) or zero.
-void set_initial_velocities(Context& context, InitialVelocities how, double temperature_k, int particles,
-                            std::uint64_t seed = 0) {
+// so drawing again after a minimisation gives the same numbers), the coordinate file's, or zero.
+void set_initial_velocities(Context& context, InitialVelocities how, double temperature_k, const Model& model,
+                            double constraint_tolerance, std::uint64_t seed = 0) {
   if (how == InitialVelocities::Temperature)
     context.set_velocities_to_temperature(temperature_k, seed);
+  else if (how == InitialVelocities::FromCoordinates)
+    set_coordinate_velocities(context, model, constraint_tolerance);
   else
-    context.set_velocities(std::vector<Vec3d>(static_cast<std::size_t>(particles), Vec3d(0, 0, 0)));
+    context.set_velocities(std::vector<Vec3d>(static_cast<std::size_t>(model.system.num_particles()), Vec3d(0, 0, 0)));
 }
-void set_initial_velocities(Context& context, const RunConfig& cfg, int particles) {
-  set_initial_velocities(context, cfg.run.initial_velocities, cfg.integrator.temperature_k, particles);
+void set_initial_velocities(Context& context, const RunConfig& cfg, const Model& model) {
+  set_initial_velocities(context, cfg.run.initial_velocities, cfg.integrator.temperature_k, model,
+                         cfg.integrator.constraint_tolerance);
 }
 
 // A staged run's first dynamics stage draws at the context's seed (as a single run does); a later stage
@@ -309,7 +323,8 @@ Reporters open_reporters(const RunConfig& cfg, const Model& model, const std::ve
     double mass = 0.0;
     for (double m : system.mass_amu) mass += m;
     const std::string path = output_path(cfg, out.state.file);
-    r.state_log = std::make_unique<StateLog>(path, mass, append_after, external_forces, staged);
+    r.state_log = std::make_unique<StateLog>(path, mass, append_after, external_forces, staged,
+                                             !model.position_restraints.empty());
     summary.outputs.emplace_back("state log", path);
   }
   // A staged run opens a progress reporter per stage.
@@ -350,10 +365,8 @@ void write_state_line(Context& context, StateLog& state_log, const std::optional
   if (s.has_box) sample.volume_nm3 = s.box.volume();
   if (progress) sample.speed_ns_per_day = progress->current_ns_per_day(step);
   if (external_column) sample.external_kj_per_mol = s.potential.external;
-  if (stage) {
-    sample.stage = *stage;
-    sample.restraint_kj_per_mol = s.potential.restraint;
-  }
+  if (state_log.restraint_column()) sample.restraint_kj_per_mol = s.potential.restraint;
+  if (stage) sample.stage = *stage;
   state_log.write(sample);
 }
 
@@ -383,6 +396,41 @@ void check_restraint_stiffness(const RunConfig& cfg, std::size_t stage, const Sy
                                    "step: on atom {} ({:g} amu) the spring needs k below 4 m / dt^2 = {:.4g} "
                                    "kJ/mol/nm^2 to stay stable; lower k (1000 kJ/mol/nm^2 is usual) or the time step",
                                    stage + 1, st.restraints->k_kj_per_mol_nm2, dt * 1e3, lightest, m, k_max));
+}
+
+// The topology's position restraints (GROMACS [position_restraints]) about the model's starting positions, each
+// checked as a stage's restraint is: a spring stiffer than 4 m / dt^2 along any axis, on an atom with mass, is
+// unstable at a time step the run integrates with (InputError at the restraint's file and line).
+PositionRestraints topology_restraints(const RunConfig& cfg, const Model& model) {
+  std::vector<std::pair<double, std::string>> steps;  // time step, where it applies
+  if (cfg.stages.empty() && cfg.run.steps > 0) steps.emplace_back(cfg.integrator.timestep_ps, "");
+  for (const StageConfig& st : cfg.stages)
+    if (st.steps > 0) steps.emplace_back(st.integrator.timestep_ps, fmt::format(" of stage '{}'", st.name));
+  PositionRestraints out;
+  for (const TopologyPositionRestraint& r : model.position_restraints) {
+    const Vec3d k(r.k_kj_per_mol_nm2[0], r.k_kj_per_mol_nm2[1], r.k_kj_per_mol_nm2[2]);
+    const double m = model.system.mass_amu[static_cast<std::size_t>(r.atom)];
+    const double k_max = std::max({k.x, k.y, k.z});
+    for (const auto& [dt, where] : steps)
+      if (m > 0 && k_max >= 4.0 * m / (dt * dt))
+        throw InputError(located(r.file, r.line, 0,
+                                 fmt::format("[ position_restraints ]: k = {:g} kJ/mol/nm^2 on particle {} ({:g} amu) "
+                                             "is too stiff for the {:g} fs step{}: the spring needs k below 4 m / "
+                                             "dt^2 = {:.4g} kJ/mol/nm^2 to stay stable; lower k or the time step",
+                                             k_max, r.atom, m, dt * 1e3, where, 4.0 * m / (dt * dt))));
+    out.add(r.atom, model.positions_nm[static_cast<std::size_t>(r.atom)], k);
+  }
+  return out;
+}
+
+// run.initial_velocities: from_coordinates needs coordinates with velocities (InputError naming the file).
+void check_coordinate_velocities(const RunConfig& cfg, const Model& model) {
+  if (cfg.run.initial_velocities != InitialVelocities::FromCoordinates || !model.velocities_nm_per_ps.empty()) return;
+  throw_config_error(cfg, "run.initial_velocities",
+                     fmt::format("run.initial_velocities: from_coordinates starts from the velocities of {}, which "
+                                 "holds none: give coordinates with velocities (a .gro with vx vy vz, an AMBER restart "
+                                 "with velocities, a serialized State with velocities), or use temperature or zero",
+                                 cfg.system.pdb));
 }
 
 // What a run reads: the config, its structure, force-field files given as paths, restraint reference structures.
@@ -511,8 +559,10 @@ RunSetup prepare_run(const RunConfig& cfg, const Model& model, bool resume, bool
     }
     setup.stages.push_back(std::move(stage));
   }
+  setup.topology_restraints = topology_restraints(cfg, model);
   check_platform_memory(cfg, model.system, setup.platform);
   setup.restart = read_restart(cfg, resume, model.system, checkpoint_path(cfg));
+  if (!setup.restart) check_coordinate_velocities(cfg, model);  // a resumed run takes the checkpoint's
   check_trajectory_space(cfg, static_cast<std::int64_t>(setup.trajectory_atoms.size()),
                          setup.restart ? setup.restart->step : 0);
   return setup;
@@ -570,14 +620,25 @@ struct Simulation::Impl {
     return c;
   }
 
-  // The current stage's restraints on the context, referenced to `start` (the stage's start positions)
-  // or to what the config names; `start` null: from stage_reference (a resumed stage).
+  // `restraints` (a stage's) and the topology's own (setup.topology_restraints, in force in every stage) on the
+  // context; nothing to do when there were none and are none.
+  void set_restraints(PositionRestraints restraints) {
+    const PositionRestraints& topology = setup.topology_restraints;
+    for (std::size_t e = 0; e < topology.atoms.size(); ++e)
+      restraints.add(topology.atoms[e], topology.reference_nm[e], topology.k_kj_per_mol_nm2[e]);
+    if (restraints.empty() && !restraints_on) return;  // none before, none now
+    context->set_position_restraints(restraints);
+    restraints_on = !restraints.empty();
+  }
+
+  // The current stage's restraints on the context (with the topology's), referenced to `start` (the stage's
+  // start positions) or to what the config names; `start` null: from stage_reference (a resumed stage).
   void apply_stage_restraints(const std::vector<Vec3d>* start) {
     const StageConfig& st = current_stage();
     PositionRestraints restraints;
     if (st.restraints) {
       restraints.atoms = setup.stages[stage].restraint_atoms;
-      restraints.k_kj_per_mol_nm2 = st.restraints->k_kj_per_mol_nm2;
+      restraints.set_isotropic_k(st.restraints->k_kj_per_mol_nm2);
       switch (st.restraints->reference) {
         case RestraintReference::Initial:
           for (const int a : restraints.atoms) restraints.reference_nm.push_back(model.positions_nm[static_cast<std::size_t>(a)]);
@@ -592,9 +653,7 @@ struct Simulation::Impl {
       }
     }
     stage_reference = restraints.reference_nm;
-    if (restraints.empty() && !restraints_on) return;  // none before, none now
-    context->set_position_restraints(restraints);
-    restraints_on = !restraints.empty();
+    set_restraints(std::move(restraints));
   }
 
   // Whether the stages differ in their dynamics settings (then run() or load_checkpoint() may switch contexts).
@@ -630,6 +689,7 @@ struct Simulation::Impl {
       context = make(settings);
       restore_state(*context, state);
       restraints_on = false;
+      set_restraints({});  // the topology's at least
       throw;
     }
     restore_state(*context, state, same_barostat);
@@ -666,6 +726,7 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   s.context = make_run_context(effective, s.model.system, s.platform, s.setup.restart, s.summary);
   s.settings = dynamics_settings(effective);
   s.settings.integrator.seed = s.context->seed();
+  s.set_restraints({});  // the topology's, from the start (a stage adds its own when it starts)
   if (s.setup.restart) {
     restore_state(*s.context, *s.setup.restart);
     s.fresh = false;
@@ -673,7 +734,7 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   } else {
     s.context->set_positions(s.model.positions_nm);
     if (!s.model.system.constraints.empty()) s.context->apply_constraints(effective.integrator.constraint_tolerance);
-    set_initial_velocities(*s.context, s.cfg, s.model.system.num_particles());
+    set_initial_velocities(*s.context, s.cfg, s.model);
   }
 }
 
@@ -801,7 +862,7 @@ bool Simulation::minimize_at_start() {
   const MinimizationResult m = s.context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
   print_minimization(s.request.label, m);
   if (m.interrupted) return false;
-  set_initial_velocities(*s.context, cfg, s.model.system.num_particles());  // at the minimised positions
+  set_initial_velocities(*s.context, cfg, s.model);  // at the minimised positions
   s.fresh = false;
   return true;
 }
@@ -858,7 +919,6 @@ void Simulation::flush_outputs() {
 RunSummary Simulation::run() {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
-  const System& system = s.model.system;
   if (s.outputs_opened && !s.running) {  // a second run(): nothing to do once the config's end is reached
     const std::int64_t now = s.context->state(StateRequest{false, false}).step;
     if (s.staged() ? s.stage >= cfg.stages.size() : now >= cfg.run.steps) {
@@ -909,7 +969,8 @@ RunSummary Simulation::run() {
         }
         if (st.steps > 0 && (s.stage == first_dynamics || st.initial_velocities)) {
           const InitialVelocities how = st.initial_velocities.value_or(cfg.run.initial_velocities);
-          set_initial_velocities(*s.context, how, st.integrator.temperature_k, system.num_particles(),
+          set_initial_velocities(*s.context, how, st.integrator.temperature_k, s.model,
+                                 st.integrator.constraint_tolerance,
                                  s.stage == first_dynamics ? 0 : stage_velocity_seed(s.context->seed(), s.stage));
         }
         s.stage_started = true;

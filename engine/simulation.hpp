@@ -120,7 +120,9 @@ std::string checkpoint_path(const RunConfig& config);
 // platform or the trajectory need more memory or disk than there is (engine/resources.hpp), or the
 // checkpoint to resume from is missing, of another system or of other physics; for a staged run also
 // when a stage's restraint selection matches no atom or its reference PDB has other atoms, and when the
-// checkpoint to resume from was written by other stages (or by a run without stages, or vice versa).
+// checkpoint to resume from was written by other stages (or by a run without stages, or vice versa); a
+// topology's position restraint too stiff for a time step of the run (k ≥ 4 m / dt², at its file and line);
+// run.initial_velocities: from_coordinates with coordinates that hold no velocities (a fresh start).
 // A stage's position restraints resolved against the model (staged runs).
 struct StageSetup {
   std::vector<int> restraint_atoms;          // stages[i].restraints.atoms resolved; empty = unrestrained
@@ -131,6 +133,9 @@ struct RunSetup {
   std::vector<int> trajectory_atoms;   // output.trajectory.atoms resolved (empty without a trajectory)
   std::optional<Checkpoint> restart;   // with --resume or initial_velocities: from_checkpoint
   std::vector<StageSetup> stages;      // one per config stage (staged runs)
+  // The topology's own position restraints (Model::position_restraints) about the starting positions
+  // (Model::positions_nm, as read): in force for the whole run, added to a stage's own restraints.
+  PositionRestraints topology_restraints;
 };
 RunSetup prepare_run(const RunConfig& config, const Model& model, bool resume, bool platform_notice = true);
 

@@ -344,7 +344,8 @@ void parse_run(const ConfigReader& r, const YAML::Node& n, RunSection& s, double
     s.initial_velocities = r.choice<InitialVelocities>(v, "initial_velocities",
                                                        {{"temperature", InitialVelocities::Temperature},
                                                         {"zero", InitialVelocities::Zero},
-                                                        {"from_checkpoint", InitialVelocities::FromCheckpoint}});
+                                                        {"from_checkpoint", InitialVelocities::FromCheckpoint},
+                                                        {"from_coordinates", InitialVelocities::FromCoordinates}});
 }
 
 // "all", "protein", "not water", "water", or a list of indices and ranges "0-21,30".

@@ -92,7 +92,15 @@ class Preprocessor {
     if (text.empty() || text[0] == '*') return;  // '*' starts a comment line in old force-field files
     if (text[0] == '#') return directive(file, line, text, depth);
     if (!active()) return;
-    lines.push_back({file, line, substitute(text)});
+    lines.push_back({file, line, substitute(text), guard()});
+  }
+
+  // The enclosing conditionals as GromacsLine::guard writes them (every one active here).
+  std::string guard() const {
+    std::string out;
+    for (const Condition& c : conditions_)
+      out += (out.empty() ? "" : " and ") + std::string((c.kind == "ifdef") != c.else_seen ? "" : "not ") + c.name;
+    return out;
   }
 
   // Replaces every blank-separated token that is a define with a value by that value.

@@ -15,6 +15,9 @@ struct GromacsLine {
   std::string file;  // the file the line is in (an included file's path for its lines)
   int line = 0;      // 1-based; a continued line keeps its first line's number
   std::string text;  // comment removed, defines substituted, blanks trimmed; never empty
+  // The conditionals the line is under, innermost last: "POSRES" (#ifdef POSRES), "not FLEXIBLE" (#ifndef, or
+  // an #ifdef's #else), joined by " and "; "" outside any (what a notice names: the define restraints need).
+  std::string guard;
 };
 
 struct GromacsPreprocessorOptions {

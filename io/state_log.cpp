@@ -33,19 +33,27 @@ std::string format_state_line(const StateSample& s, double total_mass_amu) {
     line += ',';
     line += number(*s.external_kj_per_mol);
   }
-  if (s.stage) line += fmt::format(",{},{}", number(s.restraint_kj_per_mol), *s.stage);
+  if (s.restraint_kj_per_mol || s.stage) {
+    line += ',';
+    line += number(s.restraint_kj_per_mol.value_or(0.0));
+  }
+  if (s.stage) {
+    line += ',';
+    line += *s.stage;
+  }
   return line;
 }
 
-std::string state_log_header(bool external_column, bool stage_columns) {
+std::string state_log_header(bool external_column, bool stage_columns, bool restraint_column) {
   return std::string(kStateLogHeader) + (external_column ? ",external_kj_per_mol" : "") +
-         (stage_columns ? ",restraint_kj_per_mol,stage" : "");
+         (stage_columns || restraint_column ? ",restraint_kj_per_mol" : "") + (stage_columns ? ",stage" : "");
 }
 
 StateLog::StateLog(const std::string& path, double total_mass_amu, std::optional<std::int64_t> append_after_step,
-                   bool external_column, bool stage_columns)
-    : log_(path, state_log_header(external_column, stage_columns), append_after_step, "state log"),
-      total_mass_amu_(total_mass_amu) {}
+                   bool external_column, bool stage_columns, bool restraint_column)
+    : log_(path, state_log_header(external_column, stage_columns, restraint_column), append_after_step, "state log"),
+      total_mass_amu_(total_mass_amu),
+      restraint_column_(stage_columns || restraint_column) {}
 
 void StateLog::write(const StateSample& sample) { log_.write_line(format_state_line(sample, total_mass_amu_), sample.step); }
 

@@ -42,6 +42,7 @@ struct TopologyPositionRestraint {
   std::array<double, 3> k_kj_per_mol_nm2{};     // force constants along x, y, z
   std::string file;                             // where it was defined
   int line = 0;
+  std::string guard;                            // the conditionals it was under ("POSRES"; "" = none)
 };
 
 // A topology file's System and Topology. topology.positions_nm is empty; system.box is the file's box if it has one

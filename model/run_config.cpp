@@ -42,6 +42,7 @@ const char* to_string(InitialVelocities v) {
     case InitialVelocities::Temperature: return "temperature";
     case InitialVelocities::Zero: return "zero";
     case InitialVelocities::FromCheckpoint: return "from_checkpoint";
+    case InitialVelocities::FromCoordinates: return "from_coordinates";
   }
   return "?";
 }
@@ -144,8 +145,15 @@ std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfi
   std::vector<std::pair<std::string, std::string>> out = {
       {"system.forcefield", forcefield},
   };
-  // The System file's name (the system's masses and charges are the checkpoint fingerprint's to compare).
-  if (!s.topology.empty()) out.emplace_back("system.topology", std::filesystem::path(s.topology).filename().string());
+  // The System file's name (the system's masses and charges are the checkpoint fingerprint's to compare), and the
+  // GROMACS defines, which choose what the top holds (its [position_restraints] under POSRES, FLEXIBLE water).
+  if (!s.topology.empty()) {
+    out.emplace_back("system.topology", std::filesystem::path(s.topology).filename().string());
+    std::string defines;
+    for (const auto& [name, value] : s.defines)
+      defines += (defines.empty() ? "" : ", ") + name + (value.empty() ? "" : "=" + value);
+    out.emplace_back("system.defines", defines.empty() ? "none" : defines);
+  }
   const std::vector<std::pair<std::string, std::string>> settings = {
       {"system.nonbonded_method", to_string(nb.method)},
       {"system.cutoff", number(nb.cutoff_nm, " nm")},

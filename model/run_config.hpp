@@ -17,7 +17,9 @@ namespace mdsim {
 enum class ConstraintMode { None, HBonds, AllBonds, HAngles };
 enum class IntegratorType { LangevinMiddle, Verlet };
 enum class Precision { Mixed, Double };
-enum class InitialVelocities { Temperature, Zero, FromCheckpoint };
+// run.initial_velocities: Maxwell-Boltzmann, zero, the checkpoint's, or the coordinate file's (a .gro, .rst7 or
+// serialized State with velocities: Model::velocities_nm_per_ps).
+enum class InitialVelocities { Temperature, Zero, FromCheckpoint, FromCoordinates };
 
 struct SystemConfig {
   std::string pdb;  // the structure file (key `structure`, or its older name `pdb`): PDB or PDBx/mmCIF; resolved path.

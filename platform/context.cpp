@@ -60,23 +60,21 @@ void check_finite_input(const std::vector<Vec3d>& values, const char* what) {
 }
 
 void check_position_restraints(const PositionRestraints& r, std::size_t particles) {
-  if (r.reference_nm.size() != r.atoms.size())
+  if (r.reference_nm.size() != r.atoms.size() || r.k_kj_per_mol_nm2.size() != r.atoms.size())
     throw InputError("position restraints: " + std::to_string(r.atoms.size()) + " atoms but " +
-                     std::to_string(r.reference_nm.size()) + " reference positions; give one reference per atom");
-  if (!std::isfinite(r.k_kj_per_mol_nm2) || r.k_kj_per_mol_nm2 < 0.0)
-    throw InputError("position restraints: k must be finite and zero or positive, got " +
-                     quoted_number(r.k_kj_per_mol_nm2) + " kJ/mol/nm^2");
-  std::vector<std::size_t> entry_of(particles, particles);  // particle -> its entry (particles: none yet)
+                     std::to_string(r.reference_nm.size()) + " reference positions and " +
+                     std::to_string(r.k_kj_per_mol_nm2.size()) + " force constants; give one of each per atom");
   for (std::size_t e = 0; e < r.atoms.size(); ++e) {
     const int atom = r.atoms[e];
     if (atom < 0 || static_cast<std::size_t>(atom) >= particles)
       throw InputError("position restraints: entry " + std::to_string(e) + " restrains atom " + std::to_string(atom) +
                        ", but the system has " + std::to_string(particles) + " particles (indices from 0)");
-    std::size_t& first = entry_of[static_cast<std::size_t>(atom)];
-    if (first != particles)
-      throw InputError("position restraints: atom " + std::to_string(atom) + " is restrained twice (entries " +
-                       std::to_string(first) + " and " + std::to_string(e) + "); list each atom once");
-    first = e;
+    const Vec3d& k = r.k_kj_per_mol_nm2[e];
+    for (int a = 0; a < 3; ++a)
+      if (!std::isfinite(k[a]) || k[a] < 0.0)
+        throw InputError("position restraints: k must be finite and zero or positive, got " + quoted_number(k[a]) +
+                         " kJ/mol/nm^2 along " + "xyz"[a] + " for atom " + std::to_string(atom) + " (entry " +
+                         std::to_string(e) + ")");
     const Vec3d& x0 = r.reference_nm[e];
     if (!std::isfinite(x0.x) || !std::isfinite(x0.y) || !std::isfinite(x0.z))
       throw InputError("position restraints: the reference position of atom " + std::to_string(atom) + " (entry " +

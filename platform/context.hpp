@@ -107,14 +107,23 @@ double checked_external_energy(const ExternalForce& force, double energy);
 // The forces' names, "a, b", for messages.
 std::string external_force_names(const std::vector<std::shared_ptr<ExternalForce>>& forces);
 
-// Harmonic position restraints, E = ½ k |x_i − x0_i|² summed over `atoms` (the displacement by minimum
-// image in a periodic box): OpenMM's CustomExternalForce("0.5*k*periodicdistance(x,y,z,x0,y0,z0)^2").
-// Reported as EnergyTerms::restraint. Units: nm, kJ/mol/nm².
+// Harmonic position restraints, E = ½ Σ_a k_a (x_a − x0_a)² per entry (a = x, y, z; the displacement by
+// minimum image in a periodic box; physics/restraint.hpp): with equal constants OpenMM's
+// CustomExternalForce("0.5*k*periodicdistance(x,y,z,x0,y0,z0)^2"), per axis GROMACS's [position_restraints].
+// An atom may be in several entries (a stage's restraint and a topology's): their springs add, as two
+// forces would. Reported as EnergyTerms::restraint. Units: nm, kJ/mol/nm².
 struct PositionRestraints {
-  std::vector<int> atoms;            // particle indices, each at most once
-  std::vector<Vec3d> reference_nm;   // one per entry of atoms
-  double k_kj_per_mol_nm2 = 0.0;
+  std::vector<int> atoms;                // particle index of each entry
+  std::vector<Vec3d> reference_nm;       // one per entry
+  std::vector<Vec3d> k_kj_per_mol_nm2;   // one per entry: the force constants along x, y, z
   bool empty() const { return atoms.empty(); }
+  void add(int atom, const Vec3d& reference, const Vec3d& k) {
+    atoms.push_back(atom);
+    reference_nm.push_back(reference);
+    k_kj_per_mol_nm2.push_back(k);
+  }
+  // Every entry's k set to k_kj_per_mol_nm2 along every axis (one per atom already listed).
+  void set_isotropic_k(double k) { k_kj_per_mol_nm2.assign(atoms.size(), Vec3d(k, k, k)); }
 };
 
 class Context {
@@ -188,8 +197,8 @@ class Context {
   virtual void add_external_force(std::shared_ptr<ExternalForce> force) = 0;
 
   // Replaces the context's position restraints (empty = none) for every later evaluation: steps,
-  // minimisation, barostat trials, state(). InputError for an atom out of range or repeated, a reference
-  // count that differs, a negative or non-finite k or a non-finite reference (check_position_restraints).
+  // minimisation, barostat trials, state(). InputError for an atom out of range, a reference or k count
+  // that differs, a negative or non-finite k or a non-finite reference (check_position_restraints).
   // The reference points stay where they are given when a barostat scales the box, as in OpenMM.
   virtual void set_position_restraints(const PositionRestraints& restraints) = 0;
 
@@ -217,8 +226,8 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& setti
 // an integrator without a bath (Verlet).
 DynamicsSettings with_bath_temperature(const DynamicsSettings& settings, double temperature_k);
 
-// InputError for restraints a context must refuse, naming the entry: an atom outside 0 .. particles-1
-// or listed twice, a count of reference positions other than the count of atoms, a negative or
+// InputError for restraints a context must refuse, naming the entry: an atom outside 0 .. particles-1,
+// a count of reference positions or of force constants other than the count of atoms, a negative or
 // non-finite k, a non-finite reference position. Every platform calls it (set_position_restraints).
 void check_position_restraints(const PositionRestraints& restraints, std::size_t particles);
 

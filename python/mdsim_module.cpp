@@ -342,7 +342,7 @@ py::dict energies_dict(const EnergyTerms& e) {
   py::dict d;
   for (const auto& [name, value] : named_terms(e)) d[py::str(name)] = value;
   d["external"] = e.external;  // the add_force callbacks' (included in total)
-  d["restraint"] = e.restraint;  // a stage's position restraints (included in total)
+  d["restraint"] = e.restraint;  // position restraints: a stage's and a topology's (included in total)
   return d;
 }
 

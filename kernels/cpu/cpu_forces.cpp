@@ -375,7 +375,7 @@ double CpuForceEvaluator::Impl::restraint_energy(const System& s, const std::vec
   for (std::size_t k = 0; k < r.atoms.size(); ++k) {
     const std::size_t atom = static_cast<std::size_t>(r.atoms[k]);
     const RestraintResult<double> rr =
-        position_restraint(restraint_displacement(x[atom], r.reference_nm[k], restraint_box), r.k_kj_per_mol_nm2);
+        position_restraint(restraint_displacement(x[atom], r.reference_nm[k], restraint_box), r.k_kj_per_mol_nm2[k]);
     restraint += rr.energy;
     if (forces) (*forces)[atom] += rr.force;
   }

@@ -155,15 +155,17 @@ class Evaluator {
 
   void reset_neighbor_list() { list_->request_sort(); }
 
-  // Replaces the restraints. The graphs are captured again at the next evaluation (the launch's size and k
-  // are in them); without restraints nothing is launched, so the evaluation is the same as before.
+  // Replaces the restraints. The graphs are captured again at the next evaluation (the launch's size and
+  // list are in them); without restraints nothing is launched, so the evaluation is the same as before.
   void set_position_restraints(const PositionRestraints& r) {
     check_position_restraints(r, static_cast<std::size_t>(n_));
     std::vector<cuda::DeviceRestraint> device(r.atoms.size());
-    for (std::size_t k = 0; k < r.atoms.size(); ++k)
-      device[k] = {r.reference_nm[k].x, r.reference_nm[k].y, r.reference_nm[k].z, r.atoms[k]};
+    for (std::size_t e = 0; e < r.atoms.size(); ++e) {
+      const Vec3d& x0 = r.reference_nm[e];
+      const Vec3d& k = r.k_kj_per_mol_nm2[e];
+      device[e] = {x0.x, x0.y, x0.z, k.x, k.y, k.z, r.atoms[e]};
+    }
     restraints_.upload(device, stream_);  // synchronises: no evaluation in flight reads the old list
-    restraint_k_ = r.k_kj_per_mol_nm2;
     invalidate_graphs();
   }
   int graph_kernel_count(bool with_energy) const { return graph_kernels_[with_energy ? 1 : 0]; }
@@ -659,10 +661,10 @@ class Evaluator {
     unsigned long long* e = energy_.data() + kSlotRestraint;
     if (with_energy)
       cuda::restraints_kernel<true><<<blocks_for(count), kThreads, 0, stream>>>(
-          count, restraints_.data(), restraint_k_, pos_.data(), npad_, force_.data(), e, box, use_box);
+          count, restraints_.data(), pos_.data(), npad_, force_.data(), e, box, use_box);
     else
       cuda::restraints_kernel<false><<<blocks_for(count), kThreads, 0, stream>>>(
-          count, restraints_.data(), restraint_k_, pos_.data(), npad_, force_.data(), e, box, use_box);
+          count, restraints_.data(), pos_.data(), npad_, force_.data(), e, box, use_box);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -731,7 +733,6 @@ class Evaluator {
   DeviceBuffer<CmapMapView<real>> cmap_maps_;            // one view per map into it (empty: no maps)
   std::unique_ptr<cuda::CudaPme<real>> pme_solver_;
   DeviceBuffer<cuda::DeviceRestraint> restraints_;  // empty: no restraints
-  double restraint_k_ = 0.0;
 };
 
 }  // namespace

@@ -11,16 +11,18 @@
 
 namespace mdsim::cuda {
 
-// One restraint as the device reads it: the reference point (nm) and the atom.
+// One restraint as the device reads it: the reference point (nm), the force constants along x, y, z
+// (kJ/mol/nm²) and the atom.
 struct alignas(16) DeviceRestraint {
   double x0, y0, z0;
+  double kx, ky, kz;
   int atom;
 };
 
 // energy[0] receives the restraints' energy (warp sums, one atomic per warp). `use_box`: displacements
 // by minimum image in `box` (the current periodic box), else plain differences.
 template <bool ENERGY>
-__global__ void restraints_kernel(int count, const DeviceRestraint* __restrict__ restraints, double k,
+__global__ void restraints_kernel(int count, const DeviceRestraint* __restrict__ restraints,
                                   const double4_16a* __restrict__ pos, int stride,
                                   unsigned long long* __restrict__ force, unsigned long long* __restrict__ energy,
                                   BoxVectors<double> box, bool use_box) {
@@ -30,7 +32,7 @@ __global__ void restraints_kernel(int count, const DeviceRestraint* __restrict__
     const DeviceRestraint r = restraints[t];
     const double4_16a p = pos[r.atom];
     const Vec3d d = restraint_displacement(Vec3d(p.x, p.y, p.z), Vec3d(r.x0, r.y0, r.z0), use_box ? &box : nullptr);
-    const RestraintResult<double> result = position_restraint(d, k);
+    const RestraintResult<double> result = position_restraint(d, Vec3d(r.kx, r.ky, r.kz));
     add_force(force, stride, r.atom, result.force);
     e = result.energy;
   }

@@ -366,7 +366,8 @@ TEST_CASE("system.structure names the structure file; system.pdb is its older na
 }
 
 TEST_CASE("the bundled example and documented configs parse") {
-  for (const char* f : {"examples/ala2_water/config.yaml", "examples/protocol/config.yaml", "configs/full_reference.yaml",
+  for (const char* f : {"examples/ala2_water/config.yaml", "examples/protocol/config.yaml", "examples/amber/config.yaml",
+                        "examples/gromacs/config.yaml", "examples/charmm/config.yaml", "configs/full_reference.yaml",
                         "configs/dhfr_benchmark.yaml",
                         "configs/nve_validation.yaml"}) {
     INFO(f);
@@ -444,4 +445,26 @@ TEST_CASE("physics_settings lists what a resumed run must keep, with units, and 
   CHECK(value("barostat") == "none");
   const RunConfig c = parse("system: {pdb: a.pdb}\nbarostat: {pressure: 1 atm}\n");
   CHECK(physics_settings(c) != physics_settings(a));
+  // A GROMACS top's defines choose what it holds ([position_restraints] under POSRES): recorded for a topology.
+  CHECK(value("system.defines") == "(absent)");
+  const auto top = [](const std::string& defines) {
+    return physics_settings(parse("system: {topology: t.top, coordinates: c.gro" + defines + "}\n"));
+  };
+  const auto defines_of = [](const std::vector<std::pair<std::string, std::string>>& list) {
+    for (const auto& [k, v] : list)
+      if (k == "system.defines") return v;
+    return std::string("(absent)");
+  };
+  CHECK(defines_of(top("")) == "none");
+  CHECK(defines_of(top(", defines: [POSRES, \"X=1\"]")) == "POSRES, X=1");
+}
+
+TEST_CASE("run.initial_velocities: from_coordinates is a run's choice, not a stage's") {
+  CHECK(parse("system: {pdb: a.pdb}\nrun: {initial_velocities: from_coordinates}\n").run.initial_velocities ==
+        InitialVelocities::FromCoordinates);
+  CHECK(std::string(to_string(InitialVelocities::FromCoordinates)) == "from_coordinates");
+  CHECK(error_of("system: {pdb: a.pdb}\nrun: {initial_velocities: from_file}\n").find("from_coordinates") !=
+        std::string::npos);
+  CHECK(error_of("system: {pdb: a.pdb}\nstages:\n  - {steps: 10, initial_velocities: from_coordinates}\n")
+            .find("'initial_velocities' must be one of temperature | zero") != std::string::npos);
 }

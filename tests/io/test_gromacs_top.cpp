@@ -260,6 +260,7 @@ TEST_CASE("position restraints are read under the define that guards them") {
   CHECK(m.position_restraints[1].atom == 4);    // atom 5 (C of ACE)
   CHECK(m.position_restraints[0].k_kj_per_mol_nm2[0] == 1000.0);
   CHECK(m.position_restraints[0].file.find("amber99sb-ildn_posre.itp") != std::string::npos);
+  CHECK(m.position_restraints[0].guard == "POSRES");  // what the engine's notice names
 }
 
 TEST_CASE("preprocessor: nested conditionals, defines from options and the file, macros, continuation") {
@@ -276,9 +277,11 @@ TEST_CASE("preprocessor: nested conditionals, defines from options and the file,
   std::vector<GromacsLine> lines = preprocess_gromacs(top, o);
   REQUIRE(lines.size() == 5);
   CHECK(lines[0].text == "outer_only");
+  CHECK(lines[0].guard == "OUTER and not INNER");  // the conditionals the line is under
   CHECK(lines[0].line == 3);
   CHECK(lines[0].file.find("part.itp") != std::string::npos);
   CHECK(lines[1].text == "[ bondtypes ]");
+  CHECK(lines[1].guard.empty());
   CHECK(lines[2].text == "C H 2 0.1000 1.5700e+07");
   CHECK(lines[3].text == "xgb_1 gb_1x    continued");
   CHECK(lines[3].line == 5);
@@ -286,6 +289,7 @@ TEST_CASE("preprocessor: nested conditionals, defines from options and the file,
   o.defines.push_back({"INNER", "1"});
   lines = preprocess_gromacs(top, o);
   CHECK(lines[0].text == "both");
+  CHECK(lines[0].guard == "OUTER and INNER");  // #ifndef INNER's #else
 }
 
 TEST_CASE("preprocessor errors: a missing include lists the folders searched; unbalanced conditionals") {

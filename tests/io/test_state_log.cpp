@@ -240,3 +240,30 @@ TEST_CASE("state log: the external_kj_per_mol column of runs with external force
   { StateLog again(path, 1000.0, 1000, true); }
   CHECK(lines_of(mdsim_test::read_text(path)).size() == 2);
 }
+
+TEST_CASE("state log: the restraint column alone (restrained runs without stages), and with the stage") {
+  const std::string path = "state_restraint.csv";
+  {
+    StateLog log(path, 1000.0, std::nullopt, false, false, true);
+    CHECK(log.restraint_column());
+    StateSample s = sample(1000);
+    s.restraint_kj_per_mol = 3.25;
+    log.write(s);
+  }
+  const std::vector<std::string> lines = lines_of(mdsim_test::read_text(path));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == std::string(kStateLogHeader) + ",restraint_kj_per_mol");
+  CHECK(lines[0] == state_log_header(false, false, true));
+  const std::vector<std::string> fields = split(lines[1], ',');
+  CHECK(fields.size() == split(lines[0], ',').size());
+  CHECK(fields.back() == "3.25");
+  // A staged log has the column too, before the stage's name; a sample without a restraint value writes 0.
+  CHECK(state_log_header(true, true) == std::string(kStateLogHeader) + ",external_kj_per_mol,restraint_kj_per_mol,stage");
+  CHECK(state_log_header(false, true, true) == state_log_header(false, true));
+  StateSample staged = sample(10);
+  staged.stage = "nvt";
+  CHECK(format_state_line(staged, 1000.0).substr(format_state_line(staged, 1000.0).size() - 6) == ",0,nvt");
+  CHECK_FALSE(StateLog("state_plain.csv", 1000.0).restraint_column());
+  fs::remove(path);
+  fs::remove("state_plain.csv");
+}

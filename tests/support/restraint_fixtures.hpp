@@ -34,7 +34,7 @@ struct RestrainedPair {
     system.box = mdsim::Boxd{Vec3d(L, 0, 0), Vec3d(0, L, 0), Vec3d(0, 0, L)};
     restraints.atoms = {0, 1};
     restraints.reference_nm = {Vec3d(L - 0.1, 1.0, 1.0), Vec3d(0.1, 1.0, 1.0)};
-    restraints.k_kj_per_mol_nm2 = k;
+    restraints.set_isotropic_k(k);
   }
 };
 

@@ -75,7 +75,7 @@ TEST_CASE("a restrained 100 ps NVT keeps the restrained heavy atoms within 0.05 
   PositionRestraints r;
   r.atoms = select_atoms(m.topology, "protein and heavy");
   for (int a : r.atoms) r.reference_nm.push_back(m.positions_nm[static_cast<std::size_t>(a)]);
-  r.k_kj_per_mol_nm2 = kStiffness;
+  r.set_isotropic_k(kStiffness);
   ctx->set_position_restraints(r);
   ctx->minimize(10.0, 0);
   const double after_minimisation = rms_displacement(ctx->state(StateRequest{}), r);

@@ -10,6 +10,8 @@
 //    removed restraints take effect; a minimisation reaches the analytic minimum of a bond between two
 //    restrained atoms whose references lie on opposite faces of the box; Monte Carlo barostat moves
 //    leave the reference points where they were (as OpenMM);
+//  - force constants per axis (GROMACS's [position_restraints]) and an atom in two entries: energy and forces
+//    equal the sum of the springs written out, and minus the finite-difference gradient;
 //  - every check of check_position_restraints refuses its input with a message naming the entry.
 #include <cmath>
 #include <cstdio>
@@ -69,7 +71,7 @@ Case load_case(const Json& c) {
   if (out.has_box) out.box = box_from(c["box"]);
   for (const Json& a : c["atoms"].array) out.restraints.atoms.push_back(static_cast<int>(a.num()));
   out.restraints.reference_nm = mdsim_test::json_vec3_list(c["reference"]);
-  out.restraints.k_kj_per_mol_nm2 = c["k"].num();
+  out.restraints.set_isotropic_k(c["k"].num());
   out.positions = model_of(out.system).positions_nm;
   const std::vector<Vec3d> moved = mdsim_test::json_vec3_list(c["positions"]);
   for (std::size_t e = 0; e < moved.size(); ++e) out.positions[static_cast<std::size_t>(out.restraints.atoms[e])] = moved[e];
@@ -171,6 +173,50 @@ TEST_CASE("restraint forces are minus the finite-difference gradient of the ener
   }
 }
 
+TEST_CASE("per-axis force constants and an atom in two entries: the sum of the springs", "[cpu]") {
+  for (const Case& c : cases()) {
+    INFO("case " << c.name);
+    PositionRestraints r = c.restraints;
+    for (std::size_t e = 0; e < r.atoms.size(); ++e)
+      r.k_kj_per_mol_nm2[e] = Vec3d(300.0 + 10.0 * static_cast<double>(e), 1700.0, 50.0 * static_cast<double>(e % 3));
+    r.add(r.atoms[0], r.reference_nm[0] + Vec3d(0.05, -0.1, 0.02), Vec3d(400.0, 0.0, 900.0));  // a second spring
+    CpuForceEvaluator evaluator(model_of(c.system).system);
+    if (c.has_box) evaluator.set_box(c.box);
+    evaluator.set_position_restraints(r);
+    std::vector<Vec3d> x = c.positions, f;
+    const double energy = evaluator.compute(x, &f, kTermRestraint).restraint;
+    double expected = 0.0;
+    std::vector<Vec3d> want(x.size(), Vec3d(0, 0, 0));
+    for (std::size_t e = 0; e < r.atoms.size(); ++e) {
+      const std::size_t i = static_cast<std::size_t>(r.atoms[e]);
+      const Vec3d d = c.has_box ? c.box.minimum_image(x[i] - r.reference_nm[e]) : x[i] - r.reference_nm[e];
+      for (int a = 0; a < 3; ++a) {
+        expected += 0.5 * r.k_kj_per_mol_nm2[e][a] * d[a] * d[a];
+        want[i][a] -= r.k_kj_per_mol_nm2[e][a] * d[a];
+      }
+    }
+    CHECK(energy == Catch::Approx(expected).epsilon(1e-12));
+    double worst = 0.0, worst_fd = 0.0, largest = 0.0;
+    const double h = 1e-4;
+    for (const int atom : r.atoms) {
+      const std::size_t i = static_cast<std::size_t>(atom);
+      for (int a = 0; a < 3; ++a) {
+        worst = std::max(worst, std::fabs(f[i][a] - want[i][a]));
+        largest = std::max(largest, std::fabs(f[i][a]));
+        const double keep = x[i][a];
+        x[i][a] = keep + h;
+        const double plus = evaluator.compute(x, nullptr, kTermRestraint).restraint;
+        x[i][a] = keep - h;
+        const double minus = evaluator.compute(x, nullptr, kTermRestraint).restraint;
+        x[i][a] = keep;
+        worst_fd = std::max(worst_fd, std::fabs(-(plus - minus) / (2.0 * h) - f[i][a]));
+      }
+    }
+    CHECK(worst <= 1e-12 * largest);
+    CHECK(worst_fd < 1e-6 * largest + 1e-4);
+  }
+}
+
 TEST_CASE("the CPU context adds the restraint term to every evaluation and replaces or removes it", "[cpu]") {
   // ala2_water at its PDB positions, restrained to the reference file's displaced positions (the roles
   // of reference and current swapped: the same energy, opposite forces).
@@ -198,12 +244,12 @@ TEST_CASE("the CPU context adds the restraint term to every evaluation and repla
   }
 
   // Replaced: twice the stiffness, twice the energy.
-  swapped.k_kj_per_mol_nm2 *= 2.0;
+  for (Vec3d& k : swapped.k_kj_per_mol_nm2) k *= 2.0;
   ctx->set_position_restraints(swapped);
   CHECK(ctx->state(everything).potential.restraint == Catch::Approx(2.0 * restrained.potential.restraint).epsilon(1e-12));
   // A refused replacement keeps the restraints in force.
   PositionRestraints bad = swapped;
-  bad.k_kj_per_mol_nm2 = -1.0;
+  bad.k_kj_per_mol_nm2[0].y = -1.0;
   CHECK_THROWS_AS(ctx->set_position_restraints(bad), InputError);
   CHECK(ctx->state(everything).potential.restraint == Catch::Approx(2.0 * restrained.potential.restraint).epsilon(1e-12));
   // Removed: the plain evaluation again, bit for bit.
@@ -251,7 +297,7 @@ TEST_CASE("barostat moves scale the restrained atoms but not their reference poi
   PositionRestraints r;
   r.atoms = select_atoms(m.topology, "protein and heavy");
   for (int a : r.atoms) r.reference_nm.push_back(m.positions_nm[static_cast<std::size_t>(a)]);
-  r.k_kj_per_mol_nm2 = 1000.0;
+  r.set_isotropic_k(1000.0);
   ctx->set_position_restraints(r);
   ctx->step(20);
   const SimulationState st = ctx->state(StateRequest{true, false, false, true});
@@ -261,7 +307,7 @@ TEST_CASE("barostat moves scale the restrained atoms but not their reference poi
   double expected = 0.0;
   for (std::size_t k = 0; k < r.atoms.size(); ++k) {
     const Vec3d d = st.box.minimum_image(st.positions_nm[static_cast<std::size_t>(r.atoms[k])] - r.reference_nm[k]);
-    expected += 0.5 * r.k_kj_per_mol_nm2 * dot(d, d);
+    expected += 0.5 * r.k_kj_per_mol_nm2[k].x * dot(d, d);
   }
   CHECK(st.potential.restraint == Catch::Approx(expected).epsilon(1e-12));
   CHECK(st.potential.restraint > 0.0);
@@ -276,7 +322,7 @@ TEST_CASE("bad position restraints are refused with a message naming the entry",
     r.atoms = {0, 4, 8};
     const Vec3d shift(0.1, 0.0, 0.0);  // each atom 0.1 nm from its reference at the PDB positions: 5 kJ/mol
     r.reference_nm = {m.positions_nm[0] + shift, m.positions_nm[4] + shift, m.positions_nm[8] + shift};
-    r.k_kj_per_mol_nm2 = 1000.0;
+    r.set_isotropic_k(1000.0);
     return r;
   };
   ctx->set_position_restraints(good());  // accepted
@@ -298,28 +344,31 @@ TEST_CASE("bad position restraints are refused with a message naming the entry",
   }
   {
     PositionRestraints r = good();
-    r.atoms[2] = 0;
-    bad.push_back({"repeated atom", r, "position restraints: atom 0 is restrained twice (entries 0 and 2)"});
-  }
-  {
-    PositionRestraints r = good();
     r.reference_nm.pop_back();
-    bad.push_back({"count mismatch", r, "position restraints: 3 atoms but 2 reference positions"});
+    bad.push_back({"count mismatch", r, "position restraints: 3 atoms but 2 reference positions and 3 force constants"});
   }
   {
     PositionRestraints r = good();
-    r.k_kj_per_mol_nm2 = -5.0;
-    bad.push_back({"negative k", r, "position restraints: k must be finite and zero or positive, got -5"});
+    r.k_kj_per_mol_nm2.push_back(Vec3d(1, 1, 1));
+    bad.push_back({"k count mismatch", r, "position restraints: 3 atoms but 3 reference positions and 4 force constants"});
   }
   {
     PositionRestraints r = good();
-    r.k_kj_per_mol_nm2 = std::nan("");
-    bad.push_back({"NaN k", r, "position restraints: k must be finite and zero or positive, got nan"});
+    r.k_kj_per_mol_nm2[1].x = -5.0;
+    bad.push_back({"negative k", r,
+                   "position restraints: k must be finite and zero or positive, got -5 kJ/mol/nm^2 along x for atom 4 "
+                   "(entry 1)"});
   }
   {
     PositionRestraints r = good();
-    r.k_kj_per_mol_nm2 = HUGE_VAL;
-    bad.push_back({"infinite k", r, "position restraints: k must be finite and zero or positive, got inf"});
+    r.k_kj_per_mol_nm2[2].y = std::nan("");
+    bad.push_back({"NaN k", r,
+                   "position restraints: k must be finite and zero or positive, got nan kJ/mol/nm^2 along y for atom 8"});
+  }
+  {
+    PositionRestraints r = good();
+    r.k_kj_per_mol_nm2[0].z = HUGE_VAL;
+    bad.push_back({"infinite k", r, "position restraints: k must be finite and zero or positive, got inf kJ/mol/nm^2 along z"});
   }
   {
     PositionRestraints r = good();
@@ -339,6 +388,6 @@ TEST_CASE("bad position restraints are refused with a message naming the entry",
   CHECK(ctx->state(StateRequest{false, false, false, true}).potential.restraint == Catch::Approx(15.0).epsilon(1e-12));
   CHECK_NOTHROW(ctx->set_position_restraints(PositionRestraints{}));  // empty: none
   PositionRestraints zero_k = good();
-  zero_k.k_kj_per_mol_nm2 = 0.0;
+  zero_k.set_isotropic_k(0.0);
   CHECK_NOTHROW(ctx->set_position_restraints(zero_k));
 }

@@ -4,6 +4,7 @@
 //  - energy and forces equal the CPU's in ala2_water's box and in a triclinic box, atoms across the
 //    boundary and more than half a box from their reference (tests/data/restraint_reference.json),
 //    energy to 1e-9 relative, forces to the fixed-point resolution;
+//  - force constants per axis (GROMACS's [position_restraints]) and an atom in two entries: the same;
 //  - restraints set, replaced and removed between evaluations and between steps take effect (the
 //    captured graphs are recaptured); a step launches one kernel more with restraints and the same
 //    kernels as before once they are removed;
@@ -94,7 +95,7 @@ std::vector<Case> periodic_cases() {
     k.box = box_from(c["box"]);
     for (const Json& a : c["atoms"].array) k.restraints.atoms.push_back(static_cast<int>(a.num()));
     k.restraints.reference_nm = mdsim_test::json_vec3_list(c["positions"]);
-    k.restraints.k_kj_per_mol_nm2 = c["k"].num();
+    k.restraints.set_isotropic_k(c["k"].num());
     out.push_back(k);
   }
   return out;
@@ -116,7 +117,7 @@ PositionRestraints heavy_atom_restraints(const Model& m, const std::vector<Vec3d
   for (int a : r.atoms)
     r.reference_nm.push_back(positions[static_cast<std::size_t>(a)] +
                              Vec3d(0.03 * std::sin(1.3 * a), 0.03 * std::cos(0.7 * a), 0.03 * std::sin(2.1 * a + 0.5)));
-  r.k_kj_per_mol_nm2 = k;
+  r.set_isotropic_k(k);
   return r;
 }
 
@@ -159,6 +160,38 @@ TEST_CASE("CUDA restraint energy and forces equal the CPU platform's") {
   }
 }
 
+TEST_CASE("CUDA per-axis restraints and an atom in two entries equal the CPU platform's") {
+  const Model& m = flexible_water();
+  for (const Case& base : periodic_cases()) {
+    PositionRestraints r = base.restraints;
+    for (std::size_t e = 0; e < r.atoms.size(); ++e)
+      r.k_kj_per_mol_nm2[e] = Vec3d(300.0 + 10.0 * static_cast<double>(e), 1700.0, 50.0 * static_cast<double>(e % 3));
+    r.add(r.atoms[0], r.reference_nm[0] + Vec3d(0.05, -0.1, 0.02), Vec3d(400.0, 0.0, 900.0));  // a second spring
+    std::vector<Vec3d> f_cpu;
+    const double e_cpu = cpu_restraint(m.system, r, m.positions_nm, base.box, &f_cpu);
+    for (const bool dbl : {false, true}) {
+      INFO(base.name << ", " << label(dbl));
+      auto gpu = make_cuda_context(m.system, langevin(5, 0.001, 1e-6), precision(dbl));
+      gpu->set_positions(m.positions_nm);
+      gpu->set_box(base.box);
+      const SimulationState plain = gpu->state(energy_and_forces());
+      gpu->set_position_restraints(r);
+      const SimulationState restrained = gpu->state(energy_and_forces());
+      double worst = 0.0;  // as in the isotropic case above: relative to the fixed-point resolution
+      for (std::size_t i = 0; i < f_cpu.size(); ++i) {
+        const double resolution = std::max(norm(f_cpu[i]), 1.0) + 1e-5 * norm(plain.forces_kj_per_mol_nm[i]);
+        worst = std::max(worst, norm(restrained.forces_kj_per_mol_nm[i] - plain.forces_kj_per_mol_nm[i] - f_cpu[i]) /
+                                    resolution);
+      }
+      std::printf("[figure] CUDA %s per-axis restraint, %s box: energy %.6f vs CPU %.6f kJ/mol, worst force error "
+                  "%.1e relative\n",
+                  label(dbl), base.name.c_str(), restrained.potential.restraint, e_cpu, worst);
+      CHECK(relative(restrained.potential.restraint, e_cpu) < 1e-9);
+      CHECK(worst < 1e-9);
+    }
+  }
+}
+
 TEST_CASE("CUDA restraints set, replaced and removed between evaluations and steps take effect") {
   const Model& m = rigid_water();
   for (const bool dbl : {false, true}) {
@@ -189,10 +222,8 @@ TEST_CASE("CUDA restraints set, replaced and removed between evaluations and ste
 
     // B: other atoms (every fifth water oxygen too), another k, at the same positions.
     PositionRestraints b = heavy_atom_restraints(m, s2.positions_nm, 700.0);
-    for (int i = 22; i < m.system.num_particles(); i += 15) {
-      b.atoms.push_back(i);
-      b.reference_nm.push_back(s2.positions_nm[static_cast<std::size_t>(i)] + Vec3d(0.05, -0.02, 0.01));
-    }
+    for (int i = 22; i < m.system.num_particles(); i += 15)
+      b.add(i, s2.positions_nm[static_cast<std::size_t>(i)] + Vec3d(0.05, -0.02, 0.01), Vec3d(700.0, 700.0, 700.0));
     gpu->set_position_restraints(b);
     const SimulationState s3 = gpu->state(energy_and_forces());
     std::vector<Vec3d> fb;
@@ -338,7 +369,7 @@ TEST_CASE("a restrained 100 ps NVT of DHFR keeps the restrained heavy atoms with
   double rms_at[2] = {0.0, 0.0};
   const double stiffness[2] = {2500.0, 1000.0};
   for (int run = 0; run < 2; ++run) {
-    r.k_kj_per_mol_nm2 = stiffness[run];
+    r.set_isotropic_k(stiffness[run]);
     auto gpu = make_cuda_context(m.system, langevin(2024, 0.002, 1e-6), precision(false));
     gpu->set_positions(m.positions_nm);
     gpu->apply_constraints(1e-6);
