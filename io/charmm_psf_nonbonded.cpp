@@ -3,6 +3,7 @@
 // CharmmPsfFile.createSystem builds them.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -130,7 +131,18 @@ VirtualSite lone_pair_site(const Build& b, const PsfLonePair& lp) {
 // Lone pairs as virtual sites; per atom, the lone pairs it hosts (they share its exclusions).
 std::vector<std::vector<int>> add_lone_pairs(Build& b) {
   std::vector<std::vector<int>> hosted(b.type.size());
+  std::vector<char> is_site(b.type.size(), 0);
+  for (const PsfLonePair& lp : b.psf.lone_pairs) is_site[at(lp.site)] += 1;
   for (const PsfLonePair& lp : b.psf.lone_pairs) {
+    std::set<int> distinct(lp.hosts.begin(), lp.hosts.end());
+    distinct.insert(lp.site);
+    const bool host_is_site =
+        std::any_of(lp.hosts.begin(), lp.hosts.end(), [&](int h) { return is_site[at(h)] != 0; });
+    if (distinct.size() != lp.hosts.size() + 1 || is_site[at(lp.site)] > 1 || host_is_site)
+      throw InputError(located(b.psf.source, lp.line, 0,
+                               fmt::format("lone pair {}: its hosts must be {} distinct atoms that are not lone pairs "
+                                           "themselves, and it must be listed once",
+                                           atom_text(b.psf, lp.site), lp.hosts.size())));
     if (b.system.mass_amu[at(lp.site)] != 0.0)
       throw InputError(located(b.psf.source, lp.line, 0,
                                fmt::format("lone pair {} has mass {} amu: a lone pair must have mass 0",

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "common/errors.hpp"
+#include "io/charmm_parameters.hpp"
 #include "io/file_names.hpp"
 #include "model/system_analysis.hpp"
 
@@ -116,6 +117,7 @@ const char* coordinate_kinds(TopologyFormat f) {
   switch (f) {
     case TopologyFormat::AmberPrmtop: return "an AMBER inpcrd/rst7 file, or a PDB or PDBx/mmCIF file";
     case TopologyFormat::GromacsTop: return "a GROMACS .gro file, or a PDB or PDBx/mmCIF file";
+    case TopologyFormat::CharmmPsf: return "a CHARMM .crd/.cor file, or a PDB or PDBx/mmCIF file";
     default: return "a PDB or PDBx/mmCIF file, or a serialized OpenMM State (.xml)";
   }
 }
@@ -227,12 +229,7 @@ void parse_topology_keys(const ConfigReader& r, const YAML::Node& n, SystemConfi
   const TopologyFormat format = topology_format(s.topology);
   if (format == TopologyFormat::Unknown)
     r.fail(t, fmt::format("'topology': {}: unknown format; expected a serialized OpenMM System (.xml, .xml.gz), an "
-                          "AMBER prmtop (.prmtop, .parm7) or a GROMACS top (.top)",
-                          s.topology));
-  if (format == TopologyFormat::CharmmPsf)
-    r.fail(t, fmt::format("'topology': {}: CHARMM psf files are not supported yet; convert the system with ParmEd "
-                          "(parmed.load_file(psf, params).save('x.top') for GROMACS, or .prmtop) or serialize OpenMM's "
-                          "System (XmlSerializer.serialize(psf.createSystem(params, ...))) and name that",
+                          "AMBER prmtop (.prmtop, .parm7), a GROMACS top (.top) or a CHARMM psf (.psf)",
                           s.topology));
   check_format_keys(r, n, format);
   const YAML::Node c = n["coordinates"];
@@ -243,6 +240,19 @@ void parse_topology_keys(const ConfigReader& r, const YAML::Node& n, SystemConfi
   if (const auto d = n["defines"]) s.defines = parse_defines(r, d);
   if (const auto p = n["parameters"]) s.parameters = path_list(r, p, "parameters", false, check_files);
   if (const auto b = n["box"]) s.box = parse_box(r, b);
+  for (const std::string& file : s.parameters) {
+    try {
+      (void)charmm_file_kind(file);
+    } catch (const InputError&) {
+      r.fail(n["parameters"], fmt::format("'parameters': {}: not a CHARMM parameter file name: expected .prm or .par "
+                                          "(parameters), .rtf or .top (topology), .str (stream), or .inp with 'par' "
+                                          "or 'top' in its name",
+                                          file));
+    }
+  }
+  if (format == TopologyFormat::CharmmPsf && s.parameters.empty())
+    r.fail(n, "a CHARMM psf needs its parameter files: add 'parameters' (a list of .prm, .rtf and .str files, e.g. "
+              "[par_all36m_prot.prm, toppar_water_ions.str])");
   if (check_files) {
     check_input_file(r, t, "topology", s.topology, fmt::format("{} file", format_name(format)).c_str());
     check_input_file(r, c, "coordinates", s.pdb, "the coordinates file");

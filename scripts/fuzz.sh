@@ -11,7 +11,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 all_targets=(config pdb forcefield_xml checkpoint structure prepare_config exchange_log system_xml amber_prmtop
-  amber_coordinates gromacs_top gro)
+  amber_coordinates gromacs_top gro charmm)
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 case "$seconds" in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2 ;; esac
 
@@ -39,6 +39,7 @@ max_len() {
     amber_coordinates) echo 4096 ;;
     gromacs_top) echo 65536 ;;
     gro) echo 4096 ;;
+    charmm) echo 32768 ;;
   esac
 }
 
@@ -79,6 +80,22 @@ for f in tests/data/amber/ff14ipq.rst7 tests/data/shared/topologies/inputs/alani
 done
 cp tests/data/gromacs/*.top tests/data/shared/topologies/inputs/bnz.top "$seeds/gromacs_top/"
 cp tests/data/gromacs/*.gro tests/data/shared/topologies/inputs/*.gro "$seeds/gro/"
+# charmm: each test case's parameter files as a stream file, "@@", its PSF; the crd files; the PSFs alone.
+charmm_seed() {  # name psf files...
+  local name=$1 psf=$2
+  shift 2
+  { for f in "$@"; do
+      case "$f" in *.rtf) echo "read rtf card" ;; *) echo "read para card" ;; esac
+      cat "$f"; echo "END"
+    done
+    echo "@@"; cat "$psf"; } >"$seeds/charmm/$name"
+}
+c=tests/data/charmm
+charmm_seed chlb $c/chlb_cgenff.psf $c/cgenff_chlb.rtf $c/cgenff_chlb.prm
+charmm_seed ala3_xplor $c/ala_ala_ala_xplor.psf $c/charmm22_ala.rtf $c/charmm22_ala.par
+charmm_seed water_methanol $c/water_methanol.psf $c/water_methanol.prm
+cp $c/*.crd $c/*.psf "$seeds/charmm/"
+head -n 60 tests/data/shared/topologies/inputs/ala3_solv.crd >"$seeds/charmm/head-ala3_solv.crd"
 for t in "${all_targets[@]}"; do
   if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$seeds/$t/" 2>/dev/null || true; fi
 done

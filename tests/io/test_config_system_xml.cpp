@@ -132,9 +132,10 @@ TEST_CASE("keys that do not go with a serialized System are refused") {
         "State (.xml)");
   CHECK(error("system:\n  topology: /a/system.mol2\n  coordinates: /a/b.pdb\n") ==
         "x.yaml:2:13: 'topology': /a/system.mol2: unknown format; expected a serialized OpenMM System (.xml, .xml.gz), "
-        "an AMBER prmtop (.prmtop, .parm7) or a GROMACS top (.top)");
-  CHECK(error("system:\n  topology: /a/system.psf\n  coordinates: /a/b.pdb\n").find(
-            "x.yaml:2:13: 'topology': /a/system.psf: CHARMM psf files are not supported yet") == 0);
+        "an AMBER prmtop (.prmtop, .parm7), a GROMACS top (.top) or a CHARMM psf (.psf)");
+  CHECK(error("system:\n  topology: /a/system.psf\n  coordinates: /a/b.pdb\n") ==
+        "x.yaml:2:3: a CHARMM psf needs its parameter files: add 'parameters' (a list of .prm, .rtf and .str files, "
+        "e.g. [par_all36m_prot.prm, toppar_water_ions.str])");
   CHECK(error("system:\n  topology: /nonexistent/system.xml\n  coordinates: " + mdsim_test::shared_pdb(c) + "\n") ==
         "x.yaml:2:13: 'topology': file not found: /nonexistent/system.xml");
   // A State named as the topology: the reader says what it is.

@@ -2,7 +2,7 @@
 
 Each case is a dict:
   name      unique name (also the case's folder name)
-  family    config | pdb | forcefield | checkpoint | output | cli | sysxml | prmtop | top | prepare
+  family    config | pdb | forcefield | checkpoint | output | cli | sysxml | prmtop | top | psf | prepare
   base      the valid setup it starts from (BASES below; default "vac"), copied into a fresh folder
   config    text replacing config.yaml;  sub: [(regex, replacement)] applied to config.yaml (must match);
   append    text appended to config.yaml
@@ -201,6 +201,10 @@ PRMTOP_CONFIG = SYSXML_CONFIG.replace("ala2_vacuum.system.xml", "peptide.prmtop"
     "ala2_vacuum.pdb", "peptide.inpcrd\n  nonbonded_method: no_cutoff")
 GMX_CONFIG = SYSXML_CONFIG.replace("ala2_vacuum.system.xml", "bnz.top").replace(
     "ala2_vacuum.pdb", "bnz.gro\n  nonbonded_method: no_cutoff")
+# A CHARMM psf (SPC/E water and methanol, tests/data/charmm) with its crd and parameter file, without a cutoff.
+CHARMM_DIR = "<DATA>/../charmm"
+PSF_CONFIG = SYSXML_CONFIG.replace("ala2_vacuum.system.xml", "wm.psf").replace(
+    "ala2_vacuum.pdb", "wm.crd\n  parameters: [wm.prm]\n  nonbonded_method: no_cutoff")
 
 BASES = {
     "vac": {"files": {"config.yaml": VAC_CONFIG}, "copy": {"ala2_vacuum.pdb": "<DATA>/systems/ala2_vacuum.pdb"}},
@@ -228,6 +232,9 @@ BASES = {
     "prmtop": {"files": {"config.yaml": PRMTOP_CONFIG},
                "copy": {"peptide.prmtop": TOPO_DIR + "/peptide_with_tip4p.prmtop",
                         "peptide.inpcrd": TOPO_DIR + "/peptide_with_tip4p.inpcrd"}},
+    "psf": {"files": {"config.yaml": PSF_CONFIG},
+            "copy": {"wm.psf": CHARMM_DIR + "/water_methanol.psf", "wm.crd": CHARMM_DIR + "/water_methanol.crd",
+                     "wm.prm": CHARMM_DIR + "/water_methanol.prm"}},
     "gmx": {"files": {"config.yaml": GMX_CONFIG},
             "copy": {"bnz.top": TOPO_DIR + "/bnz.top", "bnz.gro": TOPO_DIR + "/bnz.gro"}},
     "empty": {},
@@ -1269,6 +1276,44 @@ case("gro_bad_box", "top", r"^error: <DIR>/bnz.gro:29: box line with 2 numbers; 
      lines={GRO: {29: "   3.00000   3.00000"}}, args=CHECK)
 case("gro_atoms_missing", "top", r"^error: <DIR>/bnz.gro:\d+: the file ends after \d+ of 27 atom lines",
      base="gmx", lines={GRO: {2: "   27"}}, args=CHECK)
+
+# ================================================================== topology files: CHARMM psf, parameters, crd (base psf)
+
+PSF, PRM, CRD = "wm.psf", "wm.prm", "wm.crd"
+case("psf_unknown_atom_type", "psf", r"^error: <DIR>/wm.psf:8: atom type Qw of atom 2 \(O of SPCE 1, segment S\) is "
+     r"not defined by a MASS line in <DIR>/wm.prm: add the topology \(.rtf\), parameter or stream file", base="psf",
+     lines={PSF: {8: "       2 S    1    SPCE O    Qw    -0.847600       15.9990           0        0.0000        0.0000"}},
+     args=CHECK)
+case("psf_missing_bond_parameters", "psf", r"^error: <DIR>/wm.psf:18: no bond parameters for types HW - OW \(atom 1 "
+     r"\(H of SPCE 1, segment S\), atom 2 \(O of SPCE 1, segment S\)\) in <DIR>/wm.prm: add the parameter or stream "
+     r"file that defines them to system.parameters", base="psf", lines={PRM: {13: None}}, args=CHECK)
+case("psf_missing_dihedral_parameters", "psf", r"^error: <DIR>/wm.psf:27: no dihedral parameters for types HO - OH - "
+     r"CTO - H1O", base="psf", lines={PRM: {25: None}}, args=CHECK)
+case("psf_natom_mismatch", "psf", r"^error: <DIR>/wm.psf:6: !NATOM says 10 atoms, but the section has 9 lines",
+     base="psf", lines={PSF: {6: "      10 !NATOM"}}, args=CHECK)
+case("psf_bond_index_out_of_range", "psf", r"^error: <DIR>/wm.psf:19: !NBOND entry 6: atom 99 is out of range "
+     r"\(1 to 9\)", base="psf", lines={PSF: {19: "       4       7       4      99       8       9"}}, args=CHECK)
+case("psf_bond_count_mismatch", "psf", r"^error: <DIR>/wm.psf:17: !NBOND says 8 entries of 2 atoms, but the section "
+     r"has 14 indices", base="psf", lines={PSF: {17: "       8 !NBOND: bonds"}}, args=CHECK)
+case("psf_not_a_psf", "psf", r"^error: <DIR>/wm.psf:1: not a PSF file: the first line must start with 'PSF'",
+     base="psf", lines={PSF: {1: "PDB"}}, args=CHECK)
+case("psf_bad_charge", "psf", r"^error: <DIR>/wm.psf:7: expected the charge \(e\) \(a number\), found '0.42x'",
+     base="psf", lines={PSF: {7: "       1 S    1    SPCE H    Hw     0.42x        1.0080           0        0.0000        0.0000"}},
+     args=CHECK)
+case("prm_bad_bond_constant", "psf", r"^error: <DIR>/wm.prm:14: expected the bond force constant as field 3, found "
+     r"'339.99X'", base="psf", lines={PRM: {14: "   H1O   CTO   339.99x     1.090000"}}, args=CHECK)
+case("prm_nonbonded_undefined_type", "psf", r"^error: <DIR>/wm.prm:\d+: nonbonded values for atom type HO, which no "
+     r"MASS line defines", base="psf", lines={PRM: {10: None}}, args=CHECK)
+case("crd_truncated", "psf", r"^error: <DIR>/wm.crd:\d+: the file ends after 7 of its 9 atoms", base="psf",
+     lines={CRD: {11: None, 12: None}}, args=CHECK)
+case("crd_bad_coordinate", "psf", r"^error: <DIR>/wm.crd:5: atom 2: expected x, y and z in Å \(standard format\)",
+     base="psf", lines={CRD: {5: "    2    1 SPCE O      0.0x000   0.00000   0.00000 S    1      0.00000"}}, args=CHECK)
+case("crd_count_vs_psf", "psf", r"(^|\n)error: <CFG>:3:\d+: <DIR>/wm.crd has 8 atoms, but the System in <DIR>/wm.psf "
+     r"has 9 particles", base="psf", lines={CRD: {3: "    8", 12: None}}, args=CHECK)
+case("psf_without_parameters", "config", r"^error: <CFG>:2:\d+: a CHARMM psf needs its parameter files: add "
+     r"'parameters'", base="psf", sub=[(r"  parameters: \[wm.prm\]\n", "")], args=CHECK)
+case("psf_parameters_wrong_extension", "config", r"^error: <CFG>:4:\d+: 'parameters': <DIR>/wm.crd: not a CHARMM "
+     r"parameter file name", base="psf", sub=[(r"\[wm.prm\]", "[wm.crd]")], args=CHECK)
 
 # ================================================================== topology files: the config's system keys
 

@@ -1,0 +1,102 @@
+// Systems from topology files on the CUDA platform against the CPU reference (issue "Every system users bring": CUDA
+// within float accuracy of the CPU on the same systems): CHARMM psf files (io/charmm_psf: ala3 in water with PME, the
+// NBFIX table, CMAP, Urey-Bradley and impropers; cholesterol with NBFIX; chlorobenzene's colinear lone pair, a
+// LocalCoordinates site) and TIP5P from the template path (two OutOfPlane sites per water, PME). Energies by term within
+// 1e-5 relative (1e-5 kJ/mol below 1 kJ/mol) and forces within 1e-5 relative RMS, mixed and double precision, the
+// sites' rows moved away first so that each evaluation places them.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "io/charmm_crd.hpp"
+#include "io/charmm_psf.hpp"
+#include "io/forcefield_xml.hpp"
+#include "io/pdb_reader.hpp"
+#include "kernels/cpu/cpu_forces.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
+#include "model/forcefield.hpp"
+#include "support/catch.hpp"
+#include "support/reference_data.hpp"
+
+using namespace mdsim;
+
+namespace {
+
+const std::string kData = std::string(MDSIM_SOURCE_DIR) + "/tests/data/";
+
+void check_term(const std::string& name, const char* term, double cuda, double cpu) {
+  INFO(name << " " << term << ": CUDA " << cuda << ", CPU " << cpu);
+  CHECK(std::fabs(cuda - cpu) <= 1e-5 * std::max(1.0, std::fabs(cpu)));
+}
+
+void compare(const std::string& name, const System& s, std::vector<Vec3d> x) {
+  for (const VirtualSite& v : s.virtual_sites) x[static_cast<std::size_t>(v.particle)] += Vec3d(10, -10, 10);
+  std::vector<Vec3d> cpu_forces;
+  const EnergyTerms cpu = cpu_compute(s, x, &cpu_forces);
+  for (const bool double_precision : {false, true}) {
+    INFO(name << ", " << (double_precision ? "double" : "mixed") << " precision");
+    CudaOptions options;
+    options.double_precision = double_precision;
+    CudaForceEvaluator evaluator(s, options);
+    std::vector<Vec3d> cuda_forces;
+    const EnergyTerms cuda = evaluator.compute(x, &cuda_forces);
+    check_term(name, "bond", cuda.bond, cpu.bond);
+    check_term(name, "urey_bradley", cuda.urey_bradley, cpu.urey_bradley);
+    check_term(name, "angle", cuda.angle, cpu.angle);
+    check_term(name, "torsion", cuda.torsion, cpu.torsion);
+    check_term(name, "improper", cuda.improper, cpu.improper);
+    check_term(name, "cmap", cuda.cmap, cpu.cmap);
+    check_term(name, "nonbonded_direct", cuda.nonbonded_direct, cpu.nonbonded_direct);
+    check_term(name, "nonbonded_reciprocal", cuda.nonbonded_reciprocal, cpu.nonbonded_reciprocal);
+    check_term(name, "total", cuda.total, cpu.total);
+    const double rms = mdsim_test::relative_rms_difference(cuda_forces, cpu_forces);
+    std::printf("%-12s %-6s precision: total CUDA %.6f CPU %.6f kJ/mol, forces relative RMS difference %.3g\n",
+                name.c_str(), double_precision ? "double" : "mixed", cuda.total, cpu.total, rms);
+    INFO("forces: relative RMS difference " << rms);
+    CHECK(rms <= 1e-5);
+  }
+}
+
+TopologyFileModel charmm(const std::string& psf, std::vector<std::string> parameters, NonbondedMethod method) {
+  TopologyFileOptions o;
+  o.nonbonded.method = method;
+  o.nonbonded.cutoff_nm = 1.0;
+  o.nonbonded.ewald_tolerance = 5e-4;
+  o.nonbonded.dispersion_correction = false;
+  o.parameters = std::move(parameters);
+  o.box = Boxd{{3.271195, 0, 0}, {0, 3.299596, 0}, {0, 0, 3.300715}};
+  return read_charmm_psf(psf, o);
+}
+
+}  // namespace
+
+TEST_CASE("CHARMM psf systems (NBFIX table, CMAP, Urey-Bradley, impropers, a lone pair): CUDA equals the CPU") {
+  const std::string shared = kData + "shared/topologies/inputs/", c = kData + "charmm/";
+  const TopologyFileModel ala3 = charmm(shared + "ala3_solv.psf",
+                                        {shared + "par_all36_prot.prm", shared + "toppar_water_ions.str"},
+                                        NonbondedMethod::PME);
+  REQUIRE(ala3.system.lj_types.has_value());
+  compare("charmm_ala3", ala3.system, read_charmm_crd(shared + "ala3_solv.crd", 2776).positions_nm);
+  const TopologyFileModel chl1 =
+      charmm(c + "chl1.psf", {c + "lipid_chl1.prm", c + "cgenff_chl1.prm", c + "cholesterol_chl1.str"},
+             NonbondedMethod::NoCutoff);
+  compare("chl1", chl1.system, read_charmm_crd(c + "chl1.crd", chl1.system.num_particles()).positions_nm);
+  const TopologyFileModel chlb =
+      charmm(c + "chlb_cgenff.psf", {c + "cgenff_chlb.rtf", c + "cgenff_chlb.prm"}, NonbondedMethod::NoCutoff);
+  REQUIRE(chlb.system.virtual_sites.size() == 1);
+  compare("chlb_cgenff", chlb.system, read_charmm_crd(c + "chlb_cgenff.crd", 13).positions_nm);
+}
+
+TEST_CASE("TIP5P from the template path (OutOfPlane sites, PME): CUDA equals the CPU") {
+  const ForceFieldData ff = load_forcefields({"tip5p.xml"}, "");
+  Topology top = read_pdb(kData + "tip5p_box.pdb");
+  create_topology_bonds(top, ff.standard);
+  ForceFieldOptions o;
+  o.constraints = ConstraintMode::None;
+  o.rigid_water = false;
+  o.nonbonded.method = NonbondedMethod::PME;
+  o.nonbonded.cutoff_nm = 1.0;
+  o.nonbonded.ewald_tolerance = 5e-4;
+  const System s = build_system(top, ff, o);
+  compare("tip5p", s, mdsim_test::json_vec3_list(mdsim_test::read_json(kData + "tip5p_box.json")["positions_nm"]));
+}
