@@ -9,11 +9,25 @@
 // leaves energies and forces unchanged); the weights sum to one and dtheta sums to zero.
 #pragma once
 
+#include <cmath>
+
 #include "physics/vec3.hpp"
 
 namespace mdsim {
 
 constexpr int kPmeOrder = 5;  // B-spline order used by PME (OpenMM's default)
+
+// Where a point lies on an n-point periodic grid along one axis, from its fractional coordinate s (any value; the
+// point's position dotted with the reciprocal box vector): the first grid index i0 (0 <= i0 < n) and the fraction w in
+// [0, 1), the same on every platform. A non-finite s (a blown-up simulation, flagged elsewhere) gets i0 = 0 so that
+// no grid index leaves the grid (converting NaN to int gives INT_MIN on both CPUs and GPUs); its weights are NaN.
+MDSIM_HD void grid_position(double s, int n, int& i0, double& w) {
+  s -= floor(s);
+  const double t = s * n;
+  const int ti = t >= 0.0 && t <= static_cast<double>(n) ? static_cast<int>(t) : 0;
+  w = t - ti;
+  i0 = ti % n;  // t == n when s rounds up to 1
+}
 
 template <int ORDER, typename T>
 MDSIM_HD void bspline_weights(T w, T* theta, T* dtheta) {

@@ -38,12 +38,9 @@ void CpuPme::compute_spline_weights(const std::vector<Vec3d>& positions_nm, cons
   for (size_t i = 0; i < natoms; ++i) {
     const Vec3d& x = positions_nm[i];
     for (int d = 0; d < 3; ++d) {
-      double s = x.x * recip[0][d] + x.y * recip[1][d] + x.z * recip[2][d];
-      s -= std::floor(s);
-      const double t = s * n_[d];
-      int ti = static_cast<int>(t);
-      const double w = t - ti;
-      ti %= n_[d];
+      int ti = 0;
+      double w = 0.0;
+      grid_position(x.x * recip[0][d] + x.y * recip[1][d] + x.z * recip[2][d], n_[d], ti, w);
       first_index_[3 * i + d] = ti;
       bspline_weights<P, double>(w, &theta_[(3 * i + d) * P], &dtheta_[(3 * i + d) * P]);
     }

@@ -100,17 +100,12 @@ Recip make_recip(const BoxVectors<double>& box) {
   return rc;
 }
 
-// Grid position of a point along axis d of an n-point grid, exactly as CpuPme: first grid index i0
-// (0 <= i0 < n) and the fraction w in [0, 1). Double precision in both builds.
+// Grid position of a point along axis d of an n-point grid (physics/bspline.hpp's grid_position, as CpuPme): first
+// grid index i0 (0 <= i0 < n) and the fraction w in [0, 1). Double precision in both builds.
 // (r0, r1, r2) is column d of the reciprocal box vectors.
 __device__ __forceinline__ void grid_position(double x, double y, double z, double r0, double r1, double r2, int n,
                                               int& i0, double& w) {
-  double s = x * r0 + y * r1 + z * r2;
-  s -= floor(s);
-  const double t = s * n;
-  const int ti = static_cast<int>(t);
-  w = t - ti;
-  i0 = ti % n;  // t == n when s rounds up to 1
+  mdsim::grid_position(x * r0 + y * r1 + z * r2, n, i0, w);
 }
 
 __device__ __forceinline__ unsigned long long grid_fixed(float v) {

@@ -65,8 +65,9 @@ __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, 
     x -= floor(x);
     y -= floor(y);
     z -= floor(z);
-    const int cx = min(ncx - 1, static_cast<int>(x * ncx));
-    const int cy = min(ncy - 1, static_cast<int>(y * ncy));
+    // max(0, ...): a non-finite position (a blown-up run, flagged by the block bounds) converts to INT_MIN.
+    const int cx = max(0, min(ncx - 1, static_cast<int>(x * ncx)));
+    const int cy = max(0, min(ncy - 1, static_cast<int>(y * ncy)));
     const double zq = min(z * 4294967296.0, 4294967295.0);
     key = (static_cast<unsigned long long>(cy * ncx + cx) << 32) | static_cast<unsigned long long>(zq);
   } else {

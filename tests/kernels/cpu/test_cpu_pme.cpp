@@ -2,6 +2,7 @@
 // against an explicit Ewald k-sum (orthorhombic and triclinic boxes) and against finite differences.
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -193,4 +194,31 @@ TEST_CASE("Ewald sum of a neutral pair: plain Coulomb plus the tin-foil dipole t
   const double p = 0.5 * 0.3, volume = 216.0;
   const double expected = -kOneFourPiEps0 * 0.25 / 0.3 - kOneFourPiEps0 * 2 * kPi * p * p / (3 * volume);
   CHECK(real + recip + self == Catch::Approx(expected).margin(2e-4));
+}
+
+TEST_CASE("grid_position: every index on the grid, also for a non-finite coordinate (a blown-up simulation)",
+          "[cpu][pme]") {
+  int i0 = -1;
+  double w = -1.0;
+  grid_position(2.25, 8, i0, w);  // 0.25 of the way: 2.0 grid points
+  CHECK(i0 == 2);
+  CHECK(w == 0.0);
+  grid_position(-0.30, 10, i0, w);  // wraps to 0.70
+  CHECK(i0 == 7);
+  CHECK(std::fabs(w) < 1e-9);
+  for (const double s : {std::nan(""), std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                         1e300}) {
+    grid_position(s, 27, i0, w);
+    INFO("s = " << s);
+    CHECK(i0 >= 0);
+    CHECK(i0 < 27);
+  }
+  // PME of charges with one NaN position: a NaN energy, every grid access in bounds (the sanitizer build checks).
+  const Boxd box = ortho_box();
+  Charges c = random_charges(20, box, 3);
+  c.x[4] = Vec3d(std::nan(""), 0.1, 0.2);
+  const PmeParameters p = choose_pme_parameters(box, 0.9, 5e-4);
+  CpuPme pme(p.grid[0], p.grid[1], p.grid[2], p.alpha_per_nm);
+  std::vector<Vec3d> f(c.x.size());
+  CHECK_FALSE(std::isfinite(pme.compute(c.x, c.q, box, &f)));
 }

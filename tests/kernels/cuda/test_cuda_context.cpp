@@ -771,3 +771,27 @@ TEST_CASE("CUDA: a blown-up simulation ends in the instability error at the next
     CHECK(message.find("the simulation became unstable") != std::string::npos);
   }
 }
+
+TEST_CASE("CUDA: overlapping atoms (a structure not minimised) end in the instability error, not a crash") {
+  // A water hydrogen of ala2_water put 1e-4 nm from another water's oxygen, with HBonds and rigid water (SETTLE and
+  // CCMA): the force is ~1e15 kJ/mol/nm and the next positions are NaN. Before the fix, PME's gather read the grid at
+  // a negative index (NaN converted to INT_MIN) and the run died of cudaErrorIllegalAddress.
+  const Model m = system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
+  for (const bool dbl : {false, true}) {
+    INFO((dbl ? "double" : "mixed") << " precision");
+    auto gpu = make_cuda_context(m.system, dynamics(IntegratorType::LangevinMiddle, 5, 1e-6), precision(dbl));
+    std::vector<Vec3d> x = m.positions_nm;
+    x[23] = x[25] + Vec3d(1e-4, 0, 0);  // atom 23: the first water's H1; atom 25: the second water's O
+    gpu->set_positions(x);
+    std::string message;
+    try {
+      for (int k = 0; k < 10; ++k) gpu->step(10);
+      StateRequest energy;
+      energy.energy = true;
+      gpu->state(energy);
+    } catch (const RuntimeError& e) {
+      message = e.what();
+    }
+    CHECK(message.find("the simulation became unstable") != std::string::npos);
+  }
+}
