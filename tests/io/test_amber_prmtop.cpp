@@ -1,7 +1,7 @@
 // io/amber_prmtop and io/amber_coordinates against OpenMM 7.7: the shared topology references
 // (tests/data/shared/topologies: energies by term and forces, Reference platform) and tests/data/amber
 // (make_amber_reference.py: virtual sites, boxes, an implicit-solvent dipeptide, an LJ table that breaks the combining
-// rule); every refusal names the file, the line and the %FLAG.
+// rule, a GAFF small molecule); every refusal names the file, the line and the %FLAG.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -202,6 +202,26 @@ TEST_CASE("an implicit-solvent dipeptide without a box: energies and forces with
                   {"nonbonded_direct", e.nonbonded_direct},
                   {"total", e.total}});
   check_forces("amber_ala2_implicit", forces, mdsim_test::json_vec3_list(want["forces_kj_per_mol_nm"]));
+}
+
+TEST_CASE("a GAFF small molecule (phenol: ca, oh, ha, ho types; tleap output) gives OpenMM 7.7's energies and forces") {
+  const TopologyFileModel m =
+      read_amber_prmtop(amber_dir() + "phenol_gaff.prmtop", options_for(NonbondedMethod::NoCutoff, 1.0));
+  const mdsim_test::Json& want = amber_reference()["phenol_gaff"];
+  CHECK(m.system.num_particles() == 13);
+  CHECK(m.system.exceptions.size() == static_cast<std::size_t>(want["exceptions"].num()));
+  CHECK(m.system.torsions.size() == static_cast<std::size_t>(want["torsions"].num()));
+  CHECK(m.topology.atoms[6].element == "O");
+  const CoordinateFile crd = read_amber_coordinates(amber_dir() + "phenol_gaff.inpcrd", 13);
+  std::vector<Vec3d> forces;
+  const EnergyTerms e = evaluate(m.system, crd.positions_nm, forces);
+  check_energies("amber_phenol_gaff", e, want["energies_kj_per_mol"],
+                 {{"bond", e.bond},
+                  {"angle", e.angle},
+                  {"torsion", e.torsion},
+                  {"nonbonded_direct", e.nonbonded_direct},
+                  {"total", e.total}});
+  check_forces("amber_phenol_gaff", forces, mdsim_test::json_vec3_list(want["forces_kj_per_mol_nm"]));
 }
 
 TEST_CASE("a CMAP term (AMBER's grid from -180 degrees, phi the row) gives OpenMM 7.7's energy and forces") {

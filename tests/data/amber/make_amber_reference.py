@@ -11,6 +11,10 @@ Writes amber_reference.json beside this script:
   ff14ipq:       a prmtop whose LJ table breaks the combining rule (ff14ipq.parm7/.rst7, OpenMM's test folder): type
                  count, a few A/B table entries as OpenMM's CustomNonbondedForce holds them, energies by force (PME
                  0.9 nm);
+  phenol_gaff:   a GAFF small molecule (phenol: types ca, oh, ha, ho; phenol_gaff.prmtop from ParmEd's test files,
+                 github:ParmEd/ParmEd test/files/phenol.prmtop, LGPL 2.1) at positions built here (phenol_gaff.inpcrd: a
+                 planar ring from the prmtop's bond lengths, each atom then moved by up to 0.05 Å with a fixed seed):
+                 energies by force (NoCutoff) and forces;
   creation:      createSystem(constraints, rigidWater, hydrogenMass, flexibleConstraints) of alanine-dipeptide-explicit:
                  counts, the solute's constraints, the constraint distance sum, the hydrogen mass total.
 Run with OpenMM 7.7: /usr/bin/python3 make_amber_reference.py
@@ -75,6 +79,44 @@ def implicit():
                                  removeCMMotion=False)
     e, f = energies(system, inpcrd.positions)
     return {'energies_kj_per_mol': e, 'forces_kj_per_mol_nm': f, 'exceptions': system.getForces()[3].getNumExceptions()}
+
+
+def phenol_inpcrd(path):
+    """Phenol's 13 atoms in the prmtop's order (C1..C6 ring, O1 on C4, H1 H2 H3 on C1 C2 C3, H4 H5 on C5 C6, H6 on
+    O1), Å, written as an inpcrd (6F12.7)."""
+    import math
+    import random
+    rng = random.Random(2026)
+    ring, ch, co, oh = 1.387, 1.087, 1.362, 0.974
+    xyz = [(ring * math.cos(math.radians(60 * k)), ring * math.sin(math.radians(60 * k)), 0.0) for k in range(6)]
+    out = {k: xyz[k] for k in range(6)}
+    direction = lambda k: (math.cos(math.radians(60 * k)), math.sin(math.radians(60 * k)))
+    d4 = direction(3)
+    out[6] = ((ring + co) * d4[0], (ring + co) * d4[1], 0.0)
+    for atom, k in zip((7, 8, 9, 10, 11), (0, 1, 2, 4, 5)):
+        d = direction(k)
+        out[atom] = ((ring + ch) * d[0], (ring + ch) * d[1], 0.0)
+    angle = math.radians(180 + 180 - 109.5)  # the O-H bond 109.5 degrees from O-C4, in the ring's plane
+    out[12] = (out[6][0] + oh * math.cos(angle), out[6][1] + oh * math.sin(angle), 0.0)
+    coords = [tuple(c + rng.uniform(-0.05, 0.05) for c in out[k]) for k in range(13)]
+    values = [v for c in coords for v in c]
+    lines = ["phenol (make_amber_reference.py)", "%6d" % len(coords)]
+    for i in range(0, len(values), 6):
+        lines.append("".join("%12.7f" % v for v in values[i:i + 6]))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def phenol():
+    phenol_inpcrd(os.path.join(HERE, 'phenol_gaff.inpcrd'))
+    prmtop = app.AmberPrmtopFile(os.path.join(HERE, 'phenol_gaff.prmtop'))
+    inpcrd = app.AmberInpcrdFile(os.path.join(HERE, 'phenol_gaff.inpcrd'))
+    system = prmtop.createSystem(nonbondedMethod=app.NoCutoff, constraints=None, rigidWater=False,
+                                 removeCMMotion=False)
+    e, f = energies(system, inpcrd.positions)
+    return {'energies_kj_per_mol': e, 'forces_kj_per_mol_nm': f,
+            'exceptions': [x for x in system.getForces() if isinstance(x, mm.NonbondedForce)][0].getNumExceptions(),
+            'torsions': [x for x in system.getForces() if isinstance(x, mm.PeriodicTorsionForce)][0].getNumTorsions()}
 
 
 def ff14ipq():
@@ -162,7 +204,7 @@ def creation():
 
 def main():
     ref = {'openmm_version': mm.__version__, 'peptide_tip4p': tip4p(), 'ala2_implicit': implicit(),
-           'ff14ipq': ff14ipq(), 'ala2_cmap': with_cmap(), 'creation': creation()}
+           'ff14ipq': ff14ipq(), 'ala2_cmap': with_cmap(), 'creation': creation(), 'phenol_gaff': phenol()}
     with open(os.path.join(HERE, 'amber_reference.json'), 'w') as f:
         json.dump(ref, f, indent=1)
 
