@@ -247,6 +247,35 @@ TEST_CASE("Debian's amber99sb-ildn, charmm27 and oplsaa through the preprocessor
   }
 }
 
+TEST_CASE("OPLS-AA's TIP4P water ([virtual_sites3] function 1, FLEXIBLE): energies and forces as OpenMM's") {
+  if (!have_gromacs_top()) {
+    WARN("skipped: /usr/share/gromacs/top (Debian package gromacs-data) is absent");
+    return;
+  }
+  // The reference is OpenMM's ForceField with tip4p.itp's parameters (7.7's GromacsTopFile cannot read
+  // [virtual_sites3]; make_gromacs_top_reference.py tip4p_box).
+  const mdsim_test::Json ref = mdsim_test::read_json(kGmx + "gromacs_top_reference.json");
+  const mdsim_test::Json& want = ref["tip4p_box"];
+  const TopologyFileModel m = read_gromacs_top(kGmx + "tip4p_box.top", vacuum());
+  const int waters = static_cast<int>(want["waters"].num());
+  REQUIRE(m.system.num_particles() == 4 * waters);
+  REQUIRE(m.system.virtual_sites.size() == static_cast<std::size_t>(waters));
+  const VirtualSite& v = m.system.virtual_sites.front();
+  CHECK(v.type == VirtualSiteType::ThreeParticleAverage);
+  CHECK(v.particle == 3);
+  CHECK(std::fabs(v.weights[0] - (1.0 - 2 * 0.128012065)) < 1e-15);
+  CHECK(m.system.bonds.size() == static_cast<std::size_t>(2 * waters));  // FLEXIBLE: bonds and an angle, no settles
+  std::vector<Vec3d> x = read_gro(kGmx + "tip4p_box.gro").positions_nm;
+  for (const VirtualSite& s : m.system.virtual_sites) x[static_cast<std::size_t>(s.particle)] += Vec3d(1, 1, 1);
+  const Evaluated r = evaluate(m.system, x);
+  const auto& e = want["energies_kj_per_mol"];
+  check_term("tip4p_box", "bond", r.e.bond, e["bond"].num());
+  check_term("tip4p_box", "angle", r.e.angle, e["angle"].num());
+  check_term("tip4p_box", "nonbonded", r.e.nonbonded_direct, e["nonbonded"].num());
+  check_term("tip4p_box", "total", r.e.total, e["total"].num());
+  check_forces("tip4p_box", r.forces, mdsim_test::json_vec3_list(want["forces_kj_per_mol_nm"]));
+}
+
 TEST_CASE("position restraints are read under the define that guards them") {
   if (!have_gromacs_top()) {
     WARN("skipped: /usr/share/gromacs/top (Debian package gromacs-data) is absent");
