@@ -17,9 +17,10 @@
 namespace mdsim {
 namespace {
 
-struct Line {  // a logical line: comment removed, continuations joined, upper case, words split
+struct Line {  // a logical line: comment removed, continuations joined, words split
   int number = 0;  // the first physical line's number
-  std::vector<std::string> words;
+  std::vector<std::string> words;  // upper case (CHARMM's names are case-insensitive)
+  std::vector<std::string> raw;    // as written, for messages
 };
 
 [[noreturn]] void fail(const std::string& source, int line, const std::string& message) {
@@ -33,6 +34,13 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
+Line make_line(int number, const std::vector<std::string>& raw) {
+  Line l{number, raw, raw};
+  for (std::string& w : l.words)
+    for (char& c : w) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return l;
+}
+
 std::vector<Line> logical_lines(const std::string& text) {
   std::vector<Line> out;
   std::istringstream in(text);
@@ -41,7 +49,6 @@ std::vector<Line> logical_lines(const std::string& text) {
   while (std::getline(in, raw)) {
     ++number;
     if (const auto bang = raw.find('!'); bang != std::string::npos) raw.erase(bang);
-    for (char& c : raw) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.pop_back();
     if (pending.empty()) first = number;
     if (!raw.empty() && raw.back() == '-') {
@@ -51,18 +58,17 @@ std::vector<Line> logical_lines(const std::string& text) {
       continue;
     }
     pending += raw;
-    std::vector<std::string> words = split_words(pending);
+    if (std::vector<std::string> words = split_words(pending); !words.empty()) out.push_back(make_line(first, words));
     pending.clear();
-    if (!words.empty()) out.push_back({first, std::move(words)});
   }
-  if (!pending.empty()) out.push_back({first, split_words(pending)});
+  if (const std::vector<std::string> words = split_words(pending); !words.empty()) out.push_back(make_line(first, words));
   return out;
 }
 
 double number_at(const std::string& source, const Line& l, std::size_t k, const char* what) {
   if (k >= l.words.size())
     fail(source, l.number, fmt::format("expected {} as field {}, but the line has {} fields", what, k + 1, l.words.size()));
-  const std::string& w = l.words[k];
+  const std::string& w = l.raw[k];
   char* end = nullptr;
   const double v = std::strtod(w.c_str(), &end);
   if (end == w.c_str() || *end != '\0' || !std::isfinite(v))
@@ -157,7 +163,7 @@ void read_nonbonded_header(Block& b, const Line& l) {
     if (l.words[k] == "NBXMOD") {
       const double v = number_at(b.source, l, k + 1, "the nbxmod value");
       if (v != std::floor(v) || v < -5 || v > 5)
-        fail(b.source, l.number, fmt::format("nbxmod {} is not supported: expected an integer from -5 to 5", l.words[k + 1]));
+        fail(b.source, l.number, fmt::format("nbxmod {} is not supported: expected an integer from -5 to 5", l.raw[k + 1]));
       b.p.nbxmod = static_cast<int>(v);
     }
     if (l.words[k] == "E14FAC") b.p.e14fac = number_at(b.source, l, k + 1, "the e14fac value");
@@ -194,7 +200,7 @@ void read_dihedral(const Block& b, const Line& l) {
     fail(b.source, l.number,
          fmt::format("dihedral periodicity {} is not supported: expected an integer from 1 to 100 (periodicity 0, "
                      "CHARMM's harmonic dihedral, is not supported)",
-                     l.words[5]));
+                     l.raw[5]));
   t.periodicity = static_cast<int>(n);
   t.phase_deg = number_at(b.source, l, 6, "the phase (degrees)");
   std::vector<CharmmDihedralTerm>& terms = b.p.dihedrals[CharmmParameters::torsion_key(four_types(l))];
@@ -223,12 +229,12 @@ void read_cmap_line(Block& b, const Line& l) {
   need_fields(b.source, l, 9, "a CMAP header: 8 types and the grid size");
   const double n = number_at(b.source, l, 8, "the CMAP grid size");
   if (n != std::floor(n) || n < 2 || n > 1000)
-    fail(b.source, l.number, fmt::format("CMAP grid size {} is not an integer from 2 to 1000", l.words[8]));
+    fail(b.source, l.number, fmt::format("CMAP grid size {} is not an integer from 2 to 1000", l.raw[8]));
   const auto first = CharmmParameters::torsion_key({l.words[0], l.words[1], l.words[2], l.words[3]});
   const auto second = CharmmParameters::torsion_key({l.words[4], l.words[5], l.words[6], l.words[7]});
   b.cmap_key = {first[0], first[1], first[2], first[3], second[0], second[1], second[2], second[3]};
-  b.cmap_written = fmt::format("{} {} {} {} / {} {} {} {}", l.words[0], l.words[1], l.words[2], l.words[3], l.words[4],
-                               l.words[5], l.words[6], l.words[7]);
+  b.cmap_written = fmt::format("{} {} {} {} / {} {} {} {}", l.raw[0], l.raw[1], l.raw[2], l.raw[3], l.raw[4],
+                               l.raw[5], l.raw[6], l.raw[7]);
   b.cmap.size = static_cast<int>(n);
   b.cmap.where = {b.source, l.number};
 }
@@ -285,7 +291,7 @@ void apply_nonbonded(Block& b) {
       fail(b.source, l.number,
            fmt::format("nonbonded values for atom type {}, which no MASS line defines: list the topology (.rtf) or "
                        "stream file that defines it in system.parameters (topology files are read first)",
-                       l.words[0]));
+                       l.raw[0]));
     CharmmAtomType& a = t->second;
     a.has_lj = true;
     a.epsilon_kcal = v[0], a.rmin_half_a = v[1], a.epsilon14_kcal = v[2], a.rmin14_half_a = v[3];
@@ -325,7 +331,7 @@ void read_stream(const std::string& source, const std::vector<Line>& lines, Char
     std::vector<Line> block;
     for (++i; i < lines.size() && !starts_with(lines[i].words[0], "END"); ++i) block.push_back(lines[i]);
     if (i == lines.size() && (rtf || para))
-      fail(source, l.number, fmt::format("the '{} {}' block has no END line", l.words[0], l.words[1]));
+      fail(source, l.number, fmt::format("the '{} {}' block has no END line", l.raw[0], l.raw[1]));
     if (rtf) read_topology_block(source, block, p);
     if (para) read_parameter_block(source, block, p);
   }

@@ -217,13 +217,13 @@ TEST_CASE("CHARMM parameter files: wildcards, replacement by periodicity, and lo
   };
   CHECK(error("BONDS\nCA HA 340.0\n", CharmmFileKind::Parameters).find("bad.prm:2: expected a bond") == 0);
   CHECK(error("ANGLES\nCA HA CA 3x 120\n", CharmmFileKind::Parameters)
-            .find("bad.prm:2: expected the angle force constant as field 4, found '3X'") == 0);
+            .find("bad.prm:2: expected the angle force constant as field 4, found '3x'") == 0);
   CHECK(error("DIHEDRALS\nX CA CA X 3.1 0 180.0\n", CharmmFileKind::Parameters).find("bad.prm:2: dihedral periodicity 0") == 0);
   CHECK(error("NONBONDED\nCA 0.0 -0.07 1.99\n", CharmmFileKind::Parameters)
             .find("bad.prm:2: nonbonded values for atom type CA, which no MASS line defines") == 0);
   CHECK(error("CMAP\nC NH1 CT1 C NH1 CT1 C NH1 2\n1.0 2.0 3.0\n", CharmmFileKind::Parameters)
             .find("bad.prm:2: the CMAP grid of C NH1 CT1 C / NH1 CT1 C NH1 has 3 values, expected 2 x 2 = 4") == 0);
-  CHECK(error("read para card\nBONDS\n", CharmmFileKind::Stream).find("bad.prm:1: the 'READ PARA' block has no END") == 0);
+  CHECK(error("read para card\nBONDS\n", CharmmFileKind::Stream).find("bad.prm:1: the 'read para' block has no END") == 0);
   CHECK(mdsim_test::input_error_of([] { (void)charmm_file_kind("x.txt"); }).find("x.txt: not a CHARMM parameter file") == 0);
 }
 

@@ -1301,7 +1301,7 @@ case("psf_bad_charge", "psf", r"^error: <DIR>/wm.psf:7: expected the charge \(e\
      base="psf", lines={PSF: {7: "       1 S    1    SPCE H    Hw     0.42x        1.0080           0        0.0000        0.0000"}},
      args=CHECK)
 case("prm_bad_bond_constant", "psf", r"^error: <DIR>/wm.prm:14: expected the bond force constant as field 3, found "
-     r"'339.99X'", base="psf", lines={PRM: {14: "   H1O   CTO   339.99x     1.090000"}}, args=CHECK)
+     r"'339.99x'", base="psf", lines={PRM: {14: "   H1O   CTO   339.99x     1.090000"}}, args=CHECK)
 case("prm_nonbonded_undefined_type", "psf", r"^error: <DIR>/wm.prm:\d+: nonbonded values for atom type HO, which no "
      r"MASS line defines", base="psf", lines={PRM: {10: None}}, args=CHECK)
 case("crd_truncated", "psf", r"^error: <DIR>/wm.crd:\d+: the file ends after 7 of its 9 atoms", base="psf",
