@@ -85,7 +85,8 @@ Subcommand add_bench(CLI::App& app) {
     bool timeline = false;
   };
   auto options = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("bench", "Time force evaluations and steps for the config's system");
+  auto* cmd = app.add_subcommand("bench", "Time force evaluations and steps for the config's system (after the "
+                                          "config's minimize section, untimed, when it has one)");
   cmd->add_option("CONFIG", options->config, "YAML config file")->required();
   cmd->add_option("--steps", options->steps, "Full steps to time after the force evaluations (0: none)")
       ->check(whole_steps())

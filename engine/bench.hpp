@@ -43,7 +43,8 @@ struct BenchReport {
 };
 
 // steps: full steps to time after the force evaluations (0: none; the CPU platform times steps/100, at least
-// 1). timeline: also the CUDA step's timeline over max(steps/10, 100) single steps.
+// 1). timeline: also the CUDA step's timeline over max(steps/10, 100) single steps. Everything is timed at the
+// positions the config's top-level `minimize` leaves (untimed, on the same platform), when it has one.
 BenchReport run_bench(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
                       bool timeline);
 
