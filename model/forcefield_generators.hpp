@@ -86,10 +86,18 @@ struct TemplateMatch {
 // template, in template order; named "ALA-NTER", "ALA-NTER-CTER"). InputError for an <AllowPatch> naming no patch
 // or a patch with virtual sites.
 std::vector<FFResidueTemplate> single_residue_patched_templates(const ForceFieldData& ff);
+// The same for one template (its single-residue patches' combinations).
+std::vector<FFResidueTemplate> patched_variants(const ForceFieldData& ff, const FFResidueTemplate& t);
+// Residue k's part of a patch applied to template t (OpenMM's createPatchedTemplates; named "T-PATCH"): its atoms
+// removed, added and changed, its bonds, and an external bond where the patch bonds it to another of its residues.
+// None where OpenMM's raises (an added name exists, a changed or bonded one does not).
+std::optional<FFResidueTemplate> apply_patch(const FFPatch& patch, int k, const FFResidueTemplate& t);
 bool has_multi_residue_patches(const ForceFieldData& ff);
 
 // Matches every residue (chain order) to a template by bonded graph and elements, independent of atom names; the
-// residues no template matches, to the single-residue patched templates (OpenMM's _applyPatchesToMatchResidues).
+// residues no template matches, to the single-residue patched templates, then, in pairs of residues bonded to each
+// other, to the two-residue patches (CHARMM's DISU) applied to every combination of their candidate templates
+// (OpenMM's _applyPatchesToMatchResidues; patches of three or more residues are not tried).
 // InputError ("pdb:line: ...") when an atom has no element or one no template uses, when a residue matches no
 // template (naming the closest one), or several with different parameters or virtual sites. An atom without an
 // element (extra particle) matches only an element-less template atom, of its own name when the template has one.

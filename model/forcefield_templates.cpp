@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -428,8 +430,9 @@ ResidueTemplateProblem no_template(const Topology& top, const ForceFieldData& ff
                                    const ResidueGraph& residue) {
   const auto& res = top.residues[static_cast<std::size_t>(r)];
   const std::string note = has_multi_residue_patches(ff)
-                               ? "; note: multi-residue patches (<Patch residues=\"2\">, e.g. disulfides) are not "
-                                 "supported"
+                               ? "; note: multi-residue patches (<Patch residues=\"2\">, e.g. DISU) apply only to "
+                                 "residues bonded to each other (a disulfide needs its SG-SG bond: CONECT or SSBOND "
+                                 "records, or SG atoms within bonding distance)"
                                : "";
   ResidueTemplateProblem problem;
   problem.residue = r;
@@ -546,6 +549,166 @@ void assign_template(const Topology& top, const PreparedTemplates& prepared, int
   }
 }
 
+
+// ---- multi-residue patches (OpenMM's _applyPatchesToMatchResidues, clusters of two residues) ----
+
+// A two-residue patch matched to a bonded pair of residues: the patched templates and each residue's atom mapping.
+struct ClusterMatch {
+  std::array<int, 2> residues{};                // in the patch's residue order
+  std::vector<FFResidueTemplate> templates;     // the patch applied to the chosen templates, one per residue
+  std::array<std::vector<int>, 2> matches;      // residue-local atom -> template atom
+};
+
+// The templates residue k of patch p can start from: every template that allows it and that template's
+// single-residue-patched variants, as OpenMM lists them.
+std::vector<std::vector<FFResidueTemplate>> patch_candidates(const ForceFieldData& ff, const FFPatch& p) {
+  std::vector<std::vector<FFResidueTemplate>> out(static_cast<std::size_t>(p.num_residues));
+  for (const FFResidueTemplate& t : ff.templates) {
+    const auto it = ff.template_patches.find(t.name);
+    if (it == ff.template_patches.end()) continue;
+    for (const auto& [name, k] : it->second) {
+      if (name != p.name || k < 0 || k >= p.num_residues) continue;
+      std::vector<FFResidueTemplate>& list = out[static_cast<std::size_t>(k)];
+      list.push_back(t);
+      for (FFResidueTemplate& v : patched_variants(ff, t)) list.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+// Residue r's mapping onto template k of `prepared` (empty when it does not match).
+std::vector<int> match_one(const Topology& top, const NormalisedNames& names, const AtomGraph& graph,
+                           const PreparedTemplates& prepared, int k, int r, std::vector<int>& local) {
+  for (auto& [found, match] : matching_templates(prepared, residue_graph(top, names, graph, r, local)))
+    if (found == k) return std::move(match);
+  return {};
+}
+
+// Whether the patch's bonds between its residues are bonds of the topology under these mappings.
+bool inter_residue_bonds_present(const Topology& top, const AtomGraph& graph, const FFPatch& p,
+                                 const std::vector<FFResidueTemplate>& templates, const std::array<int, 2>& residues,
+                                 const std::array<std::vector<int>, 2>& matches) {
+  const auto atom_of = [&](const FFPatchAtomRef& ref) {
+    const auto k = static_cast<std::size_t>(ref.residue);
+    const FFResidueTemplate& t = templates[k];
+    for (std::size_t i = 0; i < matches[k].size(); ++i)
+      if (t.atoms[static_cast<std::size_t>(matches[k][i])].name == ref.name)
+        return top.residues[static_cast<std::size_t>(residues[k])].atoms[i];
+    return -1;
+  };
+  for (const auto& [a, b] : p.added_bonds) {
+    if (a.residue == b.residue) continue;
+    const int i = atom_of(a), j = atom_of(b);
+    const auto& partners = graph.bonded_to[static_cast<std::size_t>(std::max(i, 0))];
+    if (i < 0 || j < 0 || !std::binary_search(partners.begin(), partners.end(), j)) return false;
+  }
+  return true;
+}
+
+// The pair (r1, r2), in either order, against the patched templates `templates` (prepared as `prepared`).
+std::optional<ClusterMatch> match_cluster(const Topology& top, const NormalisedNames& names, const AtomGraph& graph,
+                                          const FFPatch& p, const std::vector<FFResidueTemplate>& templates,
+                                          const PreparedTemplates& prepared, std::pair<int, int> pair,
+                                          std::vector<int>& local) {
+  for (const std::array<int, 2> order : {std::array<int, 2>{pair.first, pair.second}, {pair.second, pair.first}}) {
+    ClusterMatch m;
+    m.residues = order;
+    m.matches[0] = match_one(top, names, graph, prepared, 0, order[0], local);
+    if (m.matches[0].empty()) continue;
+    m.matches[1] = match_one(top, names, graph, prepared, 1, order[1], local);
+    if (m.matches[1].empty() || !inter_residue_bonds_present(top, graph, p, templates, order, m.matches)) continue;
+    m.templates = templates;
+    return m;
+  }
+  return std::nullopt;
+}
+
+// Pairs of the given residues joined by a bond of the topology.
+std::set<std::pair<int, int>> bonded_pairs(const Topology& top, const AtomGraph& graph, const std::vector<int>& residues) {
+  const std::set<int> in(residues.begin(), residues.end());
+  std::set<std::pair<int, int>> out;
+  for (int r : residues)
+    for (int a : top.residues[static_cast<std::size_t>(r)].atoms)
+      for (int b : graph.bonded_to[static_cast<std::size_t>(a)]) {
+        const int s = top.atoms[static_cast<std::size_t>(b)].residue;
+        if (s != r && in.count(s)) out.emplace(std::min(r, s), std::max(r, s));
+      }
+  return out;
+}
+
+// The residues left after the single-residue patches, matched in bonded pairs to the two-residue patches (every
+// combination of candidate templates, as OpenMM; a residue takes part in one multi-residue patch at most).
+std::vector<ClusterMatch> multi_residue_matches(const Topology& top, const ForceFieldData& ff,
+                                                const NormalisedNames& names, const AtomGraph& graph,
+                                                const std::vector<int>& residues, std::vector<int>& local) {
+  std::vector<ClusterMatch> out;
+  std::set<std::pair<int, int>> clusters = bonded_pairs(top, graph, residues);
+  for (const FFPatch& p : ff.patches) {
+    if (p.num_residues != 2 || p.has_virtual_sites || clusters.empty()) continue;
+    const std::vector<std::vector<FFResidueTemplate>> candidates = patch_candidates(ff, p);
+    for (const FFResidueTemplate& t1 : candidates[0])
+      for (const FFResidueTemplate& t2 : candidates[1]) {
+        std::optional<FFResidueTemplate> a = apply_patch(p, 0, t1), b = apply_patch(p, 1, t2);
+        if (!a || !b || clusters.empty()) continue;
+        const std::vector<FFResidueTemplate> templates{std::move(*a), std::move(*b)};
+        const PreparedTemplates prepared = prepare_templates(ff, templates);
+        for (auto it = clusters.begin(); it != clusters.end();) {
+          std::optional<ClusterMatch> m = match_cluster(top, names, graph, p, templates, prepared, *it, local);
+          if (!m) {
+            ++it;
+            continue;
+          }
+          const std::array<int, 2> done = m->residues;
+          out.push_back(std::move(*m));
+          for (it = clusters.begin(); it != clusters.end();)  // a residue takes part in one patch
+            it = (it->first == done[0] || it->first == done[1] || it->second == done[0] || it->second == done[1])
+                     ? clusters.erase(it)
+                     : std::next(it);
+          it = clusters.begin();  // the rest, against the same templates
+        }
+      }
+  }
+  return out;
+}
+
+// OpenMM's _applyPatchesToMatchResidues: the residues no template matched, against every single-residue patched
+// template, then in bonded pairs against the two-residue patches; InputError for the first still unmatched.
+void match_patched(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names, const AtomGraph& graph,
+                   const PreparedTemplates& prepared, const std::vector<int>& unmatched, std::vector<int>& local,
+                   TemplateMatch& out) {
+  auto all = std::make_shared<std::vector<FFResidueTemplate>>(single_residue_patched_templates(ff));
+  std::vector<std::tuple<int, int, std::vector<int>>> assigned;  // residue, index into *all, mapping
+  std::vector<int> left;
+  {
+    const PreparedTemplates patched = prepare_templates(ff, *all);
+    for (int r : unmatched) {
+      const auto found = matching_templates(patched, residue_graph(top, names, graph, r, local));
+      if (found.empty()) {
+        left.push_back(r);
+        continue;
+      }
+      if (found.size() > 1) check_same_parameters(top, patched, r, found);
+      assigned.emplace_back(r, found.front().first, found.front().second);
+    }
+  }
+  for (ClusterMatch& c : multi_residue_matches(top, ff, names, graph, left, local))
+    for (std::size_t k = 0; k < 2; ++k) {
+      assigned.emplace_back(c.residues[k], static_cast<int>(all->size()), std::move(c.matches[k]));
+      all->push_back(std::move(c.templates[k]));
+      left.erase(std::find(left.begin(), left.end(), c.residues[k]));
+    }
+  if (!left.empty()) {
+    const int r = *std::min_element(left.begin(), left.end(), [&](int a, int b) {
+      return std::find(unmatched.begin(), unmatched.end(), a) < std::find(unmatched.begin(), unmatched.end(), b);
+    });
+    throw_no_template(top, ff, names, prepared, graph, r, residue_graph(top, names, graph, r, local));
+  }
+  const PreparedTemplates final_templates = prepare_templates(ff, *all);
+  for (const auto& [r, k, match] : assigned)
+    assign_template(top, final_templates, r, k, static_cast<int>(ff.templates.size()), match, out);
+  out.patched_templates = std::move(all);
+}
+
 }  // namespace
 
 TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, const NormalisedNames& names,
@@ -572,17 +735,7 @@ TemplateMatch match_templates(const Topology& top, const ForceFieldData& ff, con
     assign_template(top, prepared, r, found.front().first, 0, found.front().second, out);
   }
   if (unmatched.empty()) return out;
-  // OpenMM's _applyPatchesToMatchResidues: the residues left over against every patched template.
-  out.patched_templates = std::make_shared<const std::vector<FFResidueTemplate>>(single_residue_patched_templates(ff));
-  const PreparedTemplates patched = prepare_templates(ff, *out.patched_templates);
-  for (int r : unmatched) {
-    const ResidueGraph residue = residue_graph(top, names, graph, r, local);
-    const auto found = matching_templates(patched, residue);
-    if (found.empty()) throw_no_template(top, ff, names, prepared, graph, r, residue);
-    if (found.size() > 1) check_same_parameters(top, patched, r, found);
-    assign_template(top, patched, r, found.front().first, static_cast<int>(ff.templates.size()), found.front().second,
-                    out);
-  }
+  match_patched(top, ff, names, graph, prepared, unmatched, local, out);
   return out;
 }
 
@@ -594,6 +747,7 @@ std::vector<ResidueTemplateProblem> template_problems(const Topology& top, const
   std::vector<int> local(static_cast<std::size_t>(top.num_atoms()), -1);
   std::optional<std::vector<FFResidueTemplate>> patched_list;
   std::optional<PreparedTemplates> patched;
+  std::vector<int> left;  // matched by no template, patched or not
   for (int r : residue_order(top)) {
     const ResidueGraph residue = residue_graph(top, names, graph, r, local);
     if (!matching_templates(prepared, residue).empty()) continue;
@@ -601,9 +755,11 @@ std::vector<ResidueTemplateProblem> template_problems(const Topology& top, const
       patched_list = single_residue_patched_templates(ff);
       patched = prepare_templates(ff, *patched_list);
     }
-    if (matching_templates(*patched, residue).empty())
-      problems.push_back(no_template(top, ff, names, prepared, graph, r, residue));
+    if (matching_templates(*patched, residue).empty()) left.push_back(r);
   }
+  for (const ClusterMatch& c : multi_residue_matches(top, ff, names, graph, left, local))
+    for (int r : c.residues) left.erase(std::find(left.begin(), left.end(), r));
+  for (int r : left) problems.push_back(no_template(top, ff, names, prepared, graph, r, residue_graph(top, names, graph, r, local)));
   return problems;
 }
 

@@ -5,7 +5,10 @@ patches) in TIP3P water, from the shared case charmm_ala3_solv (inputs/ala3_solv
 reference/charmm_ala3_solv.json) written once as a PDB (charmm36_ala3_water.pdb, and the peptide alone as
 charmm36_ala3_vacuum.pdb); energies and forces are those of the positions read back from the PDBs.
 
-Two cases: 'water' (PME 1.0 nm, ewaldErrorTolerance 5e-4) and 'vacuum' (NoCutoff); both constraints=None,
+A third case, 'bpti' (NoCutoff): BPTI (charmm36_bpti.pdb, OpenMM's wrappers/python/tests/systems/bpti.pdb, MIT
+licence: PDBFixer output with hydrogens), whose three disulfides need the two-residue DISU patch.
+
+The cases 'water' (PME 1.0 nm, ewaldErrorTolerance 5e-4), 'vacuum' and 'bpti' (NoCutoff): constraints=None,
 rigidWater=False, the force field's own dispersion-correction setting (off). Each term in a force group of its own
 on the Reference platform: bond (the HarmonicBondForce's entries on topology bonds), urey_bradley (its other entries:
 AmoebaUreyBradleyForce puts them into the same HarmonicBondForce), angle, torsion (PeriodicTorsionForce), improper
@@ -124,9 +127,11 @@ def main():
     result = {'openmm_version': mm.__version__, 'forcefield': ['charmm36.xml', 'charmm36/water.xml'],
               'water': {'pdb': 'charmm36_ala3_water.pdb', 'nonbonded_method': 'PME', 'cutoff_nm': 1.0,
                         'ewald_error_tolerance': 5e-4},
-              'vacuum': {'pdb': 'charmm36_ala3_vacuum.pdb', 'nonbonded_method': 'NoCutoff'}}
+              'vacuum': {'pdb': 'charmm36_ala3_vacuum.pdb', 'nonbonded_method': 'NoCutoff'},
+              'bpti': {'pdb': 'charmm36_bpti.pdb', 'nonbonded_method': 'NoCutoff'}}
+    pdbs['bpti'] = os.path.join(HERE, 'charmm36_bpti.pdb')
     with h5py.File(os.path.join(HERE, 'charmm36_ala3_reference.h5'), 'w') as h5:
-        for case, method in (('water', app.PME), ('vacuum', app.NoCutoff)):
+        for case, method in (('water', app.PME), ('vacuum', app.NoCutoff), ('bpti', app.NoCutoff)):
             group = h5.create_group(case).create_group('forces_kj_per_mol_nm')
             result[case].update(evaluate(pdbs[case], method, group))
     with open(os.path.join(HERE, 'charmm36_ala3_reference.json'), 'w') as f:

@@ -1,5 +1,6 @@
 // CHARMM36 through the force-field template path (model/forcefield: charmm36.xml + charmm36/water.xml, bundled, by
-// name): tri-alanine with CHARMM's standard termini (the NTER and CTER patches) in TIP3P water and in vacuum
+// name): tri-alanine with CHARMM's standard termini (the NTER and CTER patches) in TIP3P water and in vacuum, and BPTI
+// (three disulfides: the two-residue DISU patch)
 // (tests/data/make_charmm36_reference.py, OpenMM 7.7's createSystem on the Reference platform). Term counts equal
 // OpenMM's (the ions' CLA-POT NBFIX pair as System::lj_types); every energy term (bond, Urey-Bradley, angle,
 // torsion, harmonic improper, CMAP, nonbonded direct and reciprocal, total) within 1e-6 relative and its forces
@@ -100,6 +101,19 @@ TEST_CASE("charmm36.xml: standard termini match ALA through the NTER and CTER pa
   // NTER's nitrogen (type NH3, charge -0.3) and its three hydrogens (HC, 0.33).
   CHECK(s.charge_e[0] == -0.3);
   CHECK(s.charge_e[1] == 0.33);
+}
+
+TEST_CASE("charmm36.xml: BPTI's three disulfides match CYS pairs through the two-residue DISU patch") {
+  TemplateAssignment assignment;
+  const System s = build("charmm36_bpti.pdb", NonbondedMethod::NoCutoff, &assignment);
+  REQUIRE(assignment.residue_template.size() == 58);
+  const std::vector<int> cys = {4, 13, 29, 37, 50, 54};  // CYS 5, 14, 30, 38, 51, 55 (bonded 5-55, 14-38, 30-51)
+  for (int r : cys) {
+    INFO("residue " << r + 1);
+    CHECK(assignment.residue_template[static_cast<std::size_t>(r)] == "CYS-DISU");
+  }
+  CHECK(assignment.residue_template[0] == "ARG-NTER");
+  check_terms(s, "bpti", false);
 }
 
 TEST_CASE("charmm36.xml in vacuum (no cutoff): CPU energies and forces by term equal OpenMM's") {
