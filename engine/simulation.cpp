@@ -916,6 +916,32 @@ void Simulation::flush_outputs() {
   if (s.reporters && s.reporters->trajectory) s.reporters->trajectory->flush();
 }
 
+// A run that a stop request ended in its start's minimisation: nothing was written.
+RunSummary Simulation::stopped_in_minimization() {
+  RunSummary stopped = impl_->summary;
+  stopped.first_step = stopped.last_step = impl_->context->state(StateRequest{false, false}).step;
+  stopped.stopped_early = stopped.stopped_in_minimization = true;
+  return stopped;
+}
+
+RunSummary Simulation::run_for(std::int64_t steps) {
+  Impl& s = *impl_;
+  if (s.staged())
+    throw InputError(at_config_key(s.cfg, "stages",
+                                   "a config with stages runs them in order: run() takes no length for it (step(n) "
+                                   "advances without reporters)"));
+  if (steps < 0) throw InputError(fmt::format("run: the length must not be negative, got {} steps", steps));
+  if (!start_run()) return stopped_in_minimization();
+  auto& progress = s.reporters->progress;  // counts to this run's end, not run.steps
+  if (progress) progress.emplace(stderr, s.first_step, s.first_step + steps, s.cfg.integrator.timestep_ps);
+  const auto& out = s.cfg.output;
+  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps};
+  const bool done = run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
+                              s.first_step + steps, every, s.external_forces, nullptr);
+  s.run_summary.stopped_early = !done;
+  return finish_run();
+}
+
 RunSummary Simulation::run() {
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
@@ -928,12 +954,7 @@ RunSummary Simulation::run() {
       return done;
     }
   }
-  if (!start_run()) {  // a stop request during the start's minimisation: nothing was written
-    RunSummary stopped = s.summary;
-    stopped.first_step = stopped.last_step = s.context->state(StateRequest{false, false}).step;
-    stopped.stopped_early = stopped.stopped_in_minimization = true;
-    return stopped;
-  }
+  if (!start_run()) return stopped_in_minimization();  // a stop request during the start's minimisation
   RunSummary& summary = s.run_summary;
   auto& [imager, trajectory, state_log, progress] = *s.reporters;
   StateRequest header_only;

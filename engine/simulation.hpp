@@ -73,6 +73,10 @@ class Simulation {
   // barostat differs from the previous one's continues on a new context (context() changes; forces from
   // add_external_force are refused then).
   RunSummary run();
+  // run() for a given length: `steps` more steps from the current one (beyond run.steps if need be) with every
+  // reporter, appending to the outputs a previous run() wrote, then the final outputs. Its start is run()'s (a
+  // fresh simulation minimises first when the config asks). InputError for a config with stages.
+  RunSummary run_for(std::int64_t steps);
   // A stop request (SIGINT/SIGTERM) during a minimisation ends it at its last accepted iterate, and the run before
   // its first step (RunSummary::stopped_in_minimization): minimisation is not a restart point, so nothing of the
   // partly minimised state is written. A fresh run's minimisation: no output is written (run again to start over;
@@ -105,6 +109,7 @@ class Simulation {
   void load_checkpoint(const std::string& path);
 
  private:
+  RunSummary stopped_in_minimization();  // the summary of a run whose start's minimisation was interrupted
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "engine/simulation.hpp"
 #include "engine/stop_signals.hpp"
 #include "io/config.hpp"
+#include "io/units.hpp"
 #include "platform/context.hpp"
 #include "mdsim_version.hpp"
 
@@ -51,6 +53,37 @@ FieldInfo field_info(StateField f) {
 const char* field_name(StateField f) { return field_info(f).name; }
 const char* field_unit(StateField f) { return field_info(f).unit; }
 
+// The constructors' keyword arguments platform= and seed=, over the config's (None: the config's own).
+struct Overrides {
+  py::object platform = py::none();
+  py::object seed = py::none();
+};
+
+// Overrides applied to a parsed config; TypeError / ValueError naming the argument when one is not what it takes.
+void apply_overrides(RunConfig& config, const Overrides& o) {
+  if (!o.platform.is_none()) {
+    if (!py::isinstance<py::str>(o.platform))
+      throw py::type_error("platform: expected \"cpu\", \"cuda\" or \"auto\", got " + std::string(py::repr(o.platform)));
+    const std::string name = o.platform.cast<std::string>();
+    if (name != "cpu" && name != "cuda" && name != "auto")
+      throw py::value_error("platform: expected \"cpu\", \"cuda\" or \"auto\", got " + std::string(py::repr(o.platform)));
+    config.platform.name = name;
+  }
+  if (!o.seed.is_none()) {
+    if (PyBool_Check(o.seed.ptr()) || !PyIndex_Check(o.seed.ptr()))
+      throw py::type_error("seed: expected a whole number (int), got " + std::string(py::repr(o.seed)));
+    const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(o.seed.ptr()));
+    if (!value) throw py::error_already_set();
+    const unsigned long long seed = PyLong_AsUnsignedLongLong(value.ptr());
+    if (PyErr_Occurred() || seed == 0) {
+      PyErr_Clear();
+      throw py::value_error("seed: expected a whole number from 1 to 2**64 - 1 (None: the config's, or one chosen "
+                            "at random), got " + std::string(py::repr(o.seed)));
+    }
+    config.integrator.seed = seed;  // stages take the run's seed (stage_run_config)
+  }
+}
+
 // A Simulation and the views it has handed out.
 class PySimulation {
  public:
@@ -61,14 +94,19 @@ class PySimulation {
     sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
   }
 
-  static std::shared_ptr<PySimulation> from_file(const std::string& path) {
+  static std::shared_ptr<PySimulation> from_file(const std::string& path, const Overrides& o) {
     std::string text;
     RunConfig config = load_config(path, &text);
+    apply_overrides(config, o);
     return std::make_shared<PySimulation>(std::move(config), std::move(text));
   }
 
-  static std::shared_ptr<PySimulation> from_yaml(const std::string& text, const std::string& base_dir) {
-    return std::make_shared<PySimulation>(parse_config(text, "<yaml>", base_dir), text);
+  // `source` names the text in error messages ("<yaml>", "<config>").
+  static std::shared_ptr<PySimulation> from_yaml(const std::string& text, const std::string& base_dir,
+                                                 const std::string& source, const Overrides& o) {
+    RunConfig config = parse_config(text, source, base_dir);
+    apply_overrides(config, o);
+    return std::make_shared<PySimulation>(std::move(config), text);
   }
 
   Simulation& sim() { return *sim_; }
@@ -141,9 +179,9 @@ class Operation {
 
 // A count of steps: a Python int (or anything with __index__, as numpy's), not negative. TypeError / ValueError
 // naming the argument otherwise.
-long long steps_argument(const py::handle& value) {
+long long steps_argument(const py::handle& value, const char* what = "step(steps)") {
   if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
-    throw py::type_error(fmt::format("step(steps): steps must be a whole number (int), got {} {}",
+    throw py::type_error(fmt::format("{}: steps must be a whole number (int), got {} {}", what,
                                      std::string(py::str(py::type::of(value).attr("__name__"))),
                                      std::string(py::repr(value))));
   int overflow = 0;
@@ -151,9 +189,41 @@ long long steps_argument(const py::handle& value) {
   if (!index) throw py::error_already_set();
   const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0 || n < 0)
-    throw py::value_error(fmt::format("step(steps): steps must be from 0 to {}, got {}",
+    throw py::value_error(fmt::format("{}: steps must be from 0 to {}, got {}", what,
                                       std::numeric_limits<long long>::max(), std::string(py::repr(value))));
   return n;
+}
+
+// run()'s length in steps: steps= (a count) or time= (a string with a time unit, or a number in ps, a whole number
+// of time steps); none when neither is given (the config's run.steps).
+std::optional<long long> run_length(PySimulation& s, const py::object& steps, const py::object& time) {
+  if (!steps.is_none() && !time.is_none())
+    throw py::type_error("run(): give steps= or time=, not both");
+  if (!steps.is_none()) {
+    return steps_argument(steps, "run(steps)");
+  }
+  if (time.is_none()) return std::nullopt;
+  double ps = 0.0;
+  if (py::isinstance<py::str>(time)) {
+    const QuantityParse q = parse_quantity(time.cast<std::string>(), Dimension::Time);
+    if (!q.value) throw py::value_error("run(time): " + q.error);
+    ps = *q.value;
+  } else if (py::isinstance<py::float_>(time) || py::isinstance<py::int_>(time)) {
+    ps = time.cast<double>();
+  } else if (py::hasattr(time, "value_in_unit") && py::hasattr(time, "unit")) {  // an openmm.unit Quantity
+    ps = time.attr("value_in_unit")(py::module_::import("openmm.unit").attr("picosecond")).cast<double>();
+  } else {
+    throw py::type_error("run(time): time must be a string with a unit (\"1 ps\", \"500 fs\"), a number in ps or an "
+                         "openmm.unit time Quantity, got " +
+                         std::string(py::repr(time)));
+  }
+  const double dt = s.sim().config().integrator.timestep_ps;
+  const double n = std::round(ps / dt);
+  if (!std::isfinite(ps) || ps < 0.0 || std::abs(n * dt - ps) > 1e-6 * dt || n > 9.0e18)
+    throw py::value_error(fmt::format("run(time): {} is not a whole number of time steps of {} ps from 0 (the "
+                                      "integrator's timestep); steps= takes a count",
+                                      std::string(py::str(time)), dt));
+  return static_cast<long long>(n);
 }
 
 // A device array of the CUDA platform as __cuda_array_interface__ sees it (v3).
@@ -468,17 +538,29 @@ void bind_device_array(py::module_& m) {
 
 // Construction, and what the system and its platform are.
 void bind_simulation_system(SimulationClass& cls) {
-  cls.def(py::init([](const py::object& config) {
+  cls.def(py::init([](const py::object& config, const py::object& platform, const py::object& seed) {
             if (!py::isinstance<py::str>(config) && !py::hasattr(config, "__fspath__"))
               throw py::type_error(fmt::format("Simulation(config): config must be the path of a YAML config (str or "
-                                               "os.PathLike), got {}; Simulation.from_yaml(text) takes the text",
+                                               "os.PathLike), got {}; Simulation.from_yaml(text) takes the text, "
+                                               "Simulation.from_config(dict) a dict",
                                                std::string(py::repr(config))));
-            return PySimulation::from_file(py::str(py::module_::import("os").attr("fspath")(config)));
+            return PySimulation::from_file(py::str(py::module_::import("os").attr("fspath")(config)),
+                                           Overrides{platform, seed});
           }),
-          py::arg("config"),
-          "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run())")
-      .def_static("from_yaml", &PySimulation::from_yaml, py::arg("text"), py::arg("base_dir") = ".",
-                  "A simulation from config text; relative paths in it resolve against base_dir")
+          py::arg("config"), py::kw_only(), py::arg("platform") = py::none(), py::arg("seed") = py::none(),
+          "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run()).\n"
+          "config: the YAML config's path. platform: \"cpu\", \"cuda\" or \"auto\" over the config's platform.name; "
+          "seed: the random seed (int >= 1) over the config's integrator.seed; None: the config's.")
+      .def_static(
+          "from_yaml",
+          [](const std::string& text, const std::string& base_dir, const py::object& platform, const py::object& seed,
+             const std::string& source) {
+            return PySimulation::from_yaml(text, base_dir, source, Overrides{platform, seed});
+          },
+          py::arg("text"), py::arg("base_dir") = ".", py::kw_only(), py::arg("platform") = py::none(),
+          py::arg("seed") = py::none(), py::arg("_source") = "<yaml>",
+          "A simulation from config text (YAML); relative paths in it resolve against base_dir. platform= and seed= "
+          "as for Simulation(...).")
       .def_property_readonly(
           "platform", [](PySimulation& s) { return s.sim().platform_kind() == PlatformKind::Cuda ? "cuda" : "cpu"; })
       .def_property_readonly("platform_description", [](PySimulation& s) { return s.sim().platform_description(); })
@@ -492,7 +574,9 @@ void bind_simulation_system(SimulationClass& cls) {
             return reinterpret_cast<std::uintptr_t>(s.sim().context().state_array(StateField::Positions).stream);
           },
           "The CUDA stream (cudaStream_t as an int) the engine orders its work on; 0 on the CPU platform")
-      .def_property_readonly("seed", [](PySimulation& s) { return s.sim().context().seed(); });
+      .def_property_readonly("seed", [](PySimulation& s) { return s.sim().context().seed(); },
+                             "The random seed of the integrator's stream (seed=, the config's, a checkpoint's, or "
+                             "one chosen at random)");
 }
 
 // Minimisation, steps, the config's run, and the state they reach.
@@ -525,19 +609,26 @@ void bind_simulation_runs(SimulationClass& cls) {
           py::arg("steps"), "Advance `steps` steps (no reporters); Ctrl-C stops between steps (KeyboardInterrupt)")
       .def(
           "run",
-          [](PySimulation& s) {
+          [](PySimulation& s, const py::object& steps, const py::object& time) {
+            const std::optional<long long> length = run_length(s, steps, time);
             s.check_context_kept("run()");
             Operation op(s, "run()");
             s.take_view_writes();
             RunSummary r;
             {
               py::gil_scoped_release release;
-              r = s.sim().run();
+              r = length ? s.sim().run_for(*length) : s.sim().run();
             }
             op.raise_if_interrupted();  // the run stopped at a restart point with every output whole
             return run_summary_dict(r);
           },
-          "The config's run (its minimisation on a fresh start, then steps to run.steps) with every reporter")
+          py::kw_only(), py::arg("steps") = py::none(), py::arg("time") = py::none(),
+          "Steps with every reporter of the config's output: section (trajectory, state log, checkpoint, final "
+          "structure). Without a length: to the config's run.steps (on a fresh start its minimisation first); at "
+          "that end it runs nothing, touches no file and returns already_complete=True. steps=N (int) or "
+          "time=\"1 ps\" (a string with a time unit, a number in ps or an openmm.unit Quantity; a whole number of time steps): that many "
+          "more steps, beyond run.steps if need be. A run() after an earlier one (or after step()) continues its "
+          "outputs, appending after the current step; it never truncates them.")
       .def("state", &state_dict, "Step, time (ps), energies (kJ/mol), temperature (K), box (nm), volume (nm^3)");
 }
 
@@ -590,11 +681,18 @@ void bind_simulation_extensions(SimulationClass& cls) {
             s.check_context_kept("load_checkpoint()");
             s.sim().load_checkpoint(path);
           },
-          py::arg("path"), "Continue from a checkpoint of this system written with the same physics settings");
+          py::arg("path"),
+          "Continue from a checkpoint of this system written with the same physics settings: positions, velocities, "
+          "box, step, barostat state and the random seed and stream position (over the config's or seed=), as "
+          "`mdsim run --resume`, so the run continues bit for bit on the same platform");
 }
 
 void bind_simulation(py::module_& m) {
-  SimulationClass cls(m, "Simulation");
+  SimulationClass cls(m, "Simulation",
+                      "One simulation of a config (the one `mdsim run` takes): Simulation(path), from_yaml(text), "
+                      "from_config(dict) or from_openmm(system, topology, positions, integrator); then minimize(), "
+                      "step(n), run(steps=/time=), state(), the positions / velocities / forces arrays and "
+                      "checkpoints. Units: nm, ps, kJ/mol, K, amu, e (docs/python.md)");
   bind_simulation_system(cls);
   bind_simulation_runs(cls);
   bind_simulation_arrays(cls);
