@@ -1,7 +1,8 @@
 // Systems from topology files on the CUDA platform against the CPU reference (issue "Every system users bring": CUDA
 // within float accuracy of the CPU on the same systems): CHARMM psf files (io/charmm_psf: ala3 in water with PME, the
 // NBFIX table, CMAP, Urey-Bradley and impropers; cholesterol with NBFIX; chlorobenzene's colinear lone pair, a
-// LocalCoordinates site) and TIP5P from the template path (two OutOfPlane sites per water, PME). Energies by term within
+// LocalCoordinates site), and from the template path TIP5P (two OutOfPlane sites per water, PME), charmm36.xml on BPTI
+// (DISU patches, CMAP, Urey-Bradley, impropers) and on ala3 in water (PME, the ions' NBFIX table). Energies by term within
 // 1e-5 relative (1e-5 kJ/mol below 1 kJ/mol), the sites' rows moved away first so that each evaluation places them.
 // Forces: double precision within 1e-9 of the CPU's relative RMS; mixed precision within 1e-5 relative RMS of the
 // size of what is summed (per atom, |bonded force| + |nonbonded force| from the CPU): a minimised molecule in vacuum has
@@ -110,16 +111,33 @@ TEST_CASE("CHARMM psf systems (NBFIX table, CMAP, Urey-Bradley, impropers, a lon
   compare("chlb_cgenff", chlb.system, read_charmm_crd(c + "chlb_cgenff.crd", 13).positions_nm);
 }
 
-TEST_CASE("TIP5P from the template path (OutOfPlane sites, PME): CUDA equals the CPU") {
-  const ForceFieldData ff = load_forcefields({"tip5p.xml"}, "");
-  Topology top = read_pdb(kData + "tip5p_box.pdb");
+namespace {
+
+// A PDB through the template path with these force fields (flexible, no dispersion correction), and its positions.
+std::pair<System, std::vector<Vec3d>> template_system(const std::vector<std::string>& forcefields,
+                                                      const std::string& pdb, NonbondedMethod method) {
+  const ForceFieldData ff = load_forcefields(forcefields, "");
+  Topology top = read_pdb(kData + pdb);
   create_topology_bonds(top, ff.standard);
   ForceFieldOptions o;
   o.constraints = ConstraintMode::None;
   o.rigid_water = false;
-  o.nonbonded.method = NonbondedMethod::PME;
+  o.nonbonded.method = method;
   o.nonbonded.cutoff_nm = 1.0;
   o.nonbonded.ewald_tolerance = 5e-4;
-  const System s = build_system(top, ff, o);
-  compare("tip5p", s, mdsim_test::json_vec3_list(mdsim_test::read_json(kData + "tip5p_box.json")["positions_nm"]));
+  o.nonbonded.dispersion_correction = false;
+  return {build_system(top, ff, o), top.positions_nm};
+}
+
+}  // namespace
+
+TEST_CASE("template-path systems (TIP5P sites, charmm36 with DISU, CMAP and the NBFIX table): CUDA equals the CPU") {
+  const auto [tip5p, tip5p_x] = template_system({"tip5p.xml"}, "tip5p_box.pdb", NonbondedMethod::PME);
+  compare("tip5p", tip5p, mdsim_test::json_vec3_list(mdsim_test::read_json(kData + "tip5p_box.json")["positions_nm"]));
+  const auto [bpti, bpti_x] = template_system({"charmm36.xml"}, "charmm36_bpti.pdb", NonbondedMethod::NoCutoff);
+  compare("charmm36_bpti", bpti, bpti_x);
+  const auto [ala3, ala3_x] =
+      template_system({"charmm36.xml", "charmm36/water.xml"}, "charmm36_ala3_water.pdb", NonbondedMethod::PME);
+  REQUIRE(ala3.lj_types.has_value());
+  compare("charmm36_ala3", ala3, ala3_x);
 }
