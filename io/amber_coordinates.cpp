@@ -5,10 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 #include "io/pdb_reader.hpp"
 
 namespace mdsim {
@@ -131,11 +131,7 @@ CoordinateFile read_amber_coordinates_text(const std::string& text, const std::s
 }
 
 CoordinateFile read_amber_coordinates(const std::string& path, int expected_atoms) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the AMBER coordinate file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_amber_coordinates_text(text.str(), path, expected_atoms);
+  return read_amber_coordinates_text(read_text_file(path, "AMBER coordinate file"), path, expected_atoms);
 }
 
 }  // namespace mdsim

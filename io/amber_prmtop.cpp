@@ -6,10 +6,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 #include "io/amber_prmtop_internal.hpp"
 #include "io/pdb_reader.hpp"
 #include "model/elements.hpp"
@@ -302,11 +301,7 @@ TopologyFileModel read_amber_prmtop_text(const std::string& text, const std::str
 }
 
 TopologyFileModel read_amber_prmtop(const std::string& path, const TopologyFileOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the AMBER prmtop file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_amber_prmtop_text(text.str(), path, options);
+  return read_amber_prmtop_text(read_text_file(path, "AMBER prmtop file"), path, options);
 }
 
 }  // namespace mdsim

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 
 namespace mdsim {
 namespace {
@@ -32,9 +33,7 @@ bool atom_position(const std::string& line, bool ext, double xyz[3]) {
   bool ok = line.size() >= start + 3 * width - 1;
   for (std::size_t k = 0; ok && k < 3; ++k) ok = parse_number(line.substr(start + k * width, width), xyz[k]);
   if (ok) return true;
-  std::istringstream in(line);
-  std::vector<std::string> w;
-  for (std::string s; in >> s;) w.push_back(s);
+  const std::vector<std::string> w = split_words(line);
   if (w.size() < 7) return false;
   for (std::size_t k = 0; k < 3; ++k)
     if (!parse_number(w[4 + k], xyz[k])) return false;
@@ -76,11 +75,7 @@ CoordinateFile read_charmm_crd_text(const std::string& text, const std::string& 
 }
 
 CoordinateFile read_charmm_crd(const std::string& path, int expected_atoms) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the CHARMM coordinate file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_charmm_crd_text(text.str(), path, expected_atoms);
+  return read_charmm_crd_text(read_text_file(path, "CHARMM coordinate file"), path, expected_atoms);
 }
 
 bool is_charmm_crd_file(const std::string& path) {

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 #include "io/file_names.hpp"
 #include "model/elements.hpp"
 
@@ -25,13 +25,6 @@ struct Line {  // a logical line: comment removed, continuations joined, words s
 
 [[noreturn]] void fail(const std::string& source, int line, const std::string& message) {
   throw InputError(located(source, line, 0, message));
-}
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(std::move(w));
-  return out;
 }
 
 Line make_line(int number, const std::vector<std::string>& raw) {
@@ -359,14 +352,6 @@ const typename Map::mapped_type* find_with_wildcards(const Map& map, const std::
   return nullptr;
 }
 
-std::string read_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the CHARMM parameter file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::array<std::string, 2> CharmmParameters::bond_key(std::string a, std::string b) {
@@ -424,7 +409,7 @@ CharmmParameters read_charmm_parameters(const std::vector<std::string>& paths) {
   CharmmParameters p;
   for (const CharmmFileKind kind : {CharmmFileKind::Topology, CharmmFileKind::Parameters, CharmmFileKind::Stream})
     for (const std::string& path : paths)
-      if (charmm_file_kind(path) == kind) read_charmm_parameter_text(read_file_text(path), path, kind, p);
+      if (charmm_file_kind(path) == kind) read_charmm_parameter_text(read_text_file(path, "CHARMM parameter file"), path, kind, p);
   return p;
 }
 

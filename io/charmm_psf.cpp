@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <numbers>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 #include "io/charmm_psf_build.hpp"
 #include "model/cmap.hpp"
 #include "model/elements.hpp"
@@ -211,11 +210,7 @@ TopologyFileModel read_charmm_psf_text(const std::string& text, const std::strin
 
 TopologyFileModel read_charmm_psf(const std::string& path, const TopologyFileOptions& options) {
   const CharmmParameters parameters = read_charmm_parameters(options.parameters);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the CHARMM PSF file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_charmm_psf_text(text.str(), path, parameters, options);
+  return read_charmm_psf_text(read_text_file(path, "CHARMM PSF file"), path, parameters, options);
 }
 
 }  // namespace mdsim

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 
 namespace mdsim::charmm {
 namespace {
@@ -26,13 +27,6 @@ struct Section {
 
 [[noreturn]] void fail(const std::string& source, int line, const std::string& message) {
   throw InputError(located(source, line, 0, message));
-}
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(std::move(w));
-  return out;
 }
 
 bool blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }

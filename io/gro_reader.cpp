@@ -6,12 +6,12 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 
 namespace mdsim {
 
@@ -104,11 +104,7 @@ CoordinateFile parse_gro(const std::string& text, const std::string& source) {
 }
 
 CoordinateFile read_gro(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the .gro file"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_gro(text.str(), path);
+  return parse_gro(read_text_file(path, ".gro file"), path);
 }
 
 }  // namespace mdsim

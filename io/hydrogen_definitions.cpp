@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "io/text_input.hpp"
 
 namespace mdsim {
 namespace {
@@ -112,11 +112,7 @@ void parse_hydrogen_definitions(const std::string& text, const std::string& sour
 }
 
 void load_hydrogen_definitions(const std::string& path, HydrogenDefinitions& into) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(located(path, 0, 0, "cannot open the hydrogen definitions file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  parse_hydrogen_definitions(text.str(), path, into);
+  parse_hydrogen_definitions(read_text_file(path, "hydrogen definitions file"), path, into);
 }
 
 HydrogenDefinitions load_hydrogen_definitions(const std::string& path) {
