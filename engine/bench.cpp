@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <optional>
 
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/device_query.hpp"
@@ -88,10 +89,10 @@ std::vector<TimelineRow> cuda_timeline(const RunConfig& cfg, const Model& model,
 }
 
 // The config's top-level minimisation, untimed, on the platform to be timed (a raw structure, e.g. CHARMM-GUI's,
-// would blow up in the warm-up steps); the model as it is without one.
-Model minimized(const RunConfig& cfg, const Model& model, const PlatformChoice& platform) {
+// would blow up in the warm-up steps): the model at the minimised positions; none without a `minimize` section.
+std::optional<Model> minimized(const RunConfig& cfg, const Model& model, const PlatformChoice& platform) {
+  if (!cfg.minimize) return std::nullopt;
   Model out = model;
-  if (!cfg.minimize) return out;
   auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
   context->set_positions(model.positions_nm);
   if (!model.system.constraints.empty()) context->apply_constraints(cfg.integrator.constraint_tolerance);
@@ -104,7 +105,8 @@ Model minimized(const RunConfig& cfg, const Model& model, const PlatformChoice& 
 
 BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const PlatformChoice& platform, int steps,
                       bool timeline) {
-  const Model model = minimized(cfg, input_model, platform);
+  const std::optional<Model> minimized_model = minimized(cfg, input_model, platform);
+  const Model& model = minimized_model ? *minimized_model : input_model;
   BenchReport report;
   report.platform = platform.kind;
   if (platform.kind == PlatformKind::Cpu) {
