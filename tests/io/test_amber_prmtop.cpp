@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,8 +15,10 @@
 #include "io/amber_coordinates.hpp"
 #include "io/amber_prmtop.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
 #include "support/scratch.hpp"
+#include "support/text_file.hpp"
 #include "support/thrown.hpp"
 
 using namespace mdsim;
@@ -32,23 +33,8 @@ const mdsim_test::Json& amber_reference() {
   return ref;
 }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TopologyFileOptions options_for(NonbondedMethod method, double cutoff_nm) {
-  TopologyFileOptions o;
-  o.nonbonded.method = method;
-  o.nonbonded.cutoff_nm = cutoff_nm;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = true;
-  o.constraints = ConstraintMode::None;
-  o.rigid_water = false;
-  return o;
+  return mdsim_test::flexible_topology_options(method, cutoff_nm, true);
 }
 
 // |a - b| within 1e-6 of |b|, or of 1 kJ/mol for a term below it.
@@ -333,7 +319,7 @@ std::string error_of(const std::string& text, NonbondedMethod method = Nonbonded
 }  // namespace
 
 TEST_CASE("damaged and unsupported prmtops are refused at the %FLAG and line at fault") {
-  const std::string text = text_of(amber_dir() + "alanine-dipeptide-implicit.prmtop");
+  const std::string text = mdsim_test::read_text(amber_dir() + "alanine-dipeptide-implicit.prmtop");
   // Truncated in the middle of the bond list: that flag's count.
   const std::size_t flag = text.find("%FLAG BONDS_WITHOUT_HYDROGEN");
   const std::size_t data = text.find('\n', text.find('\n', flag) + 1) + 1;  // after its %FORMAT line
@@ -378,7 +364,7 @@ TEST_CASE("damaged and unsupported prmtops are refused at the %FLAG and line at 
 // radius overflows gave an infinite sigma, a periodicity of 1e300 reached a float-to-int conversion (a POINTERS count
 // near 2^63 overflowing NTYPES^2: fuzz/regressions/amber_prmtop/pointers-*), and an inpcrd atom count near 2^63 overflowed (NATOM + 1) / 2.
 TEST_CASE("prmtop and inpcrd values that overflow are refused at their line") {
-  const std::string text = text_of(amber_dir() + "alanine-dipeptide-implicit.prmtop");
+  const std::string text = mdsim_test::read_text(amber_dir() + "alanine-dipeptide-implicit.prmtop");
   const int acoef = line_of(text, "%FLAG LENNARD_JONES_ACOEF");
   const std::string lj = replaced(replaced(text, "  7.51607703E+03", "  1.0000000E+300"), "  2.17257828E+01",
                                   "  1.0000000E-300");

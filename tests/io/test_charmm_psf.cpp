@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,7 +14,9 @@
 #include "io/charmm_crd.hpp"
 #include "io/charmm_psf.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
+#include "support/text_file.hpp"
 #include "support/thrown.hpp"
 
 using namespace mdsim;
@@ -26,23 +26,8 @@ namespace {
 std::string shared_dir() { return std::string(MDSIM_TEST_DATA_DIR) + "/topologies/"; }
 std::string charmm_dir() { return std::string(MDSIM_SOURCE_DIR) + "/tests/data/charmm/"; }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TopologyFileOptions options_for(NonbondedMethod method, double cutoff_nm) {
-  TopologyFileOptions o;
-  o.nonbonded.method = method;
-  o.nonbonded.cutoff_nm = cutoff_nm;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = false;
-  o.constraints = ConstraintMode::None;
-  o.rigid_water = false;
-  return o;
+  return mdsim_test::flexible_topology_options(method, cutoff_nm, false);  // CharmmPsfFile: no dispersion correction
 }
 
 void check_energy(const char* name, const char* term, double value, double want) {
@@ -228,7 +213,7 @@ TEST_CASE("CHARMM parameter files: wildcards, replacement by periodicity, and lo
 }
 
 TEST_CASE("a PSF the reader cannot use is refused at its line, naming what is missing") {
-  const std::string psf = text_of(shared_dir() + "inputs/ala3_solv.psf");
+  const std::string psf = mdsim_test::read_text(shared_dir() + "inputs/ala3_solv.psf");
   const CharmmParameters params = read_charmm_parameters(ala3_parameters());
   const TopologyFileOptions o = options_for(NonbondedMethod::NoCutoff, 1.0);
   const auto error = [&](const std::string& text, const CharmmParameters& par) {

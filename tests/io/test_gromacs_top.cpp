@@ -14,6 +14,7 @@
 #include "io/gromacs_preprocessor.hpp"
 #include "io/gromacs_top.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
 #include "support/scratch.hpp"
 
@@ -24,14 +25,7 @@ namespace {
 const std::string kShared = std::string(MDSIM_TEST_DATA_DIR) + "/topologies/";
 const std::string kGmx = std::string(MDSIM_SOURCE_DIR) + "/tests/data/gromacs/";
 
-TopologyFileOptions vacuum() {
-  TopologyFileOptions o;
-  o.nonbonded.method = NonbondedMethod::NoCutoff;
-  o.nonbonded.dispersion_correction = false;
-  o.constraints = ConstraintMode::None;
-  o.rigid_water = false;
-  return o;
-}
+TopologyFileOptions vacuum() { return mdsim_test::flexible_topology_options(NonbondedMethod::NoCutoff, 1.0, false); }
 
 // |a - b| within 1e-6 of |b|, or of 1 kJ/mol for a term below it.
 bool energy_agrees(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }

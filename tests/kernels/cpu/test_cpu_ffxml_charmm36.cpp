@@ -14,6 +14,7 @@
 #include "kernels/cpu/cpu_forces.hpp"
 #include "model/forcefield.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
 
 using namespace mdsim;
@@ -29,16 +30,8 @@ const ForceFieldData& charmm36() {
 }
 
 System build(const std::string& pdb, NonbondedMethod method, TemplateAssignment* assignment = nullptr) {
-  Topology top = read_pdb(kData + pdb);
-  create_topology_bonds(top, charmm36().standard);
-  ForceFieldOptions o;
-  o.constraints = ConstraintMode::None;
-  o.rigid_water = false;
-  o.nonbonded.method = method;
-  o.nonbonded.cutoff_nm = 1.0;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = false;  // charmm36.xml: useDispersionCorrection="False"
-  return build_system(top, charmm36(), o, assignment);
+  // charmm36.xml: useDispersionCorrection="False".
+  return mdsim_test::template_system(charmm36(), kData + pdb, method, false, ConstraintMode::None, false, assignment);
 }
 
 void check_counts(const System& s, const Json& want) {

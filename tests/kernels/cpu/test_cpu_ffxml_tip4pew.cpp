@@ -15,6 +15,7 @@
 #include "model/forcefield.hpp"
 #include "platform/virtual_sites.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/tip4pew_case.hpp"
 
 using namespace mdsim;
@@ -31,16 +32,8 @@ const ForceFieldData& amber14_tip4pew() {
 
 // The System as the reference (and make_ffxml_tip4pew_counts.py) builds it: PME 1.0 nm, tolerance 5e-4.
 System build(ConstraintMode constraints, bool rigid_water) {
-  Topology top = read_pdb(kInputs + "ffxml_amber14_tip4pew_ala2.pdb");
-  create_topology_bonds(top, amber14_tip4pew().standard);
-  ForceFieldOptions o;
-  o.constraints = constraints;
-  o.rigid_water = rigid_water;
-  o.nonbonded.method = NonbondedMethod::PME;
-  o.nonbonded.cutoff_nm = 1.0;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = true;
-  return build_system(top, amber14_tip4pew(), o);
+  return mdsim_test::template_system(amber14_tip4pew(), kInputs + "ffxml_amber14_tip4pew_ala2.pdb", NonbondedMethod::PME,
+                                     true, constraints, rigid_water);
 }
 
 void check_counts(const System& s, const Json& want) {

@@ -14,6 +14,7 @@
 #include "model/forcefield.hpp"
 #include "platform/virtual_sites.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
 
 using namespace mdsim;
@@ -25,16 +26,7 @@ const std::string kData = std::string(MDSIM_SOURCE_DIR) + "/tests/data/";
 
 System build(ConstraintMode constraints, bool rigid_water) {
   static const ForceFieldData ff = load_forcefields({"tip5p.xml"}, "");
-  Topology top = read_pdb(kData + "tip5p_box.pdb");
-  create_topology_bonds(top, ff.standard);
-  ForceFieldOptions o;
-  o.constraints = constraints;
-  o.rigid_water = rigid_water;
-  o.nonbonded.method = NonbondedMethod::PME;
-  o.nonbonded.cutoff_nm = 1.0;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = true;
-  return build_system(top, ff, o);
+  return mdsim_test::template_system(ff, kData + "tip5p_box.pdb", NonbondedMethod::PME, true, constraints, rigid_water);
 }
 
 std::vector<Vec3d> displaced_sites(const System& s, std::vector<Vec3d> x) {

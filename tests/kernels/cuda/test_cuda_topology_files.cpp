@@ -20,6 +20,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "model/forcefield.hpp"
 #include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
 
 using namespace mdsim;
@@ -82,11 +83,7 @@ void compare(const std::string& name, const System& s, std::vector<Vec3d> x) {
 }
 
 TopologyFileModel charmm(const std::string& psf, std::vector<std::string> parameters, NonbondedMethod method) {
-  TopologyFileOptions o;
-  o.nonbonded.method = method;
-  o.nonbonded.cutoff_nm = 1.0;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = false;
+  TopologyFileOptions o = mdsim_test::flexible_topology_options(method, 1.0, false);
   o.parameters = std::move(parameters);
   o.box = Boxd{{3.271195, 0, 0}, {0, 3.299596, 0}, {0, 0, 3.300715}};
   return read_charmm_psf(psf, o);
@@ -116,17 +113,10 @@ namespace {
 // A PDB through the template path with these force fields (flexible, no dispersion correction), and its positions.
 std::pair<System, std::vector<Vec3d>> template_system(const std::vector<std::string>& forcefields,
                                                       const std::string& pdb, NonbondedMethod method) {
-  const ForceFieldData ff = load_forcefields(forcefields, "");
-  Topology top = read_pdb(kData + pdb);
-  create_topology_bonds(top, ff.standard);
-  ForceFieldOptions o;
-  o.constraints = ConstraintMode::None;
-  o.rigid_water = false;
-  o.nonbonded.method = method;
-  o.nonbonded.cutoff_nm = 1.0;
-  o.nonbonded.ewald_tolerance = 5e-4;
-  o.nonbonded.dispersion_correction = false;
-  return {build_system(top, ff, o), top.positions_nm};
+  Topology top;
+  System s = mdsim_test::template_system(load_forcefields(forcefields, ""), kData + pdb, method, false,
+                                         ConstraintMode::None, false, nullptr, &top);
+  return {std::move(s), top.positions_nm};
 }
 
 }  // namespace
