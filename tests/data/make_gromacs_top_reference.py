@@ -20,6 +20,8 @@ import xml.etree.ElementTree as ET
 import openmm as mm
 from openmm import app, unit
 
+from openmm_energies import energies_by_force, term_count
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 GMX = os.path.join(HERE, "gromacs")
 SHARED = os.path.join(HERE, "shared", "topologies", "inputs")
@@ -32,20 +34,10 @@ def evaluate(top_path, gro_path):
     top = app.GromacsTopFile(top_path, includeDir="/usr/share/gromacs/top")
     gro = app.GromacsGroFile(gro_path)
     system = top.createSystem(nonbondedMethod=app.NoCutoff, constraints=None, rigidWater=False, removeCMMotion=False)
-    for i, f in enumerate(system.getForces()):
-        f.setForceGroup(i)
-    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
-    context.setPositions(gro.positions)
-    energies, counts = {}, {}
-    for i, f in enumerate(system.getForces()):
-        term = TERMS[type(f).__name__]
-        e = context.getState(getEnergy=True, groups={i}).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
-        energies[term] = energies.get(term, 0.0) + e
-        counts[type(f).__name__] = counts.get(type(f).__name__, 0) + (
-            f.getNumBonds() if hasattr(f, "getNumBonds") else f.getNumAngles() if hasattr(f, "getNumAngles")
-            else f.getNumTorsions() if hasattr(f, "getNumTorsions") else f.getNumParticles())
-    state = context.getState(getEnergy=True, getForces=True)
-    energies["total"] = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    counts = {}
+    for f in system.getForces():
+        counts[type(f).__name__] = counts.get(type(f).__name__, 0) + term_count(f)
+    energies, state = energies_by_force(system, gro.positions, lambda f: TERMS[type(f).__name__])
     forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole / unit.nanometer)
     elements = [a.element.symbol if a.element is not None else "" for a in top.topology.atoms()]
     return {"energies_kj_per_mol": energies, "counts": counts, "forces_kj_per_mol_nm": forces.tolist(),
@@ -95,18 +87,11 @@ def tip4p_box():
     ff.loadFile(__import__("io").StringIO(TIP4P_FF))
     system = ff.createSystem(modeller.topology, nonbondedMethod=app.NoCutoff, constraints=None, rigidWater=False,
                              removeCMMotion=False)
-    for i, f in enumerate(system.getForces()):
-        f.setForceGroup(i)
+    # The positions with the sites placed, to write the .gro.
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
     context.setPositions(modeller.positions)
     context.computeVirtualSites()
-    energies = {}
-    for i, f in enumerate(system.getForces()):
-        e = context.getState(getEnergy=True, groups={i}).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
-        energies[TERMS[type(f).__name__]] = e
-    state = context.getState(getEnergy=True, getForces=True, getPositions=True)
-    energies["total"] = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
-    positions = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    positions = context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     n = system.getNumParticles() // 4
     with open(os.path.join(GMX, "tip4p_box.top"), "w") as f:
         f.write('; TIP4P waters (make_gromacs_top_reference.py)\n#include "oplsaa.ff/forcefield.itp"\n'
@@ -119,13 +104,7 @@ def tip4p_box():
         f.write("   3.00000   3.00000   3.00000\n")
     # The .gro keeps 3 decimals: the reference is evaluated at the positions as written.
     gro = app.GromacsGroFile(os.path.join(GMX, "tip4p_box.gro"))
-    context.setPositions(gro.positions)
-    context.computeVirtualSites()
-    for i, f in enumerate(system.getForces()):
-        e = context.getState(getEnergy=True, groups={i}).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
-        energies[TERMS[type(f).__name__]] = e
-    state = context.getState(getEnergy=True, getForces=True, getPositions=True)
-    energies["total"] = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    energies, state = energies_by_force(system, gro.positions, lambda f: TERMS[type(f).__name__])
     return {"energies_kj_per_mol": energies, "waters": n,
             "positions_nm": state.getPositions(asNumpy=True).value_in_unit(unit.nanometer).tolist(),
             "forces_kj_per_mol_nm": state.getForces(asNumpy=True).value_in_unit(

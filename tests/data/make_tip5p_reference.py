@@ -15,6 +15,8 @@ import os
 import openmm as mm
 from openmm import app, unit
 
+from openmm_energies import energies_by_force
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(app.__file__), "data")
 CORNER_A = 12.0  # the corner cube's edge, Å
@@ -43,17 +45,7 @@ def main():
     system = ff.createSystem(pdb.topology, nonbondedMethod=app.PME, nonbondedCutoff=1.0 * unit.nanometer,
                              ewaldErrorTolerance=5e-4, constraints=None, rigidWater=False, removeCMMotion=False)
     terms = {"HarmonicBondForce": "bond", "HarmonicAngleForce": "angle", "NonbondedForce": "nonbonded"}
-    for i, f in enumerate(system.getForces()):
-        f.setForceGroup(i)
-    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
-    context.setPositions(pdb.positions)
-    context.computeVirtualSites()
-    energies = {}
-    for i, f in enumerate(system.getForces()):
-        e = context.getState(getEnergy=True, groups={i}).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
-        energies[terms[type(f).__name__]] = e
-    state = context.getState(getEnergy=True, getForces=True, getPositions=True)
-    energies["total"] = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    energies, state = energies_by_force(system, pdb.positions, lambda f: terms[type(f).__name__])
     nb = next(f for f in system.getForces() if isinstance(f, mm.NonbondedForce))
     out = {"openmm_version": mm.__version__, "waters": system.getNumParticles() // 5,
            "settings": "PME 1.0 nm, ewald tolerance 5e-4, dispersion correction, no constraints, flexible water",

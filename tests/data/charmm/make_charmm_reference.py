@@ -27,6 +27,8 @@ import openmm as mm
 from openmm import app, unit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # tests/data: openmm_energies
+from openmm_energies import energies_by_force, term_count  # noqa: E402
 
 
 def used_types(psf_path):
@@ -130,17 +132,7 @@ def reference(name, psf_file, crd_file, parameter_files):
     for k in reversed(range(system.getNumForces())):
         if isinstance(system.getForce(k), mm.CMMotionRemover):
             system.removeForce(k)
-    for k, f in enumerate(system.getForces()):
-        f.setForceGroup(k)
-    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
-    context.setPositions(crd.positions)
-    context.computeVirtualSites()
-    energies = {}
-    for k, f in enumerate(system.getForces()):
-        e = context.getState(getEnergy=True, groups={k}).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
-        energies[f.__class__.__name__] = energies.get(f.__class__.__name__, 0.0) + e
-    state = context.getState(getEnergy=True, getForces=True, getPositions=True)
-    energies["total"] = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    energies, state = energies_by_force(system, crd.positions, lambda f: f.__class__.__name__)
     nb = next(f for f in system.getForces() if isinstance(f, mm.NonbondedForce))
     out = {
         "name": name, "inputs": [psf_file, crd_file] + parameter_files, "openmm_version": mm.__version__,
@@ -149,10 +141,7 @@ def reference(name, psf_file, crd_file, parameter_files):
         "energies_kj_per_mol": energies,
         "counts": {"atoms": system.getNumParticles(), "exceptions": nb.getNumExceptions(),
                    "virtual_sites": sum(system.isVirtualSite(i) for i in range(system.getNumParticles())),
-                   "forces": {f.__class__.__name__: (f.getNumBonds() if hasattr(f, "getNumBonds") else
-                                                     f.getNumAngles() if hasattr(f, "getNumAngles") else
-                                                     f.getNumTorsions() if hasattr(f, "getNumTorsions") else
-                                                     f.getNumParticles()) for f in system.getForces()}},
+                   "forces": {f.__class__.__name__: term_count(f) for f in system.getForces()}},
         "positions_nm": [list(v) for v in state.getPositions().value_in_unit(unit.nanometer)],
         "forces_kj_per_mol_nm": [list(v) for v in state.getForces().value_in_unit(unit.kilojoule_per_mole / unit.nanometer)],
     }
