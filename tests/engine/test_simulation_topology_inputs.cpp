@@ -27,6 +27,7 @@
 #include "kernels/cpu/cpu_forces.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/restraint_fixtures.hpp"
 #include "support/scratch.hpp"
 #include "support/text_file.hpp"
 #include "support/thrown.hpp"
@@ -132,13 +133,7 @@ TEST_CASE("a top's [position_restraints] under POSRES: per-axis springs about th
   for (std::size_t i = 0; i < x.size(); ++i)
     for (int a = 0; a < 3; ++a) {
       worst = std::max(worst, std::fabs(f[i][a] - want[i][a]));
-      const double keep = x[i][a];
-      x[i][a] = keep + h;
-      const double plus = evaluator.compute(x, nullptr, kTermRestraint).restraint;
-      x[i][a] = keep - h;
-      const double minus = evaluator.compute(x, nullptr, kTermRestraint).restraint;
-      x[i][a] = keep;
-      worst_fd = std::max(worst_fd, std::fabs(-(plus - minus) / (2.0 * h) - f[i][a]));
+      worst_fd = std::max(worst_fd, std::fabs(mdsim_test::restraint_force_fd(evaluator, x, i, a, h) - f[i][a]));
     }
   CHECK(worst < 1e-12);
   CHECK(worst_fd < 1e-6);

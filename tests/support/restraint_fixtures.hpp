@@ -4,14 +4,30 @@
 // on opposite faces of a 3 nm box, and the atoms start at the image of atom 0's reference that sits beside
 // atom 1 (bonds are not imaged, as in OpenMM). By symmetry the minimum is a bond length r with
 // kb (r − r0) = k (0.2 − r) / 2, centred on x = 0.
+// Also restraint_force_fd, the finite-difference check of a restraint force both CPU restraint tests make.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
+#include "kernels/cpu/cpu_forces.hpp"
 #include "platform/context.hpp"
 #include "model/system.hpp"
 
 namespace mdsim_test {
+
+// -dE/dx of the evaluator's restraint term along axis a of atom i, by a central difference of step h (nm); x is
+// left as it was.
+inline double restraint_force_fd(mdsim::CpuForceEvaluator& evaluator, std::vector<mdsim::Vec3d>& x, std::size_t i,
+                                 int a, double h) {
+  const double keep = x[i][a];
+  x[i][a] = keep + h;
+  const double plus = evaluator.compute(x, nullptr, mdsim::kTermRestraint).restraint;
+  x[i][a] = keep - h;
+  const double minus = evaluator.compute(x, nullptr, mdsim::kTermRestraint).restraint;
+  x[i][a] = keep;
+  return -(plus - minus) / (2.0 * h);
+}
 
 struct RestrainedPair {
   static constexpr double kb = 2.0e4, k = 5.0e3, r0 = 0.15, L = 3.0;
