@@ -31,6 +31,7 @@
 #include "io/units.hpp"
 #include "platform/context.hpp"
 #include "mdsim_version.hpp"
+#include "module_parts.hpp"
 
 namespace py = pybind11;
 using namespace mdsim;
@@ -464,32 +465,6 @@ py::dict run_summary_dict(const RunSummary& r) {
   return d;
 }
 
-py::dict topology_dict(const Topology& t) {
-  const std::size_t n = t.atoms.size();
-  py::list names, elements, residue_names, chain_ids;
-  py::array_t<std::int64_t> residue_numbers(static_cast<py::ssize_t>(n)), residue_index(static_cast<py::ssize_t>(n));
-  auto rn = residue_numbers.mutable_unchecked<1>();
-  auto ri = residue_index.mutable_unchecked<1>();
-  for (std::size_t i = 0; i < n; ++i) {
-    const TopologyAtom& a = t.atoms[i];
-    const TopologyResidue& r = t.residues[static_cast<std::size_t>(a.residue)];
-    names.append(a.name);
-    elements.append(a.element);
-    residue_names.append(r.name);
-    chain_ids.append(t.chains[static_cast<std::size_t>(r.chain)].id);
-    rn(static_cast<py::ssize_t>(i)) = r.number;
-    ri(static_cast<py::ssize_t>(i)) = a.residue;
-  }
-  py::dict d;
-  d["atom_names"] = names;
-  d["elements"] = elements;
-  d["residue_names"] = residue_names;
-  d["residue_numbers"] = residue_numbers;
-  d["residue_index"] = residue_index;
-  d["chain_ids"] = chain_ids;
-  return d;
-}
-
 // A per-atom property as a numpy array (a copy).
 py::array_t<double> per_atom_array(const std::vector<double>& values) {
   return py::array_t<double>(static_cast<py::ssize_t>(values.size()), values.data());
@@ -567,7 +542,7 @@ void bind_simulation_system(SimulationClass& cls) {
       .def_property_readonly("n_atoms", [](PySimulation& s) { return s.sim().model().system.num_particles(); })
       .def_property_readonly("masses", [](PySimulation& s) { return per_atom_array(s.sim().model().system.mass_amu); })
       .def_property_readonly("charges", [](PySimulation& s) { return per_atom_array(s.sim().model().system.charge_e); })
-      .def("_topology", [](PySimulation& s) { return topology_dict(s.sim().model().topology); })
+      .def("_topology", [](PySimulation& s) { return python::topology_dict(s.sim().model().topology); })
       .def_property_readonly(
           "stream",
           [](PySimulation& s) {
