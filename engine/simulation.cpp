@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -588,6 +589,8 @@ struct Simulation::Impl {
   double simulated_ps = 0.0;
   std::chrono::steady_clock::time_point started;
   bool external_forces = false;
+  std::vector<StepObserver> observers;  // called during runs (set_observers)
+  bool final_structure = true;  // finish_run writes output.final_pdb (not for run_for's as_steps)
 
   // Staged runs (cfg.stages not empty).
   DynamicsSettings settings;               // the context's
@@ -702,6 +705,7 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   Impl& s = *impl_;
   s.cfg = std::move(config);
   s.request = std::move(request);
+  if (s.request.quiet) s.cfg.output.progress = false;
   if (s.cfg.replicas)
     throw_config_error(s.cfg, "replicas",
                        "the config describes an ensemble of replicas ('replicas:'), which `mdsim run` runs "
@@ -762,6 +766,41 @@ void Simulation::add_external_force(std::shared_ptr<ExternalForce> force) {
   impl_->external_forces = true;
 }
 
+void Simulation::remove_external_force(const ExternalForce* force) { impl_->context->remove_external_force(force); }
+
+void Simulation::set_integrator(const IntegratorConfig& integrator) {
+  Impl& s = *impl_;
+  if (s.staged())
+    throw InputError(at_config_key(s.cfg, "stages", "the integrator of a config with stages is each stage's own: "
+                                                    "change it in the stages"));
+  s.context->set_integrator(integrator);
+  const std::uint64_t seed = s.cfg.integrator.seed;  // the config's (0: chosen at start); the context keeps its own
+  s.cfg.integrator = s.context->dynamics().integrator;
+  s.cfg.integrator.seed = seed;
+  if (s.cfg.barostat && s.context->dynamics().barostat) s.cfg.barostat = s.context->dynamics().barostat;
+}
+
+void Simulation::set_outputs(const OutputConfig& output, bool continue_existing) {
+  Impl& s = *impl_;
+  if (s.running) throw RuntimeError("set_outputs: a run is in progress");
+  if (s.staged())
+    throw InputError(at_config_key(s.cfg, "stages", "the outputs of a config with stages are its output: section's "
+                                                    "(each stage sets its intervals)"));
+  RunConfig next = s.cfg;
+  next.output = output;
+  if (s.request.quiet) next.output.progress = false;
+  check_output_paths(next);
+  std::vector<int> atoms;
+  if (next.output.trajectory.interval_steps > 0 && !next.output.trajectory.file.empty())
+    atoms = select_atoms(s.model.topology, next.output.trajectory.atoms, "the trajectory's atoms");
+  s.cfg = std::move(next);
+  s.setup.trajectory_atoms = std::move(atoms);
+  s.checkpoint_file = checkpoint_path(s.cfg);
+  if (continue_existing) s.outputs_opened = true;
+}
+
+void Simulation::set_observers(std::vector<StepObserver> observers) { impl_->observers = std::move(observers); }
+
 Checkpoint Simulation::checkpoint() { return impl_->checkpoint(); }
 
 bool Simulation::may_switch_context() const { return impl_->staged() && impl_->switches_context(); }
@@ -810,10 +849,20 @@ void print_minimization(const std::string& prefix, const MinimizationResult& m) 
              m.interrupted ? " (interrupted by a stop request)" : m.converged ? "" : " (not converged)");
 }
 
-// Reporting intervals of a run or stage.
+// Reporting intervals of a run or stage, and the observers called during it.
 struct Intervals {
   int trajectory = 0, state = 0, checkpoint = 0;
+  const std::vector<StepObserver>* observers = nullptr;
 };
+
+// The first step after `step` at which an observer is due (INT64_MAX: none).
+std::int64_t next_observer_step(std::int64_t step, const std::vector<StepObserver>* observers) {
+  std::int64_t next = std::numeric_limits<std::int64_t>::max();
+  if (observers)
+    for (const StepObserver& o : *observers)
+      if (o.interval_steps > 0) next = std::min(next, next_multiple(step, o.interval_steps));
+  return next;
+}
 
 }  // namespace
 
@@ -838,6 +887,7 @@ static bool run_steps(Simulation& sim, Context& context, Reporters& reporters, c
     target = std::min(target, next_multiple(step, every.trajectory));
     target = std::min(target, next_multiple(step, every.state));
     target = std::min(target, next_multiple(step, every.checkpoint));
+    target = std::min(target, next_observer_step(step, every.observers));
     context.step(static_cast<int>(target - step));
     step = target;
 
@@ -850,6 +900,9 @@ static bool run_steps(Simulation& sim, Context& context, Reporters& reporters, c
         write_checkpoint(checkpoint_file, sim.checkpoint());
       }
     }
+    if (every.observers)
+      for (const StepObserver& o : *every.observers)
+        if (due(step, o.interval_steps)) o.call(step);
     if (progress) progress->update(step);
   }
   return true;
@@ -860,7 +913,7 @@ bool Simulation::minimize_at_start() {
   const RunConfig& cfg = s.cfg;
   if (!s.fresh || !cfg.minimize) return true;
   const MinimizationResult m = s.context->minimize(cfg.minimize->tolerance_kj_per_mol_nm, cfg.minimize->max_iterations);
-  print_minimization(s.request.label, m);
+  if (!s.request.quiet) print_minimization(s.request.label, m);
   if (m.interrupted) return false;
   set_initial_velocities(*s.context, cfg, s.model);  // at the minimised positions
   s.fresh = false;
@@ -904,7 +957,8 @@ bool Simulation::run_to(std::int64_t step) {
   if (!s.running) throw RuntimeError("run_to: start_run() first");
   if (s.staged()) throw RuntimeError("run_to: a staged config runs through run()");
   const auto& out = cfg.output;
-  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps};
+  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps,
+                        &s.observers};
   const bool done = run_steps(*this, *s.context, *s.reporters, cfg, s.request, s.checkpoint_file,
                               std::min(step, cfg.run.steps), every, s.external_forces, nullptr);
   s.run_summary.stopped_early = !done;
@@ -924,22 +978,42 @@ RunSummary Simulation::stopped_in_minimization() {
   return stopped;
 }
 
-RunSummary Simulation::run_for(std::int64_t steps) {
+RunSummary Simulation::run_for(std::int64_t steps, bool as_steps) {
   Impl& s = *impl_;
   if (s.staged())
     throw InputError(at_config_key(s.cfg, "stages",
                                    "a config with stages runs them in order: run() takes no length for it (step(n) "
                                    "advances without reporters)"));
   if (steps < 0) throw InputError(fmt::format("run: the length must not be negative, got {} steps", steps));
+  if (as_steps) s.fresh = false;  // step(n) never minimises
   if (!start_run()) return stopped_in_minimization();
+  s.final_structure = !as_steps;
   auto& progress = s.reporters->progress;  // counts to this run's end, not run.steps
   if (progress) progress.emplace(stderr, s.first_step, s.first_step + steps, s.cfg.integrator.timestep_ps);
   const auto& out = s.cfg.output;
-  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps};
-  const bool done = run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
-                              s.first_step + steps, every, s.external_forces, nullptr);
-  s.run_summary.stopped_early = !done;
+  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps,
+                        &s.observers};
+  finish_on_error([&] {
+    s.run_summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
+                                             s.first_step + steps, every, s.external_forces, nullptr);
+  });
   return finish_run();
+}
+
+// What an observer, an external force or the platform throws during a run's steps ends the run as a stop request
+// does (every output closed, whole), then goes on to the caller.
+void Simulation::finish_on_error(const std::function<void()>& steps) {
+  try {
+    steps();
+  } catch (...) {
+    if (impl_->running) {
+      try {
+        finish_run(/*stopped_early=*/true);
+      } catch (...) {  // the first error is the one to report
+      }
+    }
+    throw;
+  }
 }
 
 RunSummary Simulation::run() {
@@ -961,7 +1035,7 @@ RunSummary Simulation::run() {
   header_only.positions = false;
   const auto& out = cfg.output;
   if (!s.staged()) {
-    run_to(cfg.run.steps);
+    finish_on_error([&] { run_to(cfg.run.steps); });
   } else {
     std::size_t first_dynamics = 0;
     while (first_dynamics < cfg.stages.size() && cfg.stages[first_dynamics].steps == 0) ++first_dynamics;
@@ -982,7 +1056,7 @@ RunSummary Simulation::run() {
         s.apply_stage_restraints(&at_start.positions_nm);
         if (st.minimize) {
           const MinimizationResult m = s.context->minimize(st.minimize->tolerance_kj_per_mol_nm, st.minimize->max_iterations);
-          print_minimization(fmt::format("stage {}: ", st.name), m);
+          if (!s.request.quiet) print_minimization(fmt::format("stage {}: ", st.name), m);
           if (m.interrupted) {
             summary.stopped_early = summary.stopped_in_minimization = s.minimization_interrupted = true;
             break;
@@ -1001,9 +1075,12 @@ RunSummary Simulation::run() {
       if (out.progress)
         progress.emplace(stderr, stage_start, stage_end, st.integrator.timestep_ps,
                          ProgressOptions{std::nullopt, 0.25, 10.0, fmt::format("stage {}: ", st.name)});
-      const Intervals every{st.trajectory_interval_steps, st.state_interval_steps, st.checkpoint_interval_steps};
-      summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, cfg, s.request, s.checkpoint_file, stage_end,
-                                         every, s.external_forces, &st.name);
+      const Intervals every{st.trajectory_interval_steps, st.state_interval_steps, st.checkpoint_interval_steps,
+                            &s.observers};
+      finish_on_error([&] {
+        summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, cfg, s.request, s.checkpoint_file,
+                                           stage_end, every, s.external_forces, &st.name);
+      });
       const std::int64_t reached = s.context->state(header_only).step;
       if (progress) progress->finish(reached);
       progress.reset();
@@ -1050,7 +1127,8 @@ RunSummary Simulation::finish_run(bool stopped_early) {
   s.minimization_interrupted = false;
   s.before_stage_start.reset();
   if (state_log) state_log->close();
-  if (!out.final_pdb.empty() && !summary.stopped_early) {
+  const bool final_structure = std::exchange(s.final_structure, true);
+  if (!out.final_pdb.empty() && !summary.stopped_early && final_structure) {
     StateRequest positions_only;
     SimulationState st = context.state(positions_only);
     if (imager && st.has_box) imager->image(st.positions_nm, st.box);  // as the frames show it

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +32,14 @@ struct RunRequest {
   std::optional<Checkpoint> restart;
   bool platform_notice = true;
   std::string label;  // printed before the run's own messages ("replica 3: ")
+  bool quiet = false;  // no minimisation line and no progress (the Python package's quiet=True)
+};
+
+// Something called at each multiple of `interval_steps` that a run (run(), run_for()) reaches, after that step's
+// outputs were written: the Python package's callable reporters. What it throws ends the run (outputs closed).
+struct StepObserver {
+  int interval_steps = 0;
+  std::function<void(std::int64_t step)> call;
 };
 
 struct RunSummary {
@@ -76,7 +85,8 @@ class Simulation {
   // run() for a given length: `steps` more steps from the current one (beyond run.steps if need be) with every
   // reporter, appending to the outputs a previous run() wrote, then the final outputs. Its start is run()'s (a
   // fresh simulation minimises first when the config asks). InputError for a config with stages.
-  RunSummary run_for(std::int64_t steps);
+  // `as_steps` (the Python package's step(n) with reporters): no minimisation at the start and no final structure.
+  RunSummary run_for(std::int64_t steps, bool as_steps = false);
   // A stop request (SIGINT/SIGTERM) during a minimisation ends it at its last accepted iterate, and the run before
   // its first step (RunSummary::stopped_in_minimization): minimisation is not a restart point, so nothing of the
   // partly minimised state is written. A fresh run's minimisation: no output is written (run again to start over;
@@ -102,6 +112,19 @@ class Simulation {
   // A force from outside in every later evaluation (Context::add_external_force); run()'s state log then
   // has the external_kj_per_mol column.
   void add_external_force(std::shared_ptr<ExternalForce> force);
+  void remove_external_force(const ExternalForce* force);  // one add_external_force added (InputError otherwise)
+
+  // The integrator's temperature, friction, time step and constraint tolerance from the next step on
+  // (Context::set_integrator); the run's config, and so the checkpoints' physics settings, follow. InputError for a
+  // config with stages (each stage sets its own) and for what Context::set_integrator refuses.
+  void set_integrator(const IntegratorConfig& integrator);
+  // Replaces the config's output section (what later runs write; the Python package's reporters): InputError, as
+  // for the config's, for an output path that cannot be written or a trajectory selection that fits no atom, and
+  // for a config with stages or a run in progress. `continue_existing`: later runs append to the files after the
+  // current step (as --resume), creating those that do not exist; otherwise as before (a fresh simulation's first
+  // run writes them anew).
+  void set_outputs(const OutputConfig& output, bool continue_existing);
+  void set_observers(std::vector<StepObserver> observers);  // replaces the observers of later runs
 
   Checkpoint checkpoint();                      // the current state as a checkpoint holds it
   void save_checkpoint(const std::string& path);  // the CLI's format, written atomically
@@ -110,6 +133,7 @@ class Simulation {
 
  private:
   RunSummary stopped_in_minimization();  // the summary of a run whose start's minimisation was interrupted
+  void finish_on_error(const std::function<void()>& steps);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,6 +1,8 @@
 #include "platform/context.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,8 +11,7 @@
 
 namespace mdsim {
 
-void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
-  const IntegratorConfig& in = s.integrator;
+void check_integrator_config(const IntegratorConfig& in) {
   if (!(in.timestep_ps > 0.0) || !std::isfinite(in.timestep_ps))
     throw InputError("integrator: timestep must be positive, got " + quoted_number(in.timestep_ps) + " ps");
   if (!(in.constraint_tolerance > 0.0) || !(in.constraint_tolerance < 1.0))
@@ -21,6 +22,10 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
     if (!(in.friction_per_ps >= 0.0) || !std::isfinite(in.friction_per_ps))
       throw InputError("integrator: friction must be zero or positive, got " + quoted_number(in.friction_per_ps) + " 1/ps");
   }
+}
+
+void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
+  check_integrator_config(s.integrator);
   if (s.barostat && !system.box)
     throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
                      "nonbonded method)");
@@ -45,6 +50,33 @@ DynamicsSettings with_bath_temperature(const DynamicsSettings& settings, double 
   s.integrator.temperature_k = temperature_k;
   if (s.barostat) s.barostat->temperature_k = temperature_k;
   return s;
+}
+
+DynamicsSettings with_integrator(const DynamicsSettings& settings, const IntegratorConfig& next) {
+  const IntegratorConfig& now = settings.integrator;
+  if (next.type != now.type)
+    throw InputError(std::string("the integrator's type stays ") + to_string(now.type) + " for the simulation's life, got " +
+                     to_string(next.type) + ": start a new simulation from this state for another integrator");
+  if (now.type == IntegratorType::Verlet &&
+      (next.temperature_k != now.temperature_k || next.friction_per_ps != now.friction_per_ps))
+    throw InputError("the verlet integrator has no heat bath: its temperature and friction cannot be set (a heat bath "
+                     "needs integrator.type langevin_middle)");
+  check_integrator_config(next);
+  DynamicsSettings s = settings;
+  s.integrator = next;
+  s.integrator.seed = now.seed;
+  if (s.barostat && now.type == IntegratorType::LangevinMiddle) s.barostat->temperature_k = next.temperature_k;
+  return s;
+}
+
+void erase_external_force(std::vector<std::shared_ptr<ExternalForce>>& forces, const ExternalForce* force) {
+  const auto it = std::find_if(forces.begin(), forces.end(), [&](const auto& f) { return f.get() == force; });
+  if (it == forces.end()) throw InputError("remove_force: the force is not in the simulation (removed already?)");
+  forces.erase(it);
+}
+
+void Context::set_temperature(double temperature_k) {
+  set_integrator(with_bath_temperature(dynamics(), temperature_k).integrator);
 }
 
 void check_particle_count(std::size_t given, std::size_t particles, const char* what) {

@@ -195,6 +195,8 @@ class Context {
   // Adds a force to every later evaluation (its energy in EnergyTerms::external). A non-finite energy
   // or force from it is a RuntimeError naming it.
   virtual void add_external_force(std::shared_ptr<ExternalForce> force) = 0;
+  // Takes a force add_external_force added out of every later evaluation (InputError when it is not there).
+  virtual void remove_external_force(const ExternalForce* force) = 0;
 
   // Replaces the context's position restraints (empty = none) for every later evaluation: steps,
   // minimisation, barostat trials, state(). InputError for an atom out of range, a reference or k count
@@ -205,7 +207,11 @@ class Context {
   // The heat bath's temperature from the next step on: the Langevin thermostat's and the barostat's
   // (temperature replica exchange moves replicas between temperatures). InputError unless positive and
   // finite; the integrator must be LangevinMiddle (Verlet has no bath).
-  virtual void set_temperature(double temperature_k) = 0;
+  void set_temperature(double temperature_k);
+  // The integrator's temperature (K), friction (1/ps), time step (ps) and constraint tolerance from the next step
+  // on (the barostat's temperature follows); its type and seed stay (set_seed). InputError as with_integrator.
+  virtual void set_integrator(const IntegratorConfig& integrator) = 0;
+  virtual const DynamicsSettings& dynamics() const = 0;  // the settings in force
 
   virtual std::uint64_t seed() const = 0;                  // the seed in use (config seed 0 -> chosen one)
   // Keys the random numbers of later steps with `seed` (nonzero; a checkpoint's, so that a restart draws what
@@ -226,10 +232,21 @@ void check_dynamics_settings(const System& system, const DynamicsSettings& setti
 // an integrator without a bath (Verlet).
 DynamicsSettings with_bath_temperature(const DynamicsSettings& settings, double temperature_k);
 
+// `settings` with `next`'s temperature, friction, time step and constraint tolerance (the barostat's temperature
+// following), as every platform's set_integrator applies them: InputError for another integrator type, a value
+// check_integrator_config refuses, or a temperature or friction for Verlet, which has no heat bath.
+DynamicsSettings with_integrator(const DynamicsSettings& settings, const IntegratorConfig& next);
+// InputError for a non-positive time step, a constraint tolerance outside (0, 1), a non-positive Langevin
+// temperature or a negative friction (part of check_dynamics_settings).
+void check_integrator_config(const IntegratorConfig& integrator);
+
 // InputError for restraints a context must refuse, naming the entry: an atom outside 0 .. particles-1,
 // a count of reference positions or of force constants other than the count of atoms, a negative or
 // non-finite k, a non-finite reference position. Every platform calls it (set_position_restraints).
 void check_position_restraints(const PositionRestraints& restraints, std::size_t particles);
+
+// Removes `force` from a context's external forces (remove_external_force); InputError when it is not among them.
+void erase_external_force(std::vector<std::shared_ptr<ExternalForce>>& forces, const ExternalForce* force);
 
 // InputError unless an array of per-particle values (`what`: "positions", ...) has one per particle.
 void check_particle_count(std::size_t given, std::size_t particles, const char* what);

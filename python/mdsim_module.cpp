@@ -6,6 +6,7 @@
 // objects exposing __cuda_array_interface__ (version 3, the engine's stream). A view handed out may be
 // written at any time, so before each operation that reads the state the Simulation tells the context
 // (state_written) for every field a view of which exists.
+#include <pybind11/eval.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -16,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +33,7 @@
 #include "io/config.hpp"
 #include "io/units.hpp"
 #include "platform/context.hpp"
+#include "platform/nonbonded_plan.hpp"
 #include "mdsim_version.hpp"
 #include "module_parts.hpp"
 
@@ -58,6 +62,7 @@ const char* field_unit(StateField f) { return field_info(f).unit; }
 struct Overrides {
   py::object platform = py::none();
   py::object seed = py::none();
+  bool quiet = false;  // no platform notice, minimisation line or progress
 };
 
 // Overrides applied to a parsed config; TypeError / ValueError naming the argument when one is not what it takes.
@@ -85,21 +90,27 @@ void apply_overrides(RunConfig& config, const Overrides& o) {
   }
 }
 
+class PyExternalForce;
+
 // A Simulation and the views it has handed out.
 class PySimulation {
  public:
-  PySimulation(RunConfig config, std::string config_text) {
+  PySimulation(RunConfig config, std::string config_text, bool quiet) {
     RunRequest request;
     request.config_text = std::move(config_text);
+    request.quiet = quiet;
+    request.platform_notice = !quiet;
     request.stop = &StopSignals::requested();  // Ctrl-C during run(): stops at the next restart point, outputs whole
     sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
+    const OutputConfig& out = sim_->config().output;  // the config's outputs are the first reporters
+    reporting = out.trajectory.interval_steps > 0 || out.state.interval_steps > 0 || !out.checkpoint.file.empty();
   }
 
   static std::shared_ptr<PySimulation> from_file(const std::string& path, const Overrides& o) {
     std::string text;
     RunConfig config = load_config(path, &text);
     apply_overrides(config, o);
-    return std::make_shared<PySimulation>(std::move(config), std::move(text));
+    return std::make_shared<PySimulation>(std::move(config), std::move(text), o.quiet);
   }
 
   // `source` names the text in error messages ("<yaml>", "<config>").
@@ -107,7 +118,7 @@ class PySimulation {
                                                  const std::string& source, const Overrides& o) {
     RunConfig config = parse_config(text, source, base_dir);
     apply_overrides(config, o);
-    return std::make_shared<PySimulation>(std::move(config), text);
+    return std::make_shared<PySimulation>(std::move(config), text, o.quiet);
   }
 
   Simulation& sim() { return *sim_; }
@@ -122,6 +133,11 @@ class PySimulation {
     return sim_->context();
   }
   int add_force_count() { return ++forces_added_; }
+  // The forces add_force added, by handle (remove_force takes them out; state() reports each one's energy).
+  std::map<int, std::shared_ptr<PyExternalForce>> forces;
+  // Whether later step() calls write outputs or call observers (the reporters in force: _set_reporting).
+  bool reporting = false;
+  py::object reporters = py::none();  // the Python package's reporter list (python/mdsim/reporters.py)
   // Set while step(), run() or minimize() runs: a force callback that calls back into the simulation is refused.
   bool busy = false;
   void handed_out(StateField f) {
@@ -195,6 +211,36 @@ long long steps_argument(const py::handle& value, const char* what = "step(steps
   return n;
 }
 
+// A physical value in MD units from Python: a number (MD units), a string with a unit ("310 K", "2 fs", "1/ps") or an
+// openmm.unit Quantity (converted with `openmm_unit`, an expression over openmm.unit: "kelvin", "picosecond**-1").
+// TypeError / ValueError naming `what` otherwise.
+double quantity_argument(const py::handle& value, Dimension d, const std::string& what, const char* openmm_unit) {
+  if (py::isinstance<py::str>(value)) {
+    const QuantityParse q = parse_quantity(value.cast<std::string>(), d);
+    if (!q.value) throw py::value_error(what + ": " + q.error);
+    return *q.value;
+  }
+  if (!PyBool_Check(value.ptr()) && (py::isinstance<py::float_>(value) || PyIndex_Check(value.ptr()) ||
+                                     py::hasattr(value, "__float__")) &&
+      !py::hasattr(value, "value_in_unit"))
+    return value.cast<double>();
+  if (py::hasattr(value, "value_in_unit") && py::hasattr(value, "unit")) {  // an openmm.unit Quantity
+    py::dict scope;
+    scope["unit"] = py::module_::import("openmm.unit");
+    const py::object target = py::eval(std::string("unit.") + openmm_unit, scope);
+    try {
+      return value.attr("value_in_unit")(target).cast<double>();
+    } catch (const py::error_already_set& e) {
+      throw py::value_error(fmt::format("{}: {} is not a {} ({}): {}", what, std::string(py::str(value)),
+                                        dimension_name(d), md_unit(d), e.what()));
+    }
+  }
+  const std::string example = d == Dimension::Frequency ? "1/ps" : fmt::format("1 {}", md_unit(d));
+  throw py::type_error(fmt::format("{}: expected a number in {}, a string with a unit (\"{}\") or an openmm.unit "
+                                   "Quantity, got {}",
+                                   what, md_unit(d), example, std::string(py::repr(value))));
+}
+
 // run()'s length in steps: steps= (a count) or time= (a string with a time unit, or a number in ps, a whole number
 // of time steps); none when neither is given (the config's run.steps).
 std::optional<long long> run_length(PySimulation& s, const py::object& steps, const py::object& time) {
@@ -204,20 +250,7 @@ std::optional<long long> run_length(PySimulation& s, const py::object& steps, co
     return steps_argument(steps, "run(steps)");
   }
   if (time.is_none()) return std::nullopt;
-  double ps = 0.0;
-  if (py::isinstance<py::str>(time)) {
-    const QuantityParse q = parse_quantity(time.cast<std::string>(), Dimension::Time);
-    if (!q.value) throw py::value_error("run(time): " + q.error);
-    ps = *q.value;
-  } else if (py::isinstance<py::float_>(time) || py::isinstance<py::int_>(time)) {
-    ps = time.cast<double>();
-  } else if (py::hasattr(time, "value_in_unit") && py::hasattr(time, "unit")) {  // an openmm.unit Quantity
-    ps = time.attr("value_in_unit")(py::module_::import("openmm.unit").attr("picosecond")).cast<double>();
-  } else {
-    throw py::type_error("run(time): time must be a string with a unit (\"1 ps\", \"500 fs\"), a number in ps or an "
-                         "openmm.unit time Quantity, got " +
-                         std::string(py::repr(time)));
-  }
+  const double ps = quantity_argument(time, Dimension::Time, "run(time)", "picosecond");
   const double dt = s.sim().config().integrator.timestep_ps;
   const double n = std::round(ps / dt);
   if (!std::isfinite(ps) || ps < 0.0 || std::abs(n * dt - ps) > 1e-6 * dt || n > 9.0e18)
@@ -370,19 +403,23 @@ class PyExternalForce final : public ExternalForce {
     } expire{valid};
     const py::object result = callback_(borrowed(positions, StateField::Positions, valid),
                                         borrowed(forces, StateField::Forces, valid), box_nm);
-    if (!energy_wanted || result.is_none()) return 0.0;
+    if (!energy_wanted) return 0.0;
+    last_energy = 0.0;
+    if (result.is_none()) return 0.0;
     // A device scalar is read on its library's current stream, which is usually the legacy default stream:
     // that stream waits for the callback's work on the engine's stream first.
     if (forces.on_device && !py::isinstance<py::float_>(result) && !py::isinstance<py::int_>(result))
       context_->order_stream_after_context(reinterpret_cast<void*>(std::intptr_t{1}));  // cudaStreamLegacy
     try {
-      return py::cast<double>(result.attr("__float__")());
+      last_energy = py::cast<double>(result.attr("__float__")());
+      return last_energy;
     } catch (const py::error_already_set&) {
       throw RuntimeError(label_ + " returned " + std::string(py::str(py::type::of(result).attr("__name__"))) +
                          ", not an energy: return a number (kJ/mol), a 0-d array or None");
     }
   }
   std::string name() const override { return label_; }
+  double last_energy = 0.0;  // kJ/mol, of the last evaluation that wanted the energy
 
  private:
   py::object callback_;
@@ -391,16 +428,16 @@ class PyExternalForce final : public ExternalForce {
 };
 
 // Array of N×3 float64 values for a setter, with a ValueError naming what was expected.
-std::vector<Vec3d> vectors_from(const py::handle& values, std::size_t rows, StateField field) {
+std::vector<Vec3d> vectors_from(const py::handle& values, std::size_t rows, const char* name, const char* unit) {
   py::array arr = py::array::ensure(values);
   if (!arr || arr.ndim() != 2 || static_cast<std::size_t>(arr.shape(0)) != rows || arr.shape(1) != 3)
-    throw py::value_error(std::string(field_name(field)) + ": expected an array of shape (" + std::to_string(rows) +
-                          ", 3) in " + field_unit(field) + ", got " +
+    throw py::value_error(std::string(name) + ": expected an array of shape (" + std::to_string(rows) +
+                          ", 3) in " + unit + ", got " +
                           (arr ? "shape " + std::string(py::str(py::tuple(py::cast(std::vector<py::ssize_t>(
                                                 arr.shape(), arr.shape() + arr.ndim())))))
                                : "no array"));
   if (!(arr.dtype().kind() == 'f' || arr.dtype().kind() == 'i' || arr.dtype().kind() == 'u'))
-    throw py::value_error(std::string(field_name(field)) + ": expected real numbers (float64), got dtype " +
+    throw py::value_error(std::string(name) + ": expected real numbers (float64), got dtype " +
                           std::string(py::str(arr.dtype())));
   auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(arr);
   const double* p = c.data();
@@ -417,8 +454,15 @@ py::dict energies_dict(const EnergyTerms& e) {
   return d;
 }
 
+py::dict state_of(PySimulation& s);
+
 py::dict state_dict(PySimulation& s) {
   check_not_busy(s, "state()");
+  return state_of(s);
+}
+
+// The state as state() returns it; also for observers, during a run.
+py::dict state_of(PySimulation& s) {
   StateRequest request;
   request.positions = false;
   request.energy = true;
@@ -430,7 +474,11 @@ py::dict state_dict(PySimulation& s) {
   d["kinetic_energy_kj_per_mol"] = st.kinetic_kj_per_mol;
   d["total_energy_kj_per_mol"] = st.potential.total + st.kinetic_kj_per_mol;
   d["temperature_k"] = st.temperature_k;
-  d["energies_kj_per_mol"] = energies_dict(st.potential);
+  py::dict energies = energies_dict(st.potential);
+  py::dict each;  // the add_force forces' own energies, by handle
+  for (const auto& [handle, force] : s.forces) each[py::int_(handle)] = force->last_energy;
+  energies["forces"] = each;
+  d["energies_kj_per_mol"] = energies;
   if (st.has_box) {
     d["box_nm"] = box_array(st.box);
     d["volume_nm3"] = st.box.volume();
@@ -472,7 +520,108 @@ py::array_t<double> per_atom_array(const std::vector<double>& values) {
 
 // The N x 3 values a positions / velocities setter was given, checked against the system's size.
 std::vector<Vec3d> set_values(PySimulation& s, const py::handle& values, StateField field) {
-  return vectors_from(values, static_cast<std::size_t>(s.sim().model().system.num_particles()), field);
+  return vectors_from(values, static_cast<std::size_t>(s.sim().model().system.num_particles()), field_name(field),
+                      field_unit(field));
+}
+
+// The config's output section as the Python package's reporters read it (python/mdsim/reporters.py): each output a
+// dict with its path, or None when off.
+py::dict outputs_dict(const OutputConfig& o) {
+  const auto path = [&](const std::string& file) { return (std::filesystem::path(o.directory) / file).string(); };
+  py::dict d;
+  d["directory"] = o.directory;
+  d["trajectory"] = py::none();
+  if (o.trajectory.interval_steps > 0 && !o.trajectory.file.empty())
+    d["trajectory"] = py::dict(py::arg("file") = path(o.trajectory.file), py::arg("interval") = o.trajectory.interval_steps,
+                               py::arg("velocities") = o.trajectory.velocities, py::arg("forces") = o.trajectory.forces,
+                               py::arg("atoms") = o.trajectory.atoms);
+  d["state"] = py::none();
+  if (o.state.interval_steps > 0 && !o.state.file.empty())
+    d["state"] = py::dict(py::arg("file") = path(o.state.file), py::arg("interval") = o.state.interval_steps);
+  d["checkpoint"] = py::none();
+  if (!o.checkpoint.file.empty())
+    d["checkpoint"] = py::dict(py::arg("file") = path(o.checkpoint.file), py::arg("interval") = o.checkpoint.interval_steps);
+  d["final_pdb"] = o.final_pdb.empty() ? py::object(py::none()) : py::object(py::str(path(o.final_pdb)));
+  d["progress"] = o.progress;
+  return d;
+}
+
+// outputs_dict's inverse (the reporters checked their arguments: python/mdsim/reporters.py).
+OutputConfig outputs_from(const py::dict& d) {
+  OutputConfig o;
+  o.directory = d["directory"].cast<std::string>();
+  const auto section = [&](const char* key) { return d.contains(key) ? py::object(d[key]) : py::object(py::none()); };
+  o.trajectory.interval_steps = o.state.interval_steps = 0;
+  o.trajectory.file = o.state.file = o.checkpoint.file = o.final_pdb = "";
+  if (const py::object t = section("trajectory"); !t.is_none()) {
+    o.trajectory.file = t["file"].cast<std::string>();
+    o.trajectory.interval_steps = t["interval"].cast<int>();
+    o.trajectory.velocities = t["velocities"].cast<bool>();
+    o.trajectory.forces = t["forces"].cast<bool>();
+    o.trajectory.atoms = t["atoms"].cast<std::string>();
+  }
+  if (const py::object st = section("state"); !st.is_none()) {
+    o.state.file = st["file"].cast<std::string>();
+    o.state.interval_steps = st["interval"].cast<int>();
+  }
+  if (const py::object c = section("checkpoint"); !c.is_none()) {
+    o.checkpoint.file = c["file"].cast<std::string>();
+    o.checkpoint.interval_steps = c["interval"].cast<int>();
+  }
+  if (const py::object f = section("final_pdb"); !f.is_none()) o.final_pdb = f.cast<std::string>();
+  o.progress = section("progress").is_none() ? false : section("progress").cast<bool>();
+  return o;
+}
+
+// A Python object released with the GIL held, wherever the last reference goes (an engine thread's lambda).
+std::shared_ptr<py::object> gil_safe(py::object o) {
+  return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+// The reporters in force for later runs and step() calls: the outputs (outputs_dict's form) and the callables
+// (interval, f(state)) called with state() at each multiple of their interval.
+void set_reporting(PySimulation& s, const py::dict& outputs, bool continue_existing, const py::list& observers) {
+  check_not_busy(s, "reporters");
+  std::vector<StepObserver> calls;
+  for (const py::handle item : observers) {
+    const auto pair = item.cast<py::tuple>();
+    auto fn = gil_safe(py::reinterpret_borrow<py::object>(pair[1]));
+    calls.push_back({pair[0].cast<int>(), [sim = &s, fn](std::int64_t) {
+                       py::gil_scoped_acquire gil;
+                       (*fn)(state_of(*sim));
+                     }});
+  }
+  const OutputConfig output = outputs_from(outputs);
+  s.sim().set_outputs(output, continue_existing);
+  s.reporting = !calls.empty() || output.trajectory.interval_steps > 0 || output.state.interval_steps > 0 ||
+                !output.checkpoint.file.empty();
+  s.sim().set_observers(std::move(calls));
+}
+
+// The integrator setting a property sets (temperature, friction, time step, constraint tolerance).
+void set_integrator_value(PySimulation& s, double IntegratorConfig::*field, double value) {
+  check_not_busy(s, "setting the integrator");
+  IntegratorConfig next = s.sim().config().integrator;
+  next.*field = value;
+  s.sim().set_integrator(next);
+}
+
+// The box (nm) from a 3 x 3 array of rows a, b, c in OpenMM's reduced form (a along x, b in the xy plane).
+Boxd box_from(PySimulation& s, const py::handle& value) {
+  const std::vector<Vec3d> rows = vectors_from(value, 3, "box", "nm");
+  if (rows[0].y != 0.0 || rows[0].z != 0.0 || rows[1].z != 0.0)
+    throw py::value_error("box: the vectors must be in reduced form, as OpenMM's setPeriodicBoxVectors takes them: a "
+                          "along x (a = [ax, 0, 0]) and b in the xy plane (b = [bx, by, 0])");
+  Boxd box;
+  box.a = rows[0];
+  box.b = rows[1];
+  box.c = rows[2];
+  if (!s.sim().model().system.box) throw py::value_error("box: the system is not periodic (no box to set)");
+  check_periodic_box(s.sim().model().system.nonbonded, box);
+  return box;
 }
 
 // ---- the bindings ----
@@ -482,7 +631,8 @@ using SimulationClass = py::class_<PySimulation, std::shared_ptr<PySimulation>>;
 // The CLI's two kinds of failure: input errors (exit code 2 there; the same file:line:column message) and
 // run-time failures (exit code 1).
 void bind_errors(py::module_& m) {
-  py::register_exception<InputError>(m, "ConfigError", PyExc_ValueError);
+  py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.attr("ConfigError") = m.attr("InputError");  // the name it had first: the same class
   py::register_exception<RuntimeError>(m, "SimulationError", PyExc_RuntimeError);
 }
 
@@ -513,27 +663,29 @@ void bind_device_array(py::module_& m) {
 
 // Construction, and what the system and its platform are.
 void bind_simulation_system(SimulationClass& cls) {
-  cls.def(py::init([](const py::object& config, const py::object& platform, const py::object& seed) {
+  cls.def(py::init([](const py::object& config, const py::object& platform, const py::object& seed, bool quiet) {
             if (!py::isinstance<py::str>(config) && !py::hasattr(config, "__fspath__"))
               throw py::type_error(fmt::format("Simulation(config): config must be the path of a YAML config (str or "
                                                "os.PathLike), got {}; Simulation.from_yaml(text) takes the text, "
                                                "Simulation.from_config(dict) a dict",
                                                std::string(py::repr(config))));
             return PySimulation::from_file(py::str(py::module_::import("os").attr("fspath")(config)),
-                                           Overrides{platform, seed});
+                                           Overrides{platform, seed, quiet});
           }),
           py::arg("config"), py::kw_only(), py::arg("platform") = py::none(), py::arg("seed") = py::none(),
+          py::arg("quiet") = false,
           "The simulation `mdsim run CONFIG` would run, ready to step (nothing is written until run()).\n"
           "config: the YAML config's path. platform: \"cpu\", \"cuda\" or \"auto\" over the config's platform.name; "
-          "seed: the random seed (int >= 1) over the config's integrator.seed; None: the config's.")
+          "seed: the random seed (int >= 1) over the config's integrator.seed; None: the config's. quiet=True: no "
+          "platform notice, minimisation line or progress output.")
       .def_static(
           "from_yaml",
           [](const std::string& text, const std::string& base_dir, const py::object& platform, const py::object& seed,
-             const std::string& source) {
-            return PySimulation::from_yaml(text, base_dir, source, Overrides{platform, seed});
+             bool quiet, const std::string& source) {
+            return PySimulation::from_yaml(text, base_dir, source, Overrides{platform, seed, quiet});
           },
           py::arg("text"), py::arg("base_dir") = ".", py::kw_only(), py::arg("platform") = py::none(),
-          py::arg("seed") = py::none(), py::arg("_source") = "<yaml>",
+          py::arg("seed") = py::none(), py::arg("quiet") = false, py::arg("_source") = "<yaml>",
           "A simulation from config text (YAML); relative paths in it resolve against base_dir. platform= and seed= "
           "as for Simulation(...).")
       .def_property_readonly(
@@ -573,6 +725,14 @@ void bind_simulation_runs(SimulationClass& cls) {
             const long long n = steps_argument(steps);
             Operation op(s, "step()");
             s.take_view_writes();
+            if (s.reporting && n > 0) {  // the reporters write at their steps; Ctrl-C stops at a restart point
+              {
+                py::gil_scoped_release release;
+                s.sim().run_for(n, /*as_steps=*/true);
+              }
+              op.raise_if_interrupted();
+              return;
+            }
             {
               py::gil_scoped_release release;
               constexpr long long kChunk = 100;  // steps between looks at Ctrl-C
@@ -581,7 +741,10 @@ void bind_simulation_runs(SimulationClass& cls) {
             }
             op.raise_if_interrupted();
           },
-          py::arg("steps"), "Advance `steps` steps (no reporters); Ctrl-C stops between steps (KeyboardInterrupt)")
+          py::arg("steps"),
+          "Advance `steps` time steps, with the reporters (sim.reporters) writing at their intervals, and no "
+          "minimisation or final structure; Ctrl-C stops between steps (at a restart point with reporters) and raises "
+          "KeyboardInterrupt")
       .def(
           "run",
           [](PySimulation& s, const py::object& steps, const py::object& time) {
@@ -633,14 +796,31 @@ void bind_simulation_extensions(SimulationClass& cls) {
          [](PySimulation& s, py::object callback) {
            if (!PyCallable_Check(callback.ptr()))
              throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
+           check_not_busy(s, "add_force()");
            const int index = s.add_force_count();
            Context& context = s.sim().context();
-           s.sim().add_external_force(std::make_shared<PyExternalForce>(std::move(callback), index, &context));
+           auto force = std::make_shared<PyExternalForce>(std::move(callback), index, &context);
+           s.sim().add_external_force(force);
+           s.forces[index] = std::move(force);
            return index;
          },
          py::arg("callback"),
          "callback(positions, forces, box) is called inside every force evaluation: it adds its forces (kJ/mol/nm) "
-         "into `forces` and returns its energy (kJ/mol) or None; the arrays are valid during the call only")
+         "into `forces` and returns its energy (kJ/mol) or None; the arrays are valid during the call only. Returns "
+         "the force's handle (for remove_force, and its energy in state()['energies_kj_per_mol']['forces'])")
+      .def(
+          "remove_force",
+          [](PySimulation& s, int handle) {
+            check_not_busy(s, "remove_force()");
+            const auto it = s.forces.find(handle);
+            if (it == s.forces.end())
+              throw py::value_error(fmt::format("remove_force: no force with handle {} (add_force returned the "
+                                                "handles; a removed force is gone)",
+                                                handle));
+            s.sim().remove_external_force(it->second.get());
+            s.forces.erase(it);
+          },
+          py::arg("handle"), "Takes the force add_force returned `handle` for out of every later evaluation")
       .def(
           "save_checkpoint",
           [](PySimulation& s, const std::string& path) {
@@ -662,6 +842,44 @@ void bind_simulation_extensions(SimulationClass& cls) {
           "`mdsim run --resume`, so the run continues bit for bit on the same platform");
 }
 
+// What OpenMM lets a script change mid-run: the integrator's settings and the box; and the reporters' plumbing.
+void bind_simulation_settings(SimulationClass& cls) {
+  const auto integrator_property = [&cls](const char* name, double IntegratorConfig::*field, Dimension d,
+                                          const char* openmm_unit, const char* doc) {
+    cls.def_property(
+        name, [field](PySimulation& s) { return s.sim().config().integrator.*field; },
+        [field, d, openmm_unit, name](PySimulation& s, const py::handle& value) {
+          set_integrator_value(s, field, quantity_argument(value, d, name, openmm_unit));
+        },
+        doc);
+  };
+  integrator_property("temperature", &IntegratorConfig::temperature_k, Dimension::Temperature, "kelvin",
+                      "The heat bath's temperature (K; the barostat's too). Set it with a number in K, a string "
+                      "(\"310 K\") or an openmm.unit Quantity: it holds from the next step on");
+  integrator_property("friction", &IntegratorConfig::friction_per_ps, Dimension::Frequency, "picosecond**-1",
+                      "The Langevin friction coefficient (1/ps); settable as temperature");
+  integrator_property("timestep", &IntegratorConfig::timestep_ps, Dimension::Time, "picosecond",
+                      "The time step (ps); settable as temperature (\"2 fs\"), from the next step on");
+  cls.def_property(
+      "box",
+      [](PySimulation& s) -> py::object {
+        if (!s.sim().model().system.box) return py::none();
+        return box_array(s.context().state(StateRequest{false, false}).box);
+      },
+      [](PySimulation& s, const py::handle& value) {
+        check_not_busy(s, "box");
+        const Boxd box = box_from(s, value);
+        s.context().set_box(box);
+      },
+      "The periodic box vectors (nm) as a 3 x 3 array, rows a, b, c (None without a box). Setting it changes the "
+      "box only, as OpenMM's setPeriodicBoxVectors: the positions stay where they are");
+  cls.def("_set_reporting", &set_reporting, py::arg("outputs"), py::arg("continue_existing"), py::arg("observers"));
+  cls.def("_outputs", [](PySimulation& s) { return outputs_dict(s.sim().config().output); });
+  cls.def_property(
+      "_reporters", [](PySimulation& s) { return s.reporters; },
+      [](PySimulation& s, py::object list) { s.reporters = std::move(list); });
+}
+
 void bind_simulation(py::module_& m) {
   SimulationClass cls(m, "Simulation",
                       "One simulation of a config (the one `mdsim run` takes): Simulation(path), from_yaml(text), "
@@ -672,6 +890,7 @@ void bind_simulation(py::module_& m) {
   bind_simulation_runs(cls);
   bind_simulation_arrays(cls);
   bind_simulation_extensions(cls);
+  bind_simulation_settings(cls);
 }
 
 }  // namespace

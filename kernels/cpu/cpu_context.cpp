@@ -130,6 +130,10 @@ class CpuContext final : public Context {
     externals_.push_back(std::move(force));
     forces_valid_ = false;
   }
+  void remove_external_force(const ExternalForce* force) override {
+    erase_external_force(externals_, force);
+    forces_valid_ = false;
+  }
 
   // In the evaluator: every evaluation of the context (steps, minimisation, barostat trials, state())
   // goes through evaluator_.compute.
@@ -178,9 +182,10 @@ class CpuContext final : public Context {
 
   std::vector<double> barostat_state() const override { return barostat_state_of(barostat_); }
   void set_barostat_state(const std::vector<double>& state) override { restore_barostat_state(barostat_, state); }
-  void set_temperature(double temperature_k) override {
-    settings_ = with_bath_temperature(settings_, temperature_k);
-    if (barostat_) barostat_->set_temperature(temperature_k);
+  const DynamicsSettings& dynamics() const override { return settings_; }
+  void set_integrator(const IntegratorConfig& integrator) override {
+    settings_ = with_integrator(settings_, integrator);
+    if (barostat_ && settings_.barostat) barostat_->set_temperature(settings_.barostat->temperature_k);
   }
 
  private:

@@ -218,6 +218,15 @@ class CudaContext final : public Context {
                                  external_force_names(externals_));
     invalidate_forces();
   }
+  void remove_external_force(const ExternalForce* force) override {
+    erase_external_force(externals_, force);
+    if (externals_.empty())
+      evaluator_.set_external_hook({}, "");  // steps capture their evaluations in graphs again
+    else
+      evaluator_.set_external_hook([this](bool with_energy) { return run_external_forces(with_energy); },
+                                   external_force_names(externals_));
+    invalidate_forces();
+  }
 
   // In the evaluator: steps, minimisation (cuda_minimize evaluates through it), barostat trials and
   // state() all evaluate there.
@@ -291,10 +300,11 @@ class CudaContext final : public Context {
     seed_ = seed;
     integrator_.set_seed(seed);
   }
-  void set_temperature(double temperature_k) override {
-    settings_ = with_bath_temperature(settings_, temperature_k);
-    integrator_.set_temperature(temperature_k);
-    barostat_.set_temperature(temperature_k);
+  const DynamicsSettings& dynamics() const override { return settings_; }
+  void set_integrator(const IntegratorConfig& integrator) override {
+    settings_ = with_integrator(settings_, integrator);
+    integrator_.set_config(settings_.integrator);
+    if (settings_.barostat) barostat_.set_temperature(settings_.barostat->temperature_k);
   }
 
  private:

@@ -83,9 +83,10 @@ void CudaIntegrator::set_seed(std::uint64_t seed) {
   multi_step_graph_.reset();
 }
 
-// The Langevin coefficients are kernel arguments baked into the step graphs: both are captured again.
-void CudaIntegrator::set_temperature(double temperature_k) {
-  config_.temperature_k = temperature_k;
+// The Langevin coefficients and the time step are kernel arguments baked into the step graphs: they are captured
+// again.
+void CudaIntegrator::set_config(const IntegratorConfig& config) {
+  config_ = config;
   graph_.reset();
   merged_graph_.reset();
   multi_step_graph_.reset();

@@ -96,8 +96,9 @@ class CudaIntegrator {
   // only for what it needs.
   int steps_per_graph() const { return fused_ ? kStepsPerGraph : 1; }
   static constexpr int kStepsPerGraph = 4;
-  // The thermostat's temperature from the next step on (checked by the context).
-  void set_temperature(double temperature_k);
+  // Temperature, friction, time step and constraint tolerance from the next step on (checked by the context:
+  // the type stays).
+  void set_config(const IntegratorConfig& config);
   void set_seed(std::uint64_t seed);  // the noise kernels' key, baked into the step graphs
 
   // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it

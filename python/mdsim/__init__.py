@@ -11,10 +11,13 @@ See docs/python.md.
 import json
 import os
 
-from ._mdsim import ConfigError, DeviceArray, Simulation, SimulationError, __version__
+from ._mdsim import ConfigError, DeviceArray, InputError, Simulation, SimulationError, __version__
+from . import reporters as _reporters
+from .reporters import CheckpointReporter, StateReporter, TrajectoryReporter
 from .topology import Topology
 
-__all__ = ["Simulation", "ConfigError", "SimulationError", "DeviceArray", "Topology", "__version__"]
+__all__ = ["Simulation", "InputError", "ConfigError", "SimulationError", "DeviceArray", "Topology",
+           "TrajectoryReporter", "StateReporter", "CheckpointReporter", "__version__"]
 
 
 class _StreamHandle:
@@ -56,7 +59,7 @@ def _json_value(value):
                     "bool, None, lists and dicts")
 
 
-def _from_config(config, base_dir=".", *, platform=None, seed=None):
+def _from_config(config, base_dir=".", *, platform=None, seed=None, quiet=False):
     """A simulation from a config given as a dict: the same keys, values and unit strings as the YAML config
     (``{"system": {"pdb": "x.pdb"}, "integrator": {"timestep": "2 fs"}, ...}``). Relative paths resolve against
     base_dir. platform ("cpu" | "cuda" | "auto") and seed (int >= 1) override the config's, as for Simulation()."""
@@ -65,14 +68,15 @@ def _from_config(config, base_dir=".", *, platform=None, seed=None):
                         f"{type(config).__name__}; Simulation(path) takes a file, from_yaml(text) text")
     # JSON is YAML: the dict goes through the YAML reader, its checks and messages (which name the key).
     text = json.dumps(config, indent=1, default=_json_value, allow_nan=False)
-    return Simulation.from_yaml(text, os.fspath(base_dir), platform=platform, seed=seed, _source="<config>")
+    return Simulation.from_yaml(text, os.fspath(base_dir), platform=platform, seed=seed, quiet=quiet,
+                                _source="<config>")
 
 
 Simulation.from_config = staticmethod(_from_config)
 
 
-def _from_openmm(system, topology, positions, integrator=None, *, platform=None, seed=None, config=None,
-                 base_dir="."):
+def _from_openmm(system, topology, positions, integrator=None, *, platform=None, seed=None, quiet=False,
+                 config=None, base_dir="."):
     """A simulation of an OpenMM System: ``system`` (openmm.System), ``topology`` (openmm.app.Topology) and
     ``positions`` (a Quantity, or an N x 3 array in nm) as OpenMM's Simulation takes them.
 
@@ -83,13 +87,15 @@ def _from_openmm(system, topology, positions, integrator=None, *, platform=None,
     (both run as mdsim's langevin_middle) or a VerletIntegrator: its temperature (K), friction (1/ps), step size
     (ps), constraint tolerance and random seed (when not 0) become the config's ``integrator:``; None: the config's
     defaults. ``config``: further top-level keys as a dict (``run``, ``output``, ``minimize``, ``platform``, ...;
-    ``output.directory`` relative to base_dir). platform= and seed= as for Simulation()."""
+    ``output.directory`` relative to base_dir; without ``output`` no reporter is attached: sim.reporters).
+    platform=, seed= and quiet= as for Simulation()."""
     import tempfile
     import numpy as np
     import openmm
     import openmm.app as app
     from openmm import unit
     settings = dict(config or {})
+    settings.setdefault("output", dict(_NO_OUTPUTS))  # reporters from Python (sim.reporters), as OpenMM's
     if "system" in settings:
         raise ValueError("from_openmm: config must not hold 'system' (the System given is the system)")
     if integrator is not None:
@@ -108,7 +114,7 @@ def _from_openmm(system, topology, positions, integrator=None, *, platform=None,
             (app.PDBxFile if large else app.PDBFile).writeFile(topology, positions_nm * unit.nanometer, f,
                                                               keepIds=True)
         settings["system"] = {"topology": xml, "coordinates": structure}
-        sim = _from_config(settings, base_dir, platform=platform, seed=seed)  # reads both files now
+        sim = _from_config(settings, base_dir, platform=platform, seed=seed, quiet=quiet)  # reads both files now
     sim.positions = positions_nm  # exactly as given (the files round to 1e-4 nm)
     return sim
 
@@ -135,5 +141,89 @@ def _integrator_keys(integrator, openmm, unit):
 
 Simulation.from_openmm = staticmethod(_from_openmm)
 
-for _cls in (Simulation, ConfigError, SimulationError, DeviceArray):
+def _reporter_list(self):
+    """The reporters that write while step() and run() advance (a list: append, remove, or assign a new one):
+    mdsim.TrajectoryReporter, StateReporter (a CSV file or a callable) and CheckpointReporter. A simulation from a
+    YAML config starts with its output: section's; one from from_structure / from_openmm with none."""
+    return _reporters.slot(self).reporters
+
+
+def _set_reporter_list(self, value):
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"sim.reporters: expected a list of reporters, got {value!r}")
+    _reporters.slot(self).reporters = list(value)
+
+
+Simulation.reporters = property(_reporter_list, _set_reporter_list)
+
+_engine_step = Simulation.step
+_engine_run = Simulation.run
+
+
+def _step(self, steps):
+    """Advance ``steps`` time steps (no minimisation); the reporters write at their intervals. Ctrl-C stops between
+    steps (with reporters: at the next restart point, every output whole) and raises KeyboardInterrupt."""
+    slot = _reporters.apply(self)
+    try:
+        _engine_step(self, steps)
+    finally:
+        _reporters.record_written(slot)
+
+
+def _run(self, *, steps=None, time=None):
+    """Run with every reporter. Without a length: to the config's run.steps (a fresh simulation minimises first
+    when the config asks), and at that end nothing more (already_complete=True). ``steps=N`` or ``time="1 ps"``
+    (a string with a time unit, a number in ps or an openmm.unit Quantity; a whole number of time steps): that many
+    more steps. A later run() continues the outputs after the current step; it never truncates them. Returns the
+    run's summary (steps, simulated_ps, wall_s, ns_per_day, seed, outputs)."""
+    slot = _reporters.apply(self)
+    try:
+        return _engine_run(self, steps=steps, time=time)
+    finally:
+        _reporters.record_written(slot)
+
+
+Simulation.step = _step
+Simulation.run = _run
+
+_SYSTEM_FILES = (".pdb", ".ent", ".cif", ".mmcif", ".pdb.gz", ".ent.gz", ".cif.gz", ".mmcif.gz")
+_NO_OUTPUTS = {"trajectory": None, "state": None, "checkpoint": None, "final_pdb": None, "progress": False}
+
+
+def _from_structure(structure, forcefield=("amber14-all.xml", "amber14/tip3p.xml"), *, integrator=None,
+                    barostat=None, minimize=None, platform=None, seed=None, quiet=False, base_dir=".",
+                    **system_options):
+    """A simulation without a config file, as OpenMM's ``ForceField.createSystem`` + ``Simulation`` build one.
+
+    ``structure``: a PDB or PDBx/mmCIF file with hydrogens, given force-field XML files (``forcefield``: bundled
+    names or paths); or a topology file (AMBER ``.prmtop``, GROMACS ``.top``, CHARMM ``.psf``, a serialized OpenMM
+    System ``.xml``) with ``coordinates=`` (and ``parameters=`` for a psf), whose own force field holds.
+    ``system_options``: the config's ``system:`` keys with its values and unit strings (``nonbonded_method="pme"``,
+    ``cutoff="1 nm"``, ``constraints="hbonds"``, ``hydrogen_mass="1.5 amu"``, ...: docs/config.md).
+    ``integrator``, ``barostat``, ``minimize``: the config's sections as dicts (``{"timestep": "2 fs",
+    "temperature": "300 K", "friction": "1/ps"}``); None: the config's defaults (LangevinMiddle, 300 K, 1/ps,
+    2 fs), no barostat, no minimisation at run(). No reporter is attached (sim.reporters is empty). platform=,
+    seed=, quiet= as for Simulation()."""
+    if not isinstance(structure, (str, os.PathLike)):
+        raise TypeError(f"from_structure(structure): expected a path (str or os.PathLike), got {structure!r}")
+    path = os.fspath(structure)
+    system = dict(system_options)
+    if path.lower().endswith(_SYSTEM_FILES):
+        if isinstance(forcefield, (str, os.PathLike)):
+            forcefield = [forcefield]
+        system.update(structure=path, forcefield=[os.fspath(f) for f in forcefield])
+    else:
+        system["topology"] = path
+    config = {"system": system, "output": dict(_NO_OUTPUTS)}
+    for key, section in (("integrator", integrator), ("barostat", barostat), ("minimize", minimize)):
+        if section is not None:
+            if not isinstance(section, dict):
+                raise TypeError(f"from_structure({key}): expected a dict of the config's {key}: keys, got {section!r}")
+            config[key] = section
+    return _from_config(config, base_dir, platform=platform, seed=seed, quiet=quiet)
+
+
+Simulation.from_structure = staticmethod(_from_structure)
+
+for _cls in (Simulation, InputError, SimulationError, DeviceArray):
     _cls.__module__ = "mdsim"

@@ -105,7 +105,7 @@ def test_second_run(work):
     for call, kind, expected in (
             (lambda: sim.run(time="3 fs"), ValueError, "run(time): 3 fs is not a whole number of time steps of 0.002 ps"),
             (lambda: sim.run(time="1 nm"), ValueError, "run(time): "),
-            (lambda: sim.run(time=[1]), TypeError, "run(time): time must be a string with a unit"),
+            (lambda: sim.run(time=[1]), TypeError, "run(time): expected a number in ps, a string with a unit"),
             (lambda: sim.run(steps=-1), ValueError, "run(steps): steps must be from 0"),
             (lambda: sim.run(steps=1.5), TypeError, "run(steps): steps must be a whole number"),
             (lambda: sim.run(steps=1, time="2 fs"), TypeError, "run(): give steps= or time=, not both")):

@@ -1,0 +1,195 @@
+"""Issue 37's Python workflow on the CPU platform (CTest python_reporters):
+  * from_structure (no YAML on disk) with trajectory, state (file and callable) and checkpoint reporters, step(500)
+    twice and run(time="1 ps"): the outputs hold every step's report, and the state equals an uninterrupted run's
+    bit for bit (reporters do not perturb it);
+  * the checkpoint taken half-way, loaded into a new Simulation (no seed given), continues bit for bit, appending to
+    the trajectory (append=True) exactly the frames the first run wrote;
+  * a reporter never overwrites a file it did not write; two trajectories at once and bad arguments are refused;
+  * settable temperature / friction / timestep / box, remove_force and per-force energies; quiet=True prints nothing.
+Usage: test_python_reporters.py TEST_DATA_DIR (PYTHONPATH must hold build/python)."""
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+import mdsim
+
+DATA = os.path.abspath(sys.argv[1])
+WATER = os.path.join(DATA, "systems", "ala2_water.pdb")
+failures = []
+
+
+def check(condition, what):
+    print(("ok    " if condition else "FAIL  ") + what)
+    if not condition:
+        failures.append(what)
+
+
+def raises(call, kind):
+    """The message of the `kind` exception call() raises ('no error', or the other exception's type and text)."""
+    try:
+        call()
+        return "no error"
+    except kind as err:
+        return str(err)
+    except Exception as err:  # the wrong kind
+        return f"{type(err).__name__}: {err}"
+
+
+def water(seed=None, **options):
+    """ala2 in water from the PDB and amber14 (no config file), 2 fs steps at 300 K."""
+    return mdsim.Simulation.from_structure(WATER, nonbonded_method="pme", cutoff="0.9 nm", constraints="hbonds",
+                                           integrator={"timestep": "2 fs", "temperature": "300 K"},
+                                           platform="cpu", seed=seed, quiet=True, **options)
+
+
+def frames(path):
+    with h5py.File(path, "r") as f:
+        return ([int(s) for s in f["particles/all/position/step"][:]], f["particles/all/position/value"][:],
+                f["particles/all/velocity/value"][:])
+
+
+def test_reported_run_and_restart(work):
+    sim = water(seed=11)
+    check(sim.reporters == [], "from_structure: no reporters attached")
+    traj, log, chk = (os.path.join(work, n) for n in ("traj.h5", "state.csv", "checkpoint.h5"))
+    seen = []
+    sim.reporters += [mdsim.TrajectoryReporter(traj, 100, velocities=True), mdsim.StateReporter(log, 100),
+                      mdsim.StateReporter(lambda state: seen.append(state["step"]), 250),
+                      mdsim.CheckpointReporter(chk, 500)]
+    sim.step(500)
+    sim.step(500)
+    shutil.copy(chk, os.path.join(work, "half.h5"))
+    sim.run(time="1 ps")
+    steps, x, v = frames(traj)
+    lines = open(log).read().splitlines()
+    check(steps == list(range(100, 1501, 100)), f"trajectory frames every 100 steps to 1500: {steps}")
+    check(len(lines) == 16 and lines[-1].startswith("1500,"), f"state log: header + 15 lines, last at 1500 ({len(lines)})")
+    check(seen == [250, 500, 750, 1000, 1250, 1500], f"callable StateReporter at 250..1500: {seen}")
+    final_x, final_v = np.array(sim.positions), np.array(sim.velocities)
+
+    plain = water(seed=11)
+    plain.step(1500)
+    check(np.array_equal(np.array(plain.positions), final_x) and np.array_equal(np.array(plain.velocities), final_v),
+          "reporters do not perturb: step(500) x2 + run(1 ps) equals step(1500) bit for bit")
+
+    again = water()  # no seed: the checkpoint's seed and stream position continue
+    again.load_checkpoint(os.path.join(work, "half.h5"))
+    check(again.state()["step"] == 1000, "the half-way checkpoint is at step 1000")
+    again.reporters.append(mdsim.TrajectoryReporter(traj, 100, velocities=True, append=True))
+    again.run(time="1 ps")
+    check(np.array_equal(np.array(again.positions), final_x) and np.array_equal(np.array(again.velocities), final_v),
+          "load_checkpoint in a new Simulation continues bit for bit (positions, velocities)")
+    steps2, x2, v2 = frames(traj)
+    check(steps2 == steps and np.array_equal(x2, x) and np.array_equal(v2, v),
+          "append=True continued the trajectory after step 1000 with the same frames")
+
+    sim.run(steps=100)  # a second run never truncates
+    check(frames(traj)[0][-1] == 1600 and len(frames(traj)[0]) == 16, "a later run() appends (frame 1600)")
+    return sim
+
+
+def test_refusals(work, sim):
+    traj = os.path.join(work, "traj.h5")
+    other = water(seed=3)
+    other.reporters.append(mdsim.TrajectoryReporter(traj, 100))
+    message = raises(lambda: other.step(10), FileExistsError)
+    check("exists" in message and "append=True" in message, f"an existing file is not overwritten: {message}")
+    other.reporters[:] = [mdsim.TrajectoryReporter(os.path.join(work, "a.h5"), 10),
+                          mdsim.TrajectoryReporter(os.path.join(work, "b.h5"), 10)]
+    message = raises(lambda: other.step(10), ValueError)
+    check("one trajectory" in message, f"two trajectory files at once: {message}")
+    other.reporters = []
+    check("interval" in raises(lambda: mdsim.StateReporter("x.csv", 0), ValueError), "interval 0 refused")
+    check("interval" in raises(lambda: mdsim.StateReporter("x.csv", 1.5), TypeError), "interval 1.5 refused")
+    other.reporters.append(mdsim.TrajectoryReporter(os.path.join(work, "no", "t.h5"), 10))
+    message = raises(lambda: other.step(1), FileNotFoundError)
+    check("does not exist" in message, f"a missing folder: {message}")
+    other.reporters = []
+    message = raises(lambda: other.step(-5), ValueError)
+    check("steps" in message, f"step(-5): ValueError naming steps: {message}")
+    message = raises(lambda: water(seed=1).load_checkpoint(os.path.join(work, "missing.h5")), mdsim.InputError)
+    check("missing.h5" in message, f"a missing checkpoint: InputError naming it: {message}")
+    check(mdsim.ConfigError is mdsim.InputError and issubclass(mdsim.InputError, ValueError),
+          "InputError (ConfigError its old name) is a ValueError")
+
+
+def test_settings(work):
+    sim = water(seed=5)
+    sim.temperature = "310 K"
+    sim.friction = 2.0
+    sim.timestep = "1 fs"
+    check(sim.temperature == 310.0 and sim.friction == 2.0 and abs(sim.timestep - 0.001) < 1e-15,
+          f"temperature / friction / timestep set: {sim.temperature} K, {sim.friction}/ps, {sim.timestep} ps")
+    sim.step(10)
+    check(abs(sim.state()["time_ps"] - 0.01) < 1e-12, "10 steps of 1 fs: 0.01 ps")
+    check("positive" in raises(lambda: setattr(sim, "temperature", -1.0), mdsim.InputError), "a negative temperature refused")
+    check("unit" in raises(lambda: setattr(sim, "timestep", "2 nm"), ValueError), "a length for the time step refused")
+    box = np.array(sim.box)
+    sim.box = box * 1.01
+    check(np.allclose(np.array(sim.box), box * 1.01), "box set (positions unchanged)")
+    check("reduced form" in raises(lambda: setattr(sim, "box", np.ones((3, 3))), ValueError), "a box not in reduced form")
+    handle = sim.add_force(lambda x, f, box: 1.5)
+    second = sim.add_force(lambda x, f, box: 2.0)
+    energies = sim.state()["energies_kj_per_mol"]
+    check(energies["forces"] == {handle: 1.5, second: 2.0} and abs(energies["external"] - 3.5) < 1e-12,
+          f"per-force energies: {energies['forces']}")
+    sim.remove_force(handle)
+    energies = sim.state()["energies_kj_per_mol"]
+    check(energies["forces"] == {second: 2.0} and abs(energies["external"] - 2.0) < 1e-12, "remove_force")
+    check("handle" in raises(lambda: sim.remove_force(handle), ValueError), "removing it twice: ValueError")
+
+
+def test_temperature_change():
+    """Issue 37: setting sim.temperature mid-run moves the measured temperature to the new target (Langevin, 50 ps).
+    ala2 in vacuum (22 atoms: fast on the CPU; a sample's temperature scatters by ~20%, so the means are over 40 ps;
+    test_python_cuda.py does the same for ala2 in water on the GPU)."""
+    sim = mdsim.Simulation.from_structure(os.path.join(DATA, "systems", "ala2_vacuum.pdb"),
+                                          nonbonded_method="no_cutoff", constraints="hbonds",
+                                          integrator={"timestep": "2 fs", "temperature": "300 K", "friction": "1/ps"},
+                                          platform="cpu", seed=17, quiet=True)
+    samples = []
+    sim.reporters.append(mdsim.StateReporter(lambda state: samples.append(state["temperature_k"]), 50))
+    sim.run(time="50 ps")
+    before = float(np.mean(samples[len(samples) // 5:]))
+    samples.clear()
+    sim.temperature = 400.0
+    sim.run(time="50 ps")
+    after = float(np.mean(samples[len(samples) // 5:]))
+    # Over 12 seeds these means scatter by 9 K (sd) about 297 and 397 K: the bounds are 3.5 sd.
+    check(abs(before - 300.0) < 30.0 and abs(after - 400.0) < 30.0,
+          f"sim.temperature = 400 mid-run: mean over the last 40 ps {before:.1f} K -> {after:.1f} K (targets 300, 400)")
+
+
+def test_quiet(work):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        sim = water(seed=2, minimize={"tolerance": "100 kJ/mol/nm"})
+        sim.run(steps=10)
+    check(out.getvalue() == "" and err.getvalue() == "", "quiet=True: nothing printed by Python")
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="mdsim_reporters_")
+    try:
+        sim = test_reported_run_and_restart(work)
+        test_refusals(work, sim)
+        test_settings(work)
+        test_temperature_change()
+        test_quiet(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
