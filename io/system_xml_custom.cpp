@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -31,6 +32,9 @@ constexpr const char* kLjPlainForm = "acoef(type1,type2)/r^12-bcoef(type1,type2)
 // CHARMM's harmonic improper as CharmmPsfFile writes it (pi given to 6 decimals), and as charmm36.xml writes it.
 constexpr const char* kImproperWrappedPrefix = "k*min(dtheta,2*pi-dtheta)^2;dtheta=abs(theta-theta0);pi=";
 constexpr const char* kImproperPlainForm = "k*(theta-theta0)^2";
+// The 1-4 LJ pairs ForceField's LennardJonesForce writes as a CustomBondForce (their NonbondedForce exceptions
+// then carry epsilon 0).
+constexpr const char* kLjPairForm = "4*epsilon*((sigma/r)^12-(sigma/r)^6)";
 
 std::pair<int, int> ordered(int a, int b) { return {std::min(a, b), std::max(a, b)}; }
 
@@ -47,8 +51,19 @@ bool CustomForces::begin(const xml::Element& f, std::string_view type, int index
     kind_ = Kind::Cmap;
     return true;
   }
-  if (type != "CustomNonbondedForce" && type != "CustomTorsionForce") return false;
+  if (type != "CustomNonbondedForce" && type != "CustomTorsionForce" && type != "CustomBondForce") return false;
   const std::string expression = normalized(f.required("energy"));
+  if (type == "CustomBondForce" && expression == kLjPairForm) {
+    if (f.flag_or("usesPeriodic", false))
+      f.fail("periodic boundary conditions for bonded terms (setUsesPeriodicBoundaryConditions) are not supported: "
+             "mdsim evaluates exceptions without the minimum image");
+    if (lj_pairs_index_ >= 0)
+      f.fail(fmt::format("a second 1-4 Lennard-Jones CustomBondForce (the first is force {}) is not supported",
+                         lj_pairs_index_));
+    kind_ = Kind::LjPairs;
+    lj_pairs_index_ = index;
+    return true;
+  }
   if (type == "CustomNonbondedForce" && (expression == kLjSqrtForm || expression == kLjPlainForm)) {
     begin_lj(f, expression, index, line);
     return true;
@@ -107,7 +122,9 @@ void CustomForces::section(const xml::Element& f) {
       {Kind::LjTable, "InteractionGroups"},     {Kind::LjTable, "ComputedValues"},
       {Kind::Improper, "PerTorsionParameters"}, {Kind::Improper, "GlobalParameters"},
       {Kind::Improper, "EnergyParameterDerivatives"}, {Kind::Improper, "Torsions"},
-      {Kind::Cmap, "Maps"},                     {Kind::Cmap, "Torsions"}};
+      {Kind::Cmap, "Maps"},                     {Kind::Cmap, "Torsions"},
+      {Kind::LjPairs, "PerBondParameters"},     {Kind::LjPairs, "GlobalParameters"},
+      {Kind::LjPairs, "EnergyParameterDerivatives"}, {Kind::LjPairs, "Bonds"}};
   for (const auto& [kind, name] : kSections)
     if (kind == kind_ && name == f.tag) {
       section_ = f.tag;
@@ -124,7 +141,23 @@ void CustomForces::entry(const xml::Element& f, std::string_view section, System
                        f.tag, section));
   if (kind_ == Kind::LjTable) return lj_entry(f, section);
   if (kind_ == Kind::Improper) return improper_entry(f, section, s);
+  if (kind_ == Kind::LjPairs) return lj_pair_entry(f, section);
   cmap_entry(f, section, s);
+}
+
+void CustomForces::lj_pair_entry(const xml::Element& f, std::string_view section) {
+  if (section == "PerBondParameters" && f.tag == "Parameter") {
+    const std::string name = f.required("name");
+    if (name != (lj_pair_params_ == 0 ? "sigma" : "epsilon") || lj_pair_params_ > 1)
+      f.fail(fmt::format("per-bond parameter '{}': the 1-4 LJ force must have 'sigma' then 'epsilon'", name));
+    ++lj_pair_params_;
+  } else if (section == "Bonds" && f.tag == "Bond") {
+    if (lj_pair_params_ != 2) f.fail("a <Bond> before the per-bond parameters sigma and epsilon");
+    lj_pairs_.push_back({static_cast<int>(f.integer("p1")), static_cast<int>(f.integer("p2")), f.number("param1"),
+                         f.number("param2"), f.line});
+  } else {
+    f.fail(fmt::format("unexpected <{}> in <{}>", f.tag, section));
+  }
 }
 
 void CustomForces::lj_entry(const xml::Element& f, std::string_view section) {
@@ -289,7 +322,38 @@ void CustomForces::finish(System& s, const std::string& file, int nonbonded_inde
                                            map.energy_kj_per_mol.size(), map.size * map.size)));
   }
   if (lj_.index >= 0) finish_lj(s, file, nonbonded_index, nonbonded_line, notes);
+  if (lj_pairs_index_ >= 0) {
+    finish_lj_pairs(s, file);
+    notes.push_back(fmt::format("force {} (CustomBondForce, 1-4 Lennard-Jones): {} pairs into the exceptions",
+                                lj_pairs_index_, lj_pairs_.size()));
+  }
   finish_urey_bradley(s, notes);
+}
+
+// The 1-4 LJ pairs into the NonbondedForce's exceptions of the same pairs, whose own LJ must be off (epsilon 0).
+void CustomForces::finish_lj_pairs(System& s, const std::string& file) {
+  std::map<std::pair<int, int>, std::size_t> exception_of;
+  for (std::size_t e = 0; e < s.exceptions.size(); ++e) exception_of[ordered(s.exceptions[e].i, s.exceptions[e].j)] = e;
+  for (const LjPair& p : lj_pairs_) {
+    const auto fail = [&](const std::string& m) {
+      throw InputError(located(file, p.line, 0,
+                               fmt::format("force {} (CustomBondForce, 1-4 LJ), pair {}-{}: {}", lj_pairs_index_, p.i,
+                                           p.j, m)));
+    };
+    const auto it = exception_of.find(ordered(p.i, p.j));
+    if (it == exception_of.end())
+      fail("the NonbondedForce has no exception for this pair; mdsim adds 1-4 LJ pairs to the exceptions, as "
+           "ForceField's LennardJonesForce pairs them");
+    NonbondedException& e = s.exceptions[it->second];
+    if (e.epsilon_kj_per_mol != 0.0)
+      fail(fmt::format("the NonbondedForce's exception has its own LJ (epsilon {} kJ/mol): the pair's LJ would count "
+                       "twice",
+                       e.epsilon_kj_per_mol));
+    if (!(p.sigma_nm >= 0.0) || !(p.epsilon_kj_per_mol >= 0.0))
+      fail(fmt::format("sigma {} nm and epsilon {} kJ/mol must not be negative", p.sigma_nm, p.epsilon_kj_per_mol));
+    e.sigma_nm = p.sigma_nm;
+    e.epsilon_kj_per_mol = p.epsilon_kj_per_mol;
+  }
 }
 
 // The type table from acoef/bcoef, after the checks that the CustomNonbondedForce is the NonbondedForce's LJ part.

@@ -2,7 +2,8 @@
 // to io/system_xml.cpp): the tabulated Lennard-Jones CustomNonbondedForce of CHARMM's NBFIX, AMBER's and GROMACS's
 // LJ tables and ForceField's LennardJonesForce (into System::lj_types), CHARMM's harmonic improper
 // CustomTorsionForce (HarmonicImproperTerm), CMAPTorsionForce (CMAP terms and maps), and a second HarmonicBondForce
-// made of 1-3 pairs of the first (CHARMM's Urey-Bradley terms). Any other custom expression is refused by the caller.
+// made of 1-3 pairs of the first (CHARMM's Urey-Bradley terms), and the 1-4 Lennard-Jones CustomBondForce
+// ForceField's LennardJonesForce writes beside its table (into the NonbondedForce's exceptions). Any other custom expression is refused by the caller.
 #pragma once
 
 #include <functional>
@@ -34,7 +35,7 @@ class CustomForces {
               std::vector<std::string>& notes);
 
  private:
-  enum class Kind { None, LjTable, Improper, Cmap };
+  enum class Kind { None, LjTable, Improper, Cmap, LjPairs };
   struct Table {  // a Discrete2DFunction
     std::string name;
     int xsize = 0, ysize = 0;
@@ -63,12 +64,21 @@ class CustomForces {
   bool improper_wrapped_ = true;  // k min(dtheta, 2 pi - dtheta)^2; false: k (theta - theta0)^2
   int k_param_ = -1, theta0_param_ = -1, torsion_params_ = 0;
   std::vector<BondForce> bond_forces_;
+  struct LjPair {  // a 1-4 pair of the LJ CustomBondForce
+    int i, j;
+    double sigma_nm, epsilon_kj_per_mol;
+    int line;
+  };
+  std::vector<LjPair> lj_pairs_;
+  int lj_pairs_index_ = -1, lj_pair_params_ = 0;
 
   void begin_lj(const xml::Element& f, const std::string& expression, int index, int line);
   void begin_improper(const xml::Element& f, const std::string& expression);
   void lj_entry(const xml::Element& f, std::string_view section);
   void improper_entry(const xml::Element& f, std::string_view section, System& s);
   void cmap_entry(const xml::Element& f, std::string_view section, System& s);
+  void lj_pair_entry(const xml::Element& f, std::string_view section);
+  void finish_lj_pairs(System& s, const std::string& file);
   void finish_lj(System& s, const std::string& file, int nonbonded_index, int nonbonded_line,
                  std::vector<std::string>& notes);
   void finish_urey_bradley(System& s, std::vector<std::string>& notes);

@@ -275,6 +275,28 @@ TEST_CASE("what a serialized System cannot hold is refused at its line, naming t
             "\"k*theta\"); mdsim reads HarmonicBondForce, HarmonicAngleForce, PeriodicTorsionForce, RBTorsionForce, "
             "NonbondedForce, CMMotionRemover and MonteCarloBarostat");
 
+  // ForceField's 1-4 LJ CustomBondForce goes into the exceptions of the same pairs, whose own LJ must be off
+  // (tests/python/test_python_openmm.py runs a charmm36 System that has one against OpenMM's energy).
+  const auto lj_pairs = [&](const std::string& p1, const std::string& p2) {
+    return replaced(text, forces_end,
+                    "\t\t<Force energy=\"4*epsilon*((sigma/r)^12-(sigma/r)^6)\" forceGroup=\"0\" type=\"CustomBondForce\" "
+                    "usesPeriodic=\"0\" version=\"3\"><PerBondParameters><Parameter name=\"sigma\"/><Parameter "
+                    "name=\"epsilon\"/></PerBondParameters><GlobalParameters/><EnergyParameterDerivatives/><Bonds>\n"
+                    "<Bond p1=\"" + p1 + "\" p2=\"" + p2 + "\" param1=\"0.3\" param2=\"0.2\"/></Bonds></Force>\n" + forces_end);
+  };
+  const SystemXml paired = parse_system_xml(lj_pairs("0", "4"), "sys.xml");  // an exception with epsilon 0
+  const auto pair04 = std::find_if(paired.system.exceptions.begin(), paired.system.exceptions.end(),
+                                   [](const NonbondedException& e) { return e.i == 0 && e.j == 4; });
+  REQUIRE(pair04 != paired.system.exceptions.end());
+  CHECK((pair04->sigma_nm == 0.3 && pair04->epsilon_kj_per_mol == 0.2 && pair04->charge_product_e2 == 0.0));
+  const std::string twice = lj_pairs("0", "5");
+  CHECK(mdsim_test::input_error_of([&] { parse_system_xml(twice, "sys.xml"); }).find(
+            "sys.xml:" + std::to_string(line_of(twice, "<Bond p1")) +
+            ": force 5 (CustomBondForce, 1-4 LJ), pair 0-5: the NonbondedForce's exception has its own LJ") == 0);
+  const std::string unpaired = lj_pairs("0", "21");
+  CHECK(mdsim_test::input_error_of([&] { parse_system_xml(unpaired, "sys.xml"); }).find(
+            "pair 0-21: the NonbondedForce has no exception for this pair") != std::string::npos);
+
   // An RBTorsionForce is read (OPLS, GROMACS type 3); its coefficients C0..C5 in kJ/mol.
   const std::string rb =
       replaced(text, forces_end,

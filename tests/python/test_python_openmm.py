@@ -1,5 +1,6 @@
 """Simulation.from_openmm on the CPU platform (CTest python_openmm): alanine dipeptide in water built by OpenMM's
-AmberPrmtopFile (PME 1 nm, HBonds) and by its ForceField (amber14, TIP3P) runs in mdsim with the energy of OpenMM's
+AmberPrmtopFile (PME 1 nm, HBonds) and by its ForceField (amber14, TIP3P; charmm36 for a tripeptide in water) runs in
+mdsim with the energy of OpenMM's
 Reference platform (1e-6 relative), and
 OpenMM integrators map to the config's integrator keys. Exits 77 (CTest: skipped) when openmm is not importable.
 Usage: test_python_openmm.py TEST_DATA_DIR (PYTHONPATH must hold build/python)."""
@@ -84,6 +85,18 @@ ff_got = mdsim.Simulation.from_openmm(ff_system, pdb.topology, pdb.positions, pl
 check(abs(ff_got - ff_expected) <= 1e-6 * abs(ff_expected),
       f"ForceField(amber14) System: {ff_got:.6f} kJ/mol equals OpenMM Reference's {ff_expected:.6f} (relative "
       f"{abs(ff_got - ff_expected) / abs(ff_expected):.1e})")
+
+# A System from ForceField(charmm36.xml): CMAP, Urey-Bradley, harmonic impropers, switched LJ (tripeptide in water).
+c36_pdb = app.PDBFile(os.path.join(DATA, "..", "charmm36_ala3_water.pdb"))
+c36_system = app.ForceField("charmm36.xml", "charmm36/water.xml").createSystem(
+    c36_pdb.topology, nonbondedMethod=app.PME, nonbondedCutoff=1.0 * unit.nanometer, switchDistance=0.8 * unit.nanometer,
+    constraints=app.HBonds)
+c36_expected = reference_energy(c36_system, c36_pdb.positions)
+c36_got = mdsim.Simulation.from_openmm(c36_system, c36_pdb.topology, c36_pdb.positions, platform="cpu",
+                                       quiet=True).state()["potential_energy_kj_per_mol"]
+check(abs(c36_got - c36_expected) <= 1e-6 * abs(c36_expected),
+      f"ForceField(charmm36) System: {c36_got:.6f} kJ/mol equals OpenMM Reference's {c36_expected:.6f} (relative "
+      f"{abs(c36_got - c36_expected) / abs(c36_expected):.1e})")
 
 # Integrators: settings mapped; the seed= argument over the integrator's; another kind refused.
 verlet = mdsim.Simulation.from_openmm(system, prmtop.topology, inpcrd.positions,
