@@ -590,7 +590,8 @@ struct Simulation::Impl {
   std::chrono::steady_clock::time_point started;
   bool external_forces = false;
   std::vector<StepObserver> observers;  // called during runs (set_observers)
-  bool final_structure = true;  // finish_run writes output.final_pdb (not for run_for's as_steps)
+  bool final_structure = true;  // finish_run writes output.final_pdb (not after step_reported)
+  bool stepping = false;  // step_reported() left the outputs open
 
   // Staged runs (cfg.stages not empty).
   DynamicsSettings settings;               // the context's
@@ -742,7 +743,13 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
   }
 }
 
-Simulation::~Simulation() = default;
+Simulation::~Simulation() {
+  try {
+    end_steps();  // step_reported()'s outputs closed whole
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mdsim: closing the outputs failed: %s\n", e.what());
+  }
+}
 
 const RunConfig& Simulation::config() const { return impl_->cfg; }
 const Model& Simulation::model() const { return impl_->model; }
@@ -781,6 +788,7 @@ void Simulation::set_integrator(const IntegratorConfig& integrator) {
 }
 
 void Simulation::set_outputs(const OutputConfig& output, bool continue_existing) {
+  end_steps();
   Impl& s = *impl_;
   if (s.running) throw RuntimeError("set_outputs: a run is in progress");
   if (s.staged())
@@ -815,6 +823,7 @@ void Simulation::save_checkpoint(const std::string& path) {
 }
 
 void Simulation::load_checkpoint(const std::string& path) {
+  end_steps();
   Impl& s = *impl_;
   const Checkpoint c = read_checkpoint(path, system_fingerprint(s.model.system));
   check_same_stages(s.cfg, c, path);
@@ -978,16 +987,15 @@ RunSummary Simulation::stopped_in_minimization() {
   return stopped;
 }
 
-RunSummary Simulation::run_for(std::int64_t steps, bool as_steps) {
+RunSummary Simulation::run_for(std::int64_t steps) {
+  end_steps();
   Impl& s = *impl_;
   if (s.staged())
     throw InputError(at_config_key(s.cfg, "stages",
                                    "a config with stages runs them in order: run() takes no length for it (step(n) "
                                    "advances without reporters)"));
   if (steps < 0) throw InputError(fmt::format("run: the length must not be negative, got {} steps", steps));
-  if (as_steps) s.fresh = false;  // step(n) never minimises
   if (!start_run()) return stopped_in_minimization();
-  s.final_structure = !as_steps;
   auto& progress = s.reporters->progress;  // counts to this run's end, not run.steps
   if (progress) progress.emplace(stderr, s.first_step, s.first_step + steps, s.cfg.integrator.timestep_ps);
   const auto& out = s.cfg.output;
@@ -998,6 +1006,37 @@ RunSummary Simulation::run_for(std::int64_t steps, bool as_steps) {
                                              s.first_step + steps, every, s.external_forces, nullptr);
   });
   return finish_run();
+}
+
+bool Simulation::step_reported(std::int64_t steps) {
+  Impl& s = *impl_;
+  if (s.staged())
+    throw InputError(at_config_key(s.cfg, "stages", "a config with stages reports through run() (step(n) of a "
+                                                    "staged config advances without reporters)"));
+  if (!s.stepping) {
+    s.fresh = false;  // step(n) never minimises
+    start_run();
+    s.reporters->progress.reset();
+    s.stepping = true;
+  }
+  const auto& out = s.cfg.output;
+  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps,
+                        &s.observers};
+  const std::int64_t now = s.context->state(StateRequest{false, false}).step;
+  finish_on_error([&] {
+    s.run_summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
+                                             now + steps, every, s.external_forces, nullptr);
+  });
+  if (!s.run_summary.stopped_early) return true;
+  end_steps();
+  return false;
+}
+
+void Simulation::end_steps() {
+  Impl& s = *impl_;
+  if (!s.stepping) return;
+  s.final_structure = false;
+  finish_run(s.run_summary.stopped_early);
 }
 
 // What an observer, an external force or the platform throws during a run's steps ends the run as a stop request
@@ -1017,6 +1056,7 @@ void Simulation::finish_on_error(const std::function<void()>& steps) {
 }
 
 RunSummary Simulation::run() {
+  end_steps();
   Impl& s = *impl_;
   const RunConfig& cfg = s.cfg;
   if (s.outputs_opened && !s.running) {  // a second run(): nothing to do once the config's end is reached
@@ -1100,6 +1140,7 @@ RunSummary Simulation::finish_run(bool stopped_early) {
   const RunConfig& cfg = s.cfg;
   if (!s.running) throw RuntimeError("finish_run: start_run() first");
   s.running = false;
+  s.stepping = false;
   RunSummary summary = s.run_summary;
   summary.stopped_early = summary.stopped_early || stopped_early;
   auto& [imager, trajectory, state_log, progress] = *s.reporters;

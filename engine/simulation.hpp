@@ -85,8 +85,13 @@ class Simulation {
   // run() for a given length: `steps` more steps from the current one (beyond run.steps if need be) with every
   // reporter, appending to the outputs a previous run() wrote, then the final outputs. Its start is run()'s (a
   // fresh simulation minimises first when the config asks). InputError for a config with stages.
-  // `as_steps` (the Python package's step(n) with reporters): no minimisation at the start and no final structure.
-  RunSummary run_for(std::int64_t steps, bool as_steps = false);
+  RunSummary run_for(std::int64_t steps);
+  // `steps` more steps with every reporter, as the Python package's step(n): no minimisation and no progress. The
+  // outputs stay open between calls (a frame or line only at its interval, the checkpoint at its interval) until
+  // end_steps(), run(), run_for(), set_outputs(), load_checkpoint() or the destructor closes them as finish_run()
+  // does (no final structure). False when a stop request ended the steps early (the outputs are closed then).
+  bool step_reported(std::int64_t steps);
+  void end_steps();  // closes what step_reported() left open (nothing to do otherwise)
   // A stop request (SIGINT/SIGTERM) during a minimisation ends it at its last accepted iterate, and the run before
   // its first step (RunSummary::stopped_in_minimization): minimisation is not a restart point, so nothing of the
   // partly minimised state is written. A fresh run's minimisation: no output is written (run again to start over;

@@ -728,7 +728,7 @@ void bind_simulation_runs(SimulationClass& cls) {
             if (s.reporting && n > 0) {  // the reporters write at their steps; Ctrl-C stops at a restart point
               {
                 py::gil_scoped_release release;
-                s.sim().run_for(n, /*as_steps=*/true);
+                s.sim().step_reported(n);
               }
               op.raise_if_interrupted();
               return;
@@ -767,6 +767,15 @@ void bind_simulation_runs(SimulationClass& cls) {
           "time=\"1 ps\" (a string with a time unit, a number in ps or an openmm.unit Quantity; a whole number of time steps): that many "
           "more steps, beyond run.steps if need be. A run() after an earlier one (or after step()) continues its "
           "outputs, appending after the current step; it never truncates them.")
+      .def(
+          "close",
+          [](PySimulation& s) {
+            check_not_busy(s, "close()");
+            s.sim().end_steps();
+          },
+          "Closes the outputs step() keeps open between calls, as a run's end does (the checkpoint at the current "
+          "step, the trajectory marked complete); a later step() continues them. The simulation does it itself when "
+          "it is deleted, and run() before it starts")
       .def("state", &state_dict, "Step, time (ps), energies (kJ/mol), temperature (K), box (nm), volume (nm^3)");
 }
 

@@ -166,6 +166,32 @@ def test_temperature_change():
           f"sim.temperature = 400 mid-run: mean over the last 40 ps {before:.1f} K -> {after:.1f} K (targets 300, 400)")
 
 
+def test_open_between_steps(work):
+    """step() keeps the outputs open between calls (no per-call file cost); close() or deleting the simulation
+    closes them whole (the trajectory marked complete, the checkpoint at the last step)."""
+    def vacuum():
+        return mdsim.Simulation.from_structure(os.path.join(DATA, "systems", "ala2_vacuum.pdb"),
+                                               nonbonded_method="no_cutoff", platform="cpu", seed=4, quiet=True)
+    for how in ("close", "del"):
+        traj, chk = os.path.join(work, f"{how}.h5"), os.path.join(work, f"{how}_checkpoint.h5")
+        sim = vacuum()
+        sim.reporters += [mdsim.TrajectoryReporter(traj, 10), mdsim.CheckpointReporter(chk, 0)]
+        for _ in range(5):
+            sim.step(7)
+        check(not os.path.exists(chk), f"{how}: no checkpoint before the outputs close (interval 0: at the end)")
+        if how == "close":
+            sim.close()
+        else:
+            del sim
+        with h5py.File(traj, "r") as f:
+            steps = [int(s) for s in f["particles/all/position/step"][:]]
+            complete = int(f.attrs["complete"])
+        check(steps == [10, 20, 30] and complete == 1, f"{how}: frames {steps}, complete={complete}")
+        with h5py.File(chk, "r") as f:
+            step = int(f.attrs["step"])
+        check(step == 35, f"{how}: the checkpoint at the last step ({step})")
+
+
 def test_quiet(work):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -181,6 +207,7 @@ def main():
         test_refusals(work, sim)
         test_settings(work)
         test_temperature_change()
+        test_open_between_steps(work)
         test_quiet(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
