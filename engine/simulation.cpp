@@ -10,6 +10,7 @@
 #include <numeric>
 #include <optional>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -179,14 +180,23 @@ void check_same_stages(const RunConfig& cfg, const Checkpoint& c, const std::str
 // --resume continues the same simulation: InputError listing every physics setting (physics_settings)
 // that differs from the one the checkpoint was written with. A checkpoint from before mdsim recorded
 // them carries none, and is accepted as before.
-void check_same_physics(const RunConfig& cfg, const Checkpoint& checkpoint, const std::string& path) {
+// `loading` (Python's load_checkpoint): the integrator's settable values (temperature, friction, time step, constraint
+// tolerance) are the simulation's own, as after OpenMM's loadCheckpoint, and the message speaks of this simulation.
+void check_same_physics(const RunConfig& cfg, const Checkpoint& checkpoint, const std::string& path,
+                        bool loading = false) {
+  static const std::set<std::string> kSettable = {"integrator.temperature", "integrator.friction",
+                                                  "integrator.timestep", "integrator.constraint_tolerance"};
   std::string differences;
   for (const auto& [key, value] : physics_settings(cfg))
     for (const auto& [old_key, old_value] : checkpoint.physics)
-      if (old_key == key && old_value != value)
+      if (old_key == key && old_value != value && !(loading && kSettable.count(key) > 0))
         differences += fmt::format("{}{}: checkpoint {}, config {}", differences.empty() ? "" : "; ", key, old_value,
                                    value);
   if (differences.empty()) return;
+  if (loading)
+    throw InputError(fmt::format("{}: load_checkpoint continues the simulation the checkpoint belongs to, but this "
+                                 "simulation's physics differ ({}): build it with the checkpoint's settings",
+                                 path, differences));
   throw InputError(fmt::format("{}: --resume continues the simulation the checkpoint belongs to, but the config "
                                "changes its physics ({}); change only run length, outputs and intervals, or start a "
                                "new run from the checkpoint's final structure",
@@ -842,7 +852,7 @@ void Simulation::load_checkpoint(const std::string& path) {
     s.stage_reference = c.stage->reference_nm;
     s.apply_stage_restraints(nullptr);
   } else {
-    check_same_physics(s.cfg, c, path);
+    check_same_physics(s.cfg, c, path, /*loading=*/true);
     restore_state(*s.context, c);
   }
   s.summary.seed = s.context->seed();

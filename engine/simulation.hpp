@@ -133,7 +133,8 @@ class Simulation {
 
   Checkpoint checkpoint();                      // the current state as a checkpoint holds it
   void save_checkpoint(const std::string& path);  // the CLI's format, written atomically
-  // Continues from a checkpoint of this system written with the same physics settings (InputError otherwise).
+  // Continues from a checkpoint of this system written with the same physics settings (InputError otherwise); the
+  // integrator's temperature, friction, time step and constraint tolerance stay this simulation's (set_integrator).
   void load_checkpoint(const std::string& path);
 
  private:

@@ -848,7 +848,8 @@ void bind_simulation_extensions(SimulationClass& cls) {
           py::arg("path"),
           "Continue from a checkpoint of this system written with the same physics settings: positions, velocities, "
           "box, step, barostat state and the random seed and stream position (over the config's or seed=), as "
-          "`mdsim run --resume`, so the run continues bit for bit on the same platform");
+          "`mdsim run --resume`, so the run continues bit for bit on the same platform. The temperature, friction, "
+          "time step and constraint tolerance stay this simulation's (as after OpenMM's loadCheckpoint)");
 }
 
 // What OpenMM lets a script change mid-run: the integrator's settings and the box; and the reporters' plumbing.

@@ -19,6 +19,7 @@ steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 
 
 sim = mdsim.Simulation(config)
+sim.reporters = []  # no files: the config's outputs are not this example's subject
 if sim.platform != "cuda":
     sys.exit("restraint_cupy.py needs the CUDA platform")
 top = sim.topology

@@ -16,6 +16,7 @@ config = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "ala2_wa
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 
 sim = mdsim.Simulation(config)
+sim.reporters = []  # no files: the config's outputs are not this example's subject
 if sim.platform != "cuda":
     sys.exit("rg_analysis_cupy.py needs the CUDA platform")
 top = sim.topology

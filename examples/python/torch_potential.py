@@ -17,6 +17,7 @@ config = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "ala2_wa
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 
 sim = mdsim.Simulation(config)
+sim.reporters = []  # no files: the config's outputs are not this example's subject
 if sim.platform != "cuda":
     sys.exit("torch_potential.py needs the CUDA platform")
 top = sim.topology
