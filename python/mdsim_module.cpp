@@ -35,7 +35,7 @@
 #include "platform/context.hpp"
 #include "platform/nonbonded_plan.hpp"
 #include "mdsim_version.hpp"
-#include "module_parts.hpp"
+#include "python/module_parts.hpp"
 
 namespace py = pybind11;
 using namespace mdsim;

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "module_parts.hpp"
+#include "python/module_parts.hpp"
 
 namespace py = pybind11;
 
