@@ -912,4 +912,5 @@ PYBIND11_MODULE(_mdsim, m) {
   bind_module_functions(m);
   bind_device_array(m);
   bind_simulation(m);
+  python::bind_topology(m);
 }

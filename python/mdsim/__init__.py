@@ -15,9 +15,10 @@ from ._mdsim import ConfigError, DeviceArray, InputError, Simulation, Simulation
 from . import reporters as _reporters
 from .reporters import CheckpointReporter, StateReporter, TrajectoryReporter
 from .topology import Topology
+from .trajectory import Trajectory, load_trajectory
 
 __all__ = ["Simulation", "InputError", "ConfigError", "SimulationError", "DeviceArray", "Topology",
-           "TrajectoryReporter", "StateReporter", "CheckpointReporter", "__version__"]
+           "TrajectoryReporter", "StateReporter", "CheckpointReporter", "Trajectory", "load_trajectory", "__version__"]
 
 
 class _StreamHandle:
