@@ -10,8 +10,9 @@ build_packages=(g++ cmake ninja-build pkg-config libeigen3-dev libhdf5-dev libya
                 python3-numpy libopenmpi-dev openmpi-bin)
 fuzz_packages=(clang libclang-rt-dev)
 test_packages=(catch2 hdf5-tools python3-h5py python3-mdtraj python3-mdanalysis python3-matplotlib python3-simtk
-               python3-pdbfixer gromacs-data python3-venv python3-pip python3-setuptools)
-# gromacs-data: the force fields the GROMACS top tests #include; python3-venv, -pip, -setuptools: `pip install .` (python_pip_install)
+               python3-pdbfixer gromacs-data python3-venv python3-pip python3-setuptools python3-wheel)
+# gromacs-data: the force fields the GROMACS top tests #include; python3-venv, -pip, -setuptools, -wheel: `pip install .`
+# into a venv (CTest python_pip_install; setuptools 66 builds wheels with the wheel package's bdist_wheel)
 
 want=("${build_packages[@]}")
 for arg in "$@"; do

@@ -5,20 +5,19 @@ import sys
 
 
 def command():
-    """The mdsim program: the installed package's bin/mdsim, else the build tree's (PYTHONPATH=build/python)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.path.join(here, "bin", "mdsim"), os.path.join(here, "..", "..", "mdsim")]
-    for path in candidates:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return os.path.abspath(path)
-    sys.stderr.write("mdsim: the mdsim program is not where the package expects it (looked at "
-                     + ", ".join(os.path.abspath(p) for p in candidates) + "): reinstall with `pip install .`\n")
+    """The mdsim program: the package's bin/mdsim (an installed wheel's copy; in a CMake build tree,
+    PYTHONPATH=build/python, a link to build/mdsim)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "mdsim")
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    sys.stderr.write(f"mdsim: the mdsim program is not at {path} (pip install . puts it there; in a CMake build "
+                     "tree, build the mdsim target)\n")
     sys.exit(2)
 
 
 def main():
     program = command()
-    os.execv(program, [program, *sys.argv[1:]])  # signals (Ctrl-C, SIGTERM) reach mdsim itself
+    os.execv(program, [program, *sys.argv[1:]])  # mdsim replaces this process: Ctrl-C and SIGTERM reach it
 
 
 if __name__ == "__main__":
