@@ -57,4 +57,29 @@ std::optional<PmeParameters> pme_parameters(const System& system) {
   return choose_pme_parameters(*system.box, system.nonbonded);
 }
 
+std::vector<std::pair<std::string, std::vector<Vec3d>>> term_forces(const System& system,
+                                                                    const std::vector<Vec3d>& positions_nm,
+                                                                    const Boxd* box) {
+  CpuForceEvaluator evaluator(system);
+  if (box && system.box) evaluator.set_box(*box);
+  const std::pair<const char*, unsigned> terms[] = {
+      {"bond", system.bonds.empty() ? 0u : kTermBond},
+      {"angle", system.angles.empty() ? 0u : kTermAngle},
+      {"urey_bradley", system.urey_bradleys.empty() ? 0u : kTermUreyBradley},
+      {"torsion", system.torsions.empty() ? 0u : kTermTorsion},
+      {"rb_torsion", system.rb_torsions.empty() ? 0u : kTermRbTorsion},
+      {"improper", system.impropers.empty() ? 0u : kTermImproper},
+      {"cmap", system.cmap_torsions.empty() ? 0u : kTermCmap},
+      {"nonbonded_direct", kTermNonbondedDirect},
+      {"nonbonded_reciprocal", evaluator.uses_pme() ? kTermNonbondedReciprocal : 0u}};
+  std::vector<std::pair<std::string, std::vector<Vec3d>>> out;
+  for (const auto& [name, bit] : terms) {
+    if (bit == 0) continue;
+    std::vector<Vec3d> f;
+    evaluator.compute(positions_nm, &f, bit);
+    out.emplace_back(name, std::move(f));
+  }
+  return out;
+}
+
 }  // namespace mdsim

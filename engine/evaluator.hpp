@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/platform.hpp"
@@ -41,6 +42,15 @@ class ForceEvaluator {
 
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
                                                const PlatformConfig& settings);
+
+// Each energy term's forces (kJ/mol/nm) at `positions_nm`, in `box` when the system is periodic (null: the System's),
+// by the CPU reference platform in double precision, as OpenMM's getState(getForces=True, groups={g}) with one term
+// per force group: bond, angle, urey_bradley, torsion, rb_torsion, improper, cmap (those the system has),
+// nonbonded_direct (with exceptions and the dispersion correction's zero force) and nonbonded_reciprocal (PME).
+// Their sum is the System's force; position restraints and external forces are not among them.
+std::vector<std::pair<std::string, std::vector<Vec3d>>> term_forces(const System& system,
+                                                                    const std::vector<Vec3d>& positions_nm,
+                                                                    const Boxd* box);
 
 // α and the grid of a PME system as every platform chooses them; none without PME.
 std::optional<PmeParameters> pme_parameters(const System& system);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
 #include "engine/simulation.hpp"
@@ -793,6 +794,27 @@ void bind_simulation_arrays(SimulationClass& cls) {
             s.sim().context().set_velocities(set_values(s, v, StateField::Velocities));
           },
           "Velocities (nm/ps), N x 3 float64: the engine's own memory")
+      .def(
+          "forces_by_term",
+          [](PySimulation& s) {
+            check_not_busy(s, "forces_by_term()");
+            StateRequest request;  // positions
+            const SimulationState st = s.context().state(request);
+            py::dict out;
+            for (const auto& [name, f] :
+                 term_forces(s.sim().model().system, st.positions_nm, st.has_box ? &st.box : nullptr)) {
+              py::array_t<double> a({static_cast<py::ssize_t>(f.size()), py::ssize_t{3}});
+              auto m = a.mutable_unchecked<2>();
+              for (py::ssize_t i = 0; i < m.shape(0); ++i)
+                for (py::ssize_t c = 0; c < 3; ++c) m(i, c) = f[static_cast<std::size_t>(i)][static_cast<int>(c)];
+              out[py::str(name)] = a;
+            }
+            return out;
+          },
+          "Each energy term's forces (kJ/mol/nm, N x 3 numpy arrays, by term name: bond, angle, torsion, ..., "
+          "nonbonded_direct, nonbonded_reciprocal) at the current positions, computed by the CPU reference platform "
+          "in double precision (a single point for analysis, not for every step: a PME system takes as long as a "
+          "CPU step). Their sum is the System's force; Python forces and restraints are not among them")
       .def_property_readonly(
           "forces", [](const std::shared_ptr<PySimulation>& s) { return view(s, StateField::Forces); },
           "Forces (kJ/mol/nm) of the current positions, N x 3 float64 (evaluated when the positions changed)");

@@ -134,6 +134,13 @@ def test_settings(work):
     sim.box = box * 1.01
     check(np.allclose(np.array(sim.box), box * 1.01), "box set (positions unchanged)")
     check("reduced form" in raises(lambda: setattr(sim, "box", np.ones((3, 3))), ValueError), "a box not in reduced form")
+    terms = sim.forces_by_term()
+    total = np.array(sim.forces)
+    summed = sum(terms.values())
+    check(set(terms) == {"bond", "angle", "torsion", "nonbonded_direct", "nonbonded_reciprocal"} and
+          np.abs(summed - total).max() < 1e-9 * np.abs(total).max(),
+          f"forces_by_term: {sorted(terms)} sum to sim.forces (largest difference "
+          f"{np.abs(summed - total).max():.1e} kJ/mol/nm)")
     handle = sim.add_force(lambda x, f, box: 1.5)
     second = sim.add_force(lambda x, f, box: 2.0)
     energies = sim.state()["energies_kj_per_mol"]
