@@ -84,6 +84,7 @@ setup(
     version=version(),
     packages=["mdsim"],
     package_dir={"mdsim": "python/mdsim"},
+    package_data={"mdsim": ["*.pyi", "py.typed"]},  # the extension's type stub (editors, type checkers)
     ext_modules=[Extension("mdsim._mdsim", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     # setuptools' own build and egg-info folders: under build-pip/ (ignored by git), never in the CMake tree build/.

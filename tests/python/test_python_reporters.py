@@ -199,6 +199,17 @@ def test_open_between_steps(work):
         check(step == 35, f"{how}: the checkpoint at the last step ({step})")
 
 
+def test_stub():
+    """python/mdsim/_mdsim.pyi (editors' signatures) names exactly the public members Simulation has."""
+    import ast
+    stub = ast.parse(open(os.path.join(os.path.dirname(mdsim.__file__), "_mdsim.pyi")).read())
+    cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Simulation")
+    in_stub = {n.name for n in cls.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    actual = {m for m in dir(mdsim.Simulation) if not m.startswith("_")}
+    check(in_stub == actual, f"the type stub matches Simulation (only in the stub: {sorted(in_stub - actual)}, "
+                             f"missing from it: {sorted(actual - in_stub)})")
+
+
 def test_quiet(work):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -215,6 +226,7 @@ def main():
         test_settings(work)
         test_temperature_change()
         test_open_between_steps(work)
+        test_stub()
         test_quiet(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
