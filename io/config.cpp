@@ -864,7 +864,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   RunConfig cfg;
   cfg.source = source;
   record_locations(root, "", cfg.locations);
-  if (!root["system"]) throw InputError(located(source, 1, 1, "missing section 'system' (with at least 'structure', the structure file)"));
+  if (!root["system"]) throw InputError(located(source, 1, 1, "missing section 'system' (with at least 'structure' (or its older name 'pdb'), the structure file, or 'topology' and 'coordinates')"));
   const std::optional<SystemXmlBarostat> system_barostat = parse_system(r, root["system"], cfg.system, check_files);
   if (const auto n = root["platform"]) parse_platform(r, n, cfg.platform);
   if (const auto n = root["integrator"]) parse_integrator(r, n, cfg.integrator);

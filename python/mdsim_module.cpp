@@ -468,6 +468,10 @@ py::dict state_of(PySimulation& s) {
   request.positions = false;
   request.energy = true;
   const SimulationState st = s.context().state(request);
+  if (!std::isfinite(st.potential.total))  // OpenMM would hand back NaN; say why instead
+    throw RuntimeError(fmt::format("state(): the potential energy at step {} is not finite ({}): are atoms at the same "
+                                   "place (positions set to zeros, or in another order or unit than nm)?",
+                                   st.step, nonfinite_terms(st.potential)));
   py::dict d;
   d["step"] = st.step;
   d["time_ps"] = st.time_ps;

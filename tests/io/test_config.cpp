@@ -311,7 +311,7 @@ TEST_CASE("unknown units, missing sections, YAML syntax errors") {
   CHECK(error_of("system: {pdb: a.pdb}\nintegrator: {timestep: 2 fortnights}\n") ==
         "test.yaml:2:24: 'timestep': unknown time unit 'fortnights' (accepted: ps, fs, ns, us, µs, ms)");
   CHECK(error_of("integrator: {timestep: 2 fs}\n") ==
-        "test.yaml:1:1: missing section 'system' (with at least 'structure', the structure file)");
+        "test.yaml:1:1: missing section 'system' (with at least 'structure' (or its older name 'pdb'), the structure file, or 'topology' and 'coordinates')");
   CHECK(error_of("system: {forcefield: amber14-all.xml}\n") ==
         "test.yaml:1:9: 'system' needs the key 'structure' (the structure file: PDB or PDBx/mmCIF, e.g. structure: "
         "protein.pdb)");

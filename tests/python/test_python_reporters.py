@@ -115,6 +115,10 @@ def test_refusals(work, sim):
     check("steps" in message, f"step(-5): ValueError naming steps: {message}")
     message = raises(lambda: water(seed=1).load_checkpoint(os.path.join(work, "missing.h5")), mdsim.InputError)
     check("missing.h5" in message, f"a missing checkpoint: InputError naming it: {message}")
+    zero = water(seed=1)
+    zero.positions = np.zeros((zero.n_atoms, 3))
+    message = raises(zero.state, mdsim.SimulationError)
+    check("not finite" in message and "same place" in message, f"all-zero positions: state() says why: {message}")
     check(mdsim.ConfigError is mdsim.InputError and issubclass(mdsim.InputError, ValueError),
           "InputError (ConfigError its old name) is a ValueError")
 
