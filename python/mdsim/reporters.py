@@ -160,7 +160,10 @@ def _check(reporter, written):
 
 def _outputs(s):
     """The engine's output section and callables for the reporter list (ValueError for two of a kind)."""
-    outputs = {"directory": os.getcwd(), "trajectory": None, "state": None, "checkpoint": None,
+    # The reporters' paths are absolute; the folder the engine creates at a run's start is the config's output
+    # folder when its final structure goes there, else the current one (which exists).
+    folder = s.outputs["directory"] if s.outputs["final_pdb"] else os.getcwd()
+    outputs = {"directory": folder, "trajectory": None, "state": None, "checkpoint": None,
                "final_pdb": s.outputs["final_pdb"], "progress": s.outputs["progress"]}
     observers, kinds = [], {}
     for r in s.reporters:
