@@ -658,8 +658,10 @@ void bind_device_array(py::module_& m) {
           "A DLPack capsule of the engine's memory; `stream` (the consumer's) waits for the engine's work first")
       .def("__dlpack_device__",
            [](const DeviceArray& a) { return py::make_tuple(static_cast<int>(kDLCUDA), a.array.device_index); })
-      .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.array.rows, 3); })
-      .def_property_readonly("device", [](const DeviceArray& a) { return a.array.device_index; })
+      .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.array.rows, 3); },
+                             "(N, 3)")
+      .def_property_readonly("device", [](const DeviceArray& a) { return a.array.device_index; },
+                             "The CUDA device index the memory is on")
       .def("__repr__", [](const DeviceArray& a) {
         return "<mdsim.DeviceArray " + std::string(field_name(a.field)) + " (" + std::to_string(a.array.rows) +
                ", 3) float64 " + field_unit(a.field) + " on cuda:" + std::to_string(a.array.device_index) + ">";
@@ -694,11 +696,16 @@ void bind_simulation_system(SimulationClass& cls) {
           "A simulation from config text (YAML); relative paths in it resolve against base_dir. platform= and seed= "
           "as for Simulation(...).")
       .def_property_readonly(
-          "platform", [](PySimulation& s) { return s.sim().platform_kind() == PlatformKind::Cuda ? "cuda" : "cpu"; })
-      .def_property_readonly("platform_description", [](PySimulation& s) { return s.sim().platform_description(); })
-      .def_property_readonly("n_atoms", [](PySimulation& s) { return s.sim().model().system.num_particles(); })
-      .def_property_readonly("masses", [](PySimulation& s) { return per_atom_array(s.sim().model().system.mass_amu); })
-      .def_property_readonly("charges", [](PySimulation& s) { return per_atom_array(s.sim().model().system.charge_e); })
+          "platform", [](PySimulation& s) { return s.sim().platform_kind() == PlatformKind::Cuda ? "cuda" : "cpu"; },
+          "The platform the simulation runs on: \"cuda\" or \"cpu\"")
+      .def_property_readonly("platform_description", [](PySimulation& s) { return s.sim().platform_description(); },
+                             "The platform and its precision, as mdsim run prints it: \"cuda (mixed precision)\"")
+      .def_property_readonly("n_atoms", [](PySimulation& s) { return s.sim().model().system.num_particles(); },
+                             "The System's particle count (virtual sites included)")
+      .def_property_readonly("masses", [](PySimulation& s) { return per_atom_array(s.sim().model().system.mass_amu); },
+                             "Per-particle masses (amu; 0 for virtual sites), a numpy copy")
+      .def_property_readonly("charges", [](PySimulation& s) { return per_atom_array(s.sim().model().system.charge_e); },
+                             "Per-particle charges (e), a numpy copy")
       .def("_topology", [](PySimulation& s) { return python::topology_dict(s.sim().model().topology); })
       .def_property_readonly(
           "stream",

@@ -103,18 +103,22 @@ class Topology:
 
     @property
     def n_atoms(self):
+        """The number of atoms (particles, virtual sites included)."""
         return len(self.atom_names)
 
     @property
     def n_residues(self):
+        """The number of residues."""
         return len(self.residues)
 
     @property
     def n_chains(self):
+        """The number of chains."""
         return len(self.chains)
 
     @property
     def n_bonds(self):
+        """The number of bonds (rows of ``bonds``)."""
         return len(self.bonds)
 
     def __len__(self):

@@ -48,10 +48,12 @@ class Trajectory:
 
     @property
     def n_frames(self):
+        """The number of frames."""
         return self.positions.shape[0]
 
     @property
     def n_atoms(self):
+        """The number of atoms in each frame."""
         return self.positions.shape[1]
 
     def __len__(self):
