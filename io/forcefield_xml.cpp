@@ -762,9 +762,20 @@ class Loader {
 
 // ---------------------------------------------------------------- file resolution
 
+namespace {
+std::string& bundled_data_root() {
+  static std::string root;
+  return root;
+}
+}  // namespace
+
+void set_bundled_data_root(const std::string& folder) { bundled_data_root() = folder; }
+
 std::vector<std::string> bundled_dirs(const std::string& share_subfolder, const std::string& source_dir) {
   std::vector<std::string> dirs;
   std::error_code ec;
+  if (!bundled_data_root().empty() && fs::is_directory(fs::path(bundled_data_root()) / share_subfolder, ec))
+    dirs.push_back((fs::path(bundled_data_root()) / share_subfolder).string());
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const fs::path installed = exe.parent_path() / ".." / "share" / "mdsim" / share_subfolder;

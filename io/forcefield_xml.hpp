@@ -15,9 +15,13 @@
 
 namespace mdsim {
 
-// Folders searched for bundled files of one kind, in order: <exe dir>/../share/mdsim/<share_subfolder>
-// (installed), then source_dir (the source tree's copy; none when empty). Missing ones skipped.
+// Folders searched for bundled files of one kind, in order: <data root>/<share_subfolder> when a data root was set
+// (set_bundled_data_root), <exe dir>/../share/mdsim/<share_subfolder> (installed), then source_dir (the source tree's
+// copy; none when empty). Missing ones skipped.
 std::vector<std::string> bundled_dirs(const std::string& share_subfolder, const std::string& source_dir);
+// The folder holding the bundled forcefields/ and data/ of a copy that is not beside the running program: the pip
+// package's mdsim/share/mdsim, which the Python package sets at import (the program there is python). Process-wide.
+void set_bundled_data_root(const std::string& folder);
 
 // Folders searched for bundled force-field names: bundled_dirs("forcefields", the source tree's forcefields/
 // from the compile definition MDSIM_SOURCE_FORCEFIELD_DIR).

@@ -2,6 +2,7 @@
 // (python/mdsim/topology.py wraps them in mdsim.Topology), and a structure file's topology without a Simulation.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -137,6 +138,9 @@ py::dict topology_dict(const Topology& t) {
 }
 
 void bind_topology(py::module_& m) {
+  m.def("_set_bundled_data_root", &set_bundled_data_root, py::arg("folder"),
+        "The folder of the bundled forcefields/ and data/ (the pip package's share/mdsim), searched first");
+  m.def("_forcefield_dirs", &default_forcefield_dirs, "The folders searched for bundled force-field names, in order");
   m.def("_read_structure_topology", &read_structure_topology, py::arg("path"),
         "A PDB or PDBx/mmCIF file's topology as a dict (Topology.from_file wraps it); bonds as OpenMM's PDBFile "
         "makes them");

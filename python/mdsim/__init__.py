@@ -12,6 +12,13 @@ import json
 import os
 
 from ._mdsim import ConfigError, DeviceArray, InputError, Simulation, SimulationError, __version__
+from ._mdsim import _set_bundled_data_root
+
+# A pip-installed package carries the bundled force fields and data in share/mdsim (setup.py): found there first, so
+# the source checkout it was built from may move or go.
+_SHARE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "share", "mdsim")
+if os.path.isdir(_SHARE):
+    _set_bundled_data_root(_SHARE)
 from . import reporters as _reporters
 from .reporters import CheckpointReporter, StateReporter, TrajectoryReporter
 from .topology import Topology

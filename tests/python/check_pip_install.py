@@ -63,6 +63,9 @@ def use_package(venv, work, env):
     check(code == 0 and len(words) == 4 and words[0].startswith(os.path.join(venv, "lib")) and words[1] == words[2]
           and words[3] == "10", f"import mdsim from the venv (version: the metadata's), 10 CPU steps: {out.strip()}")
     package = os.path.dirname(words[0]) if words else ""
+    code, out = run([python, "-c", "import mdsim; print(mdsim._mdsim._forcefield_dirs()[0])"], work, env)
+    check(code == 0 and out.strip() == os.path.join(package, "share", "mdsim", "forcefields"),
+          f"bundled force fields from the installed package first: {out.strip()}")
     check(all(os.path.isfile(os.path.join(package, f)) for f in ("_mdsim.pyi", "py.typed")),
           "the type stub and py.typed are installed")
     code, out = run([python, "-m", "mdsim", "--version"], work, env)
