@@ -103,8 +103,11 @@ class PySimulation {
     request.platform_notice = !quiet;
     request.stop = &StopSignals::requested();  // Ctrl-C during run(): stops at the next restart point, outputs whole
     sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
-    const OutputConfig& out = sim_->config().output;  // the config's outputs are the first reporters
-    reporting = out.trajectory.interval_steps > 0 || out.state.interval_steps > 0 || !out.checkpoint.file.empty();
+    // The config's outputs are the first reporters; a staged config's write only through run() (step() of it
+    // advances without them, as before reporters).
+    const OutputConfig& out = sim_->config().output;
+    reporting = sim_->config().stages.empty() &&
+                (out.trajectory.interval_steps > 0 || out.state.interval_steps > 0 || !out.checkpoint.file.empty());
   }
 
   static std::shared_ptr<PySimulation> from_file(const std::string& path, const Overrides& o) {

@@ -117,6 +117,9 @@ def test_second_run(work):
     staged = mdsim.Simulation.from_config({**staged_cfg, "stages": [{"name": "a", "steps": 10}]})
     message = raises(lambda: staged.run(steps=5), mdsim.ConfigError)
     check("run() takes no length" in message, f"run(steps=) of a staged config is refused: {message}")
+    staged.step(4)  # without reporters: a staged config's outputs are run()'s
+    check(staged.state()["step"] == 4 and not os.path.exists(os.path.join(work, "staged", "trajectory.h5")),
+          "step() of a staged config advances without writing")
 
 
 def test_exact_restart(work):
