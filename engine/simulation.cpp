@@ -975,13 +975,19 @@ bool Simulation::run_to(std::int64_t step) {
   const RunConfig& cfg = s.cfg;
   if (!s.running) throw RuntimeError("run_to: start_run() first");
   if (s.staged()) throw RuntimeError("run_to: a staged config runs through run()");
-  const auto& out = cfg.output;
+  return steps_to(std::min(step, cfg.run.steps));
+}
+
+// The steps of a run without stages to `target` with the output section's reporters and the observers (run_to,
+// run_for, step_reported); false when a stop request ended them early.
+bool Simulation::steps_to(std::int64_t target) {
+  Impl& s = *impl_;
+  const auto& out = s.cfg.output;
   const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps,
                         &s.observers};
-  const bool done = run_steps(*this, *s.context, *s.reporters, cfg, s.request, s.checkpoint_file,
-                              std::min(step, cfg.run.steps), every, s.external_forces, nullptr);
-  s.run_summary.stopped_early = !done;
-  return done;
+  s.run_summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
+                                           target, every, s.external_forces, nullptr);
+  return !s.run_summary.stopped_early;
 }
 
 void Simulation::flush_outputs() {
@@ -1008,13 +1014,7 @@ RunSummary Simulation::run_for(std::int64_t steps) {
   if (!start_run()) return stopped_in_minimization();
   auto& progress = s.reporters->progress;  // counts to this run's end, not run.steps
   if (progress) progress.emplace(stderr, s.first_step, s.first_step + steps, s.cfg.integrator.timestep_ps);
-  const auto& out = s.cfg.output;
-  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps,
-                        &s.observers};
-  finish_on_error([&] {
-    s.run_summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
-                                             s.first_step + steps, every, s.external_forces, nullptr);
-  });
+  finish_on_error([&] { steps_to(s.first_step + steps); });
   return finish_run();
 }
 
@@ -1029,17 +1029,11 @@ bool Simulation::step_reported(std::int64_t steps) {
     s.reporters->progress.reset();
     s.stepping = true;
   }
-  const auto& out = s.cfg.output;
-  const Intervals every{out.trajectory.interval_steps, out.state.interval_steps, out.checkpoint.interval_steps,
-                        &s.observers};
   const std::int64_t now = s.context->state(StateRequest{false, false}).step;
-  finish_on_error([&] {
-    s.run_summary.stopped_early = !run_steps(*this, *s.context, *s.reporters, s.cfg, s.request, s.checkpoint_file,
-                                             now + steps, every, s.external_forces, nullptr);
-  });
-  if (!s.run_summary.stopped_early) return true;
-  end_steps();
-  return false;
+  bool done = true;
+  finish_on_error([&] { done = steps_to(now + steps); });
+  if (!done) end_steps();
+  return done;
 }
 
 void Simulation::end_steps() {

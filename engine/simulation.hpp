@@ -140,6 +140,7 @@ class Simulation {
  private:
   RunSummary stopped_in_minimization();  // the summary of a run whose start's minimisation was interrupted
   void finish_on_error(const std::function<void()>& steps);
+  bool steps_to(std::int64_t target);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
