@@ -358,15 +358,6 @@ py::array host_array(const StateArray& a, const py::handle& base) {
                    base);
 }
 
-// The box vectors (nm) as a 3 x 3 numpy array, rows a, b, c.
-py::array_t<double> box_array(const Boxd& box) {
-  py::array_t<double> out({3, 3});
-  auto m = out.mutable_unchecked<2>();
-  const Vec3d rows[3] = {box.a, box.b, box.c};
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) m(r, c) = rows[r][c];
-  return out;
-}
 
 py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
   const StateArray a = s->context().state_array(field);
@@ -399,7 +390,7 @@ class PyExternalForce final : public ExternalForce {
   }
   double add(const StateArray& positions, const StateArray& forces, const Boxd* box, bool energy_wanted) override {
     py::gil_scoped_acquire gil;
-    const py::object box_nm = box != nullptr ? py::object(box_array(*box)) : py::none();
+    const py::object box_nm = box != nullptr ? py::object(python::box_array(*box)) : py::none();
     const auto valid = std::make_shared<bool>(true);
     struct Expire {  // however the call ends
       std::shared_ptr<bool> flag;
@@ -488,7 +479,7 @@ py::dict state_of(PySimulation& s) {
   energies["forces"] = each;
   d["energies_kj_per_mol"] = energies;
   if (st.has_box) {
-    d["box_nm"] = box_array(st.box);
+    d["box_nm"] = python::box_array(st.box);
     d["volume_nm3"] = st.box.volume();
   } else {
     d["box_nm"] = py::none();
@@ -910,7 +901,7 @@ void bind_simulation_settings(SimulationClass& cls) {
       "box",
       [](PySimulation& s) -> py::object {
         if (!s.sim().model().system.box) return py::none();
-        return box_array(s.context().state(StateRequest{false, false}).box);
+        return python::box_array(s.context().state(StateRequest{false, false}).box);
       },
       [](PySimulation& s, const py::handle& value) {
         check_not_busy(s, "box");

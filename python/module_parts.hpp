@@ -1,6 +1,7 @@
 // The `mdsim` extension's parts in files of their own (python/mdsim_module.cpp binds them).
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include "model/topology.hpp"
@@ -13,6 +14,9 @@ namespace mdsim::python {
 // chain_index (int64 arrays). chain_id_list: the chains' ids. bonds: Topology::bonds as an (n, 2) int64 array.
 // box_nm: the structure's box (3 x 3, rows a, b, c) or None.
 pybind11::dict topology_dict(const Topology& topology);
+
+// Box vectors (nm) as a 3 x 3 numpy array, rows a, b, c.
+pybind11::array_t<double> box_array(const Boxd& box);
 
 // Module functions of module_topology.cpp: _read_structure_topology(path) (mdsim.Topology.from_file).
 void bind_topology(pybind11::module_& m);

@@ -57,19 +57,6 @@ py::array_t<std::int64_t> bonds_array(const Topology& t) {
   return bonds;
 }
 
-// The structure's box (rows a, b, c in nm), or None.
-py::object box_array(const Topology& t) {
-  if (!t.box) return py::none();
-  py::array_t<double> box({py::ssize_t{3}, py::ssize_t{3}});
-  auto m = box.mutable_unchecked<2>();
-  const Vec3d rows[3] = {t.box->a, t.box->b, t.box->c};
-  for (py::ssize_t i = 0; i < 3; ++i) {
-    m(i, 0) = rows[i].x;
-    m(i, 1) = rows[i].y;
-    m(i, 2) = rows[i].z;
-  }
-  return box;
-}
 
 // OpenMM's standard residue tables (residues.xml, pdbNames.xml) from the first force-field folder that has them,
 // as load_forcefields finds them.
@@ -97,6 +84,15 @@ py::dict read_structure_topology(const std::string& path) {
 }
 
 }  // namespace
+
+py::array_t<double> box_array(const Boxd& box) {
+  py::array_t<double> out({3, 3});
+  auto m = out.mutable_unchecked<2>();
+  const Vec3d rows[3] = {box.a, box.b, box.c};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) m(r, c) = rows[r][c];
+  return out;
+}
 
 py::dict topology_dict(const Topology& t) {
   const std::size_t n = t.atoms.size();
@@ -133,7 +129,7 @@ py::dict topology_dict(const Topology& t) {
   d["residues"] = residues_dict(t);
   d["chain_id_list"] = chain_list;
   d["bonds"] = bonds_array(t);
-  d["box_nm"] = box_array(t);
+  d["box_nm"] = t.box ? py::object(box_array(*t.box)) : py::none();  // the structure's box, or None
   return d;
 }
 
