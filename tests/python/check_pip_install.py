@@ -9,15 +9,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from checks import check, failures  # tests/python/checks.py
 
 source, build, data = (os.path.abspath(a) for a in sys.argv[1:4])
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what, flush=True)
-    if not condition:
-        failures.append(what)
 
 
 def run(command, cwd, env):

@@ -23,15 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from checks import check, failures  # tests/python/checks.py
 
 MDSIM, MPIEXEC, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
 
 
 CONFIG = """\

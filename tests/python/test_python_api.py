@@ -19,15 +19,9 @@ import time
 import numpy as np
 
 import mdsim
+from checks import check, failures  # tests/python/checks.py
 
 MDSIM, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
 
 
 def config_text(out):

@@ -15,26 +15,9 @@ import h5py
 import numpy as np
 
 import mdsim
+from checks import check, failures, raises  # tests/python/checks.py
 
 DATA = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
-
-
-def raises(call, kind):
-    """The message of the `kind` exception call() raises ('no error', or the other exception's type and text)."""
-    try:
-        call()
-        return "no error"
-    except kind as err:
-        return str(err)
-    except Exception as err:  # the wrong kind
-        return f"{type(err).__name__}: {err}"
 
 
 def config(out, steps=20, system="ala2_vacuum.pdb", method="no_cutoff", seed=None):

@@ -10,15 +10,9 @@ import sys
 import numpy as np
 
 import mdsim
+from checks import bath_means, check, failures  # tests/python/checks.py
 
 DATA = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
 
 
 def config(platform, precision="mixed"):
@@ -153,14 +147,7 @@ import tempfile  # noqa: E402
 bath = mdsim.Simulation.from_structure(os.path.join(DATA, "systems", "ala2_water.pdb"), nonbonded_method="pme",
                                        cutoff="0.9 nm", integrator={"timestep": "2 fs", "temperature": "300 K"},
                                        platform="cuda", seed=23, quiet=True)
-samples = []
-bath.reporters.append(mdsim.StateReporter(lambda state: samples.append(state["temperature_k"]), 100))
-bath.run(time="50 ps")
-before = float(np.mean(samples[len(samples) // 5:]))
-samples.clear()
-bath.temperature = "350 K"
-bath.run(time="50 ps")
-after = float(np.mean(samples[len(samples) // 5:]))
+before, after = bath_means(bath, "350 K", "50 ps", 100)
 # 2,269 atoms: a sample scatters by ~3%, the mean over 40 ps by well under 1%.
 check(abs(before - 300.0) < 6.0 and abs(after - 350.0) < 7.0,
       f"CUDA: sim.temperature = 350 K mid-run: mean over the last 40 ps {before:.1f} K -> {after:.1f} K")

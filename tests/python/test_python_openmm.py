@@ -18,15 +18,9 @@ except ImportError as err:
 import numpy as np
 
 import mdsim
+from checks import check, failures  # tests/python/checks.py
 
 DATA = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
 
 
 def reference_energy(system, positions):

@@ -18,27 +18,10 @@ import h5py
 import numpy as np
 
 import mdsim
+from checks import bath_means, check, failures, raises  # tests/python/checks.py
 
 DATA = os.path.abspath(sys.argv[1])
 WATER = os.path.join(DATA, "systems", "ala2_water.pdb")
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
-
-
-def raises(call, kind):
-    """The message of the `kind` exception call() raises ('no error', or the other exception's type and text)."""
-    try:
-        call()
-        return "no error"
-    except kind as err:
-        return str(err)
-    except Exception as err:  # the wrong kind
-        return f"{type(err).__name__}: {err}"
 
 
 def water(seed=None, **options):
@@ -164,14 +147,7 @@ def test_temperature_change():
                                           nonbonded_method="no_cutoff", constraints="hbonds",
                                           integrator={"timestep": "2 fs", "temperature": "300 K", "friction": "1/ps"},
                                           platform="cpu", seed=17, quiet=True)
-    samples = []
-    sim.reporters.append(mdsim.StateReporter(lambda state: samples.append(state["temperature_k"]), 50))
-    sim.run(time="50 ps")
-    before = float(np.mean(samples[len(samples) // 5:]))
-    samples.clear()
-    sim.temperature = 400.0
-    sim.run(time="50 ps")
-    after = float(np.mean(samples[len(samples) // 5:]))
+    before, after = bath_means(sim, 400.0, "50 ps", 50)
     # Over 12 seeds these means scatter by 9 K (sd) about 297 and 397 K: the bounds are 3.5 sd.
     check(abs(before - 300.0) < 30.0 and abs(after - 400.0) < 30.0,
           f"sim.temperature = 400 mid-run: mean over the last 40 ps {before:.1f} K -> {after:.1f} K (targets 300, 400)")

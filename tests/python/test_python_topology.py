@@ -20,19 +20,13 @@ import h5py
 import numpy as np
 
 import mdsim
+from checks import check, failures  # tests/python/checks.py
 from mdsim.trajectory import Trajectory, load_trajectory
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 DATA = os.path.abspath(sys.argv[1])
 SYSTEMS = os.path.join(DATA, "systems")
 INPUTS = os.path.join(DATA, "topologies", "inputs")
-failures = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        failures.append(what)
 
 
 def optional(package):
