@@ -1036,6 +1036,13 @@ bool Simulation::step_reported(std::int64_t steps) {
   return done;
 }
 
+bool Simulation::steps_report() const {
+  const Impl& s = *impl_;
+  const OutputConfig& out = s.cfg.output;
+  return !s.staged() && (!s.observers.empty() || (out.trajectory.interval_steps > 0 && !out.trajectory.file.empty()) ||
+                         (out.state.interval_steps > 0 && !out.state.file.empty()) || !out.checkpoint.file.empty());
+}
+
 void Simulation::end_steps() {
   Impl& s = *impl_;
   if (!s.stepping) return;

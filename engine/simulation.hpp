@@ -92,6 +92,9 @@ class Simulation {
   // does (no final structure). False when a stop request ended the steps early (the outputs are closed then).
   bool step_reported(std::int64_t steps);
   void end_steps();  // closes what step_reported() left open (nothing to do otherwise)
+  // Whether step_reported() would write or call anything: an output section with a trajectory, state log or
+  // checkpoint, or observers; never for a config with stages (its outputs are run()'s).
+  bool steps_report() const;
   // A stop request (SIGINT/SIGTERM) during a minimisation ends it at its last accepted iterate, and the run before
   // its first step (RunSummary::stopped_in_minimization): minimisation is not a restart point, so nothing of the
   // partly minimised state is written. A fresh run's minimisation: no output is written (run again to start over;

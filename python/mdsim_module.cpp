@@ -103,11 +103,6 @@ class PySimulation {
     request.platform_notice = !quiet;
     request.stop = &StopSignals::requested();  // Ctrl-C during run(): stops at the next restart point, outputs whole
     sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
-    // The config's outputs are the first reporters; a staged config's write only through run() (step() of it
-    // advances without them, as before reporters).
-    const OutputConfig& out = sim_->config().output;
-    reporting = sim_->config().stages.empty() &&
-                (out.trajectory.interval_steps > 0 || out.state.interval_steps > 0 || !out.checkpoint.file.empty());
   }
 
   static std::shared_ptr<PySimulation> from_file(const std::string& path, const Overrides& o) {
@@ -139,8 +134,6 @@ class PySimulation {
   int add_force_count() { return ++forces_added_; }
   // The forces add_force added, by handle (remove_force takes them out; state() reports each one's energy).
   std::map<int, std::shared_ptr<PyExternalForce>> forces;
-  // Whether later step() calls write outputs or call observers (the reporters in force: _set_reporting).
-  bool reporting = false;
   py::object reporters = py::none();  // the Python package's reporter list (python/mdsim/reporters.py)
   // Set while step(), run() or minimize() runs: a force callback that calls back into the simulation is refused.
   bool busy = false;
@@ -595,8 +588,6 @@ void set_reporting(PySimulation& s, const py::dict& outputs, bool continue_exist
   }
   const OutputConfig output = outputs_from(outputs);
   s.sim().set_outputs(output, continue_existing);
-  s.reporting = !calls.empty() || output.trajectory.interval_steps > 0 || output.state.interval_steps > 0 ||
-                !output.checkpoint.file.empty();
   s.sim().set_observers(std::move(calls));
 }
 
@@ -731,7 +722,7 @@ void bind_simulation_runs(SimulationClass& cls) {
             const long long n = steps_argument(steps);
             Operation op(s, "step()");
             s.take_view_writes();
-            if (s.reporting && n > 0) {  // the reporters write at their steps; Ctrl-C stops at a restart point
+            if (s.sim().steps_report() && n > 0) {  // the reporters write at their steps; Ctrl-C stops at a restart point
               {
                 py::gil_scoped_release release;
                 s.sim().step_reported(n);
