@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/errors.hpp"
 #include "engine/cuda_options.hpp"
 #include "kernels/cpu/cpu_forces.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
@@ -47,9 +48,16 @@ class CudaEvaluator final : public ForceEvaluator {
 }  // namespace
 
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
-                                               const PlatformConfig& settings) {
-  if (platform.kind == PlatformKind::Cpu) return std::make_unique<CpuEvaluator>(system);
-  return std::make_unique<CudaEvaluator>(system, cuda_options(settings, platform.device));
+                                               const PlatformConfig& settings, int replicas) {
+  if (replicas < 1) throw InputError(fmt::format("a replica batch needs at least one replica (got {})", replicas));
+  if (platform.kind == PlatformKind::Cpu) {
+    if (replicas > 1)
+      throw InputError("a replica batch runs on the CUDA platform only (the CPU platform runs replicas in turn)");
+    return std::make_unique<CpuEvaluator>(system);
+  }
+  CudaOptions options = cuda_options(settings, platform.device);
+  options.replicas = replicas;
+  return std::make_unique<CudaEvaluator>(system, options);
 }
 
 std::optional<PmeParameters> pme_parameters(const System& system) {

@@ -40,8 +40,11 @@ class ForceEvaluator {
   }
 };
 
+// `replicas` > 1: a replica batch of that many copies of `system` (the CUDA platform only: CudaOptions::replicas),
+// whose positions and forces are every copy's rows one after the other and whose compute() returns the first
+// copy's energies.
 std::unique_ptr<ForceEvaluator> make_evaluator(const System& system, const PlatformChoice& platform,
-                                               const PlatformConfig& settings);
+                                               const PlatformConfig& settings, int replicas = 1);
 
 // Each energy term's forces (kJ/mol/nm) at `positions_nm`, in `box` when the system is periodic (null: the System's),
 // by the CPU reference platform in double precision, as OpenMM's getState(getForces=True, groups={g}) with one term

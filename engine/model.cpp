@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -17,24 +16,11 @@
 #include "io/structure_reader.hpp"
 #include "model/forcefield.hpp"
 #include "model/overlaps.hpp"
+#include "model/system_copies.hpp"
 
 namespace mdsim {
 
 namespace {
-
-// Appends every bonded term of `source` to the list of its type in `target`, atoms shifted by offset.
-void append_bonded(System& target, const System& source, int offset) {
-  target.for_each_bonded([&](auto& terms) {
-    using List = std::decay_t<decltype(terms)>;
-    source.for_each_bonded([&](const auto& from) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(from)>, List>)
-        for (auto term : from) {
-          term.shift_atoms(offset);
-          terms.push_back(term);
-        }
-    });
-  });
-}
 
 // A label for an atom in messages: "atom 12 (CA of ALA 3, chain A)".
 std::string atom_label(const Topology& top, int index) {
@@ -163,19 +149,12 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
   const int n = in.system.num_particles();
   Model out;
   out.forcefield_files = in.forcefield_files;
-  System& s = out.system;
-  const System& t = in.system;
-  s.nonbonded = t.nonbonded;
-  s.cmap_maps = t.cmap_maps;  // shared by every copy's CMAP torsions (map indices unchanged)
-  if (t.lj_types) {  // the NBFIX table shared by every copy; each copy's particles keep their types
-    s.lj_types = *t.lj_types;
-    s.lj_types->particle_type.clear();
-  }
   Boxd big = box;
   big.a = box.a * double(counts[0]);
   big.b = box.b * double(counts[1]);
   big.c = box.c * double(counts[2]);
-  s.box = big;
+  out.system = repeat_system(in.system, counts[0] * counts[1] * counts[2]);
+  out.system.box = big;
   out.topology.source = in.topology.source;
   out.topology.box = big;
   for (int cz = 0; cz < counts[2]; ++cz) {
@@ -184,19 +163,9 @@ Model replicate_model(const Model& in, const std::array<int, 3>& counts) {
         const int copy = (cz * counts[1] + cy) * counts[0] + cx;
         const int off = copy * n;
         const Vec3d shift = box.a * double(cx) + box.b * double(cy) + box.c * double(cz);
-        auto append = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-        append(s.mass_amu, t.mass_amu);
-        append(s.charge_e, t.charge_e);
-        append(s.sigma_nm, t.sigma_nm);
-        append(s.epsilon_kj_per_mol, t.epsilon_kj_per_mol);
-        append_bonded(s, t, off);
-        for (auto e : t.exceptions) { e.i += off; e.j += off; s.exceptions.push_back(e); }
-        for (auto c : t.constraints) { c.i += off; c.j += off; s.constraints.push_back(c); }
-        for (auto w : t.rigid_waters) { w.oxygen += off; w.hydrogen1 += off; w.hydrogen2 += off; s.rigid_waters.push_back(w); }
-        for (auto v : t.virtual_sites) { v.shift_atoms(off); s.virtual_sites.push_back(v); }
-        if (t.lj_types) append(s.lj_types->particle_type, t.lj_types->particle_type);
         for (const Vec3d& x : in.positions_nm) out.positions_nm.push_back(x + shift);
-        append(out.velocities_nm_per_ps, in.velocities_nm_per_ps);
+        out.velocities_nm_per_ps.insert(out.velocities_nm_per_ps.end(), in.velocities_nm_per_ps.begin(),
+                                        in.velocities_nm_per_ps.end());
         for (auto r : in.position_restraints) { r.atom += off; out.position_restraints.push_back(r); }
         // Topology: chains, residues and atoms copied with shifted indices.
         Topology& top = out.topology;

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/replica_energy.cuh"
 #include "physics/bonded.hpp"
 #include "model/system.hpp"
 
@@ -62,7 +63,7 @@ __device__ __forceinline__ void add_force(unsigned long long* force, int stride,
 template <typename real, class Term>
 __device__ __forceinline__ bool bonded_term(const BondedList<Term, real>& list, int& t, const double4_16a* __restrict__ pos,
                                             int stride, unsigned long long* __restrict__ force, double* e,
-                                            const BondedTables<real>& tables) {
+                                            const BondedTables<real>& tables, int& first_atom) {
   if (t >= list.count) {
     t -= list.count;
     return false;
@@ -71,26 +72,26 @@ __device__ __forceinline__ bool bonded_term(const BondedList<Term, real>& list, 
   const auto r = evaluate_bonded(q.params, [&](int a, int b) { return delta<real>(pos, q.atoms[a], q.atoms[b]); }, tables);
   for (int k = 0; k < Term::kAtoms; ++k) add_force(force, stride, q.atoms[k], r.force[k]);
   e[static_cast<int>(Term::kEnergy)] = r.energy;
+  first_atom = q.atoms[0];
   return true;
 }
 
 // Every bonded term in one launch, one thread per term, through evaluate_bonded
 // (physics/bonded.hpp) — the functions the CPU platform calls. energy[g] receives the energy of
-// BondedEnergy g.
+// BondedEnergy g (of the term's replica in a batch: replica_energy.cuh).
 template <typename real, bool ENERGY, class... Terms>
 __global__ void bonded_kernel(const double4_16a* __restrict__ pos, int stride, unsigned long long* __restrict__ force,
-                              unsigned long long* __restrict__ energy, BondedTables<real> tables,
-                              BondedList<Terms, real>... lists) {
+                              unsigned long long* __restrict__ energy, ReplicaEnergies replicas,
+                              BondedTables<real> tables, BondedList<Terms, real>... lists) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   double e[kNumBondedEnergies] = {};
-  (bonded_term<real>(lists, t, pos, stride, force, e, tables) || ...);
+  int first_atom = -1;
+  (bonded_term<real>(lists, t, pos, stride, force, e, tables, first_atom) || ...);
   if (ENERGY) {
     // Whole warps reach here (no early return above), so the shuffles are safe.
-    for (int slot = 0; slot < kNumBondedEnergies; ++slot) {
-      double v = e[slot];
-      for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-      if ((threadIdx.x & 31) == 0 && v != 0.0) atomic_add_fixed(&energy[slot], v);
-    }
+    const int replica = first_atom >= 0 ? replicas.replica_of(first_atom) : -1;
+    for (int slot = 0; slot < kNumBondedEnergies; ++slot)
+      add_energy_by_replica(&energy[slot], replicas.stride, replica, e[slot]);
   }
 }
 

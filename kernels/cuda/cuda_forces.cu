@@ -32,6 +32,7 @@
 #include "kernels/cuda/step_timeline.hpp"
 #include "kernels/cuda/virtual_site_kernels.cuh"
 #include "model/cmap.hpp"
+#include "model/system_copies.hpp"
 #include "physics/nonbonded.hpp"
 #include "platform/nonbonded_plan.hpp"
 #include "platform/virtual_sites.hpp"
@@ -81,15 +82,18 @@ class Evaluator {
   using real2 = cuda::real2_t<real>;
 
   // Uploads everything position-independent; the first evaluation sorts the atoms and builds the list.
+  // A replica batch (options.replicas > 1) holds that many copies of `system` (model/system_copies).
   Evaluator(const System& system, const CudaOptions& options)
-      : sys_(system),
+      : sys_(options.replicas > 1 ? repeat_system(system, options.replicas) : system),
         plan_(plan_nonbonded(sys_)),
         opt_(options),
-        pme_stream_(side_stream_priority(system, options)),
-        bonded_stream_(side_stream_priority(system, options)) {
+        replicas_(options.replicas),
+        pme_stream_(side_stream_priority(sys_, options)),
+        bonded_stream_(side_stream_priority(sys_, options)) {
     const std::size_t free_before = free_device_memory();
-    n_ = system.num_particles();
+    n_ = sys_.num_particles();
     if (n_ == 0) throw InputError("CUDA platform: the system has no particles");
+    set_replica_constants(system);
     periodic_ = plan_.periodic;
     pme_ = plan_.pme;
     if (periodic_) box_ = *system.box;
@@ -99,7 +103,7 @@ class Evaluator {
     npad_ = list_->npad();
     pos_.resize(n_);
     force_.resize(3 * static_cast<std::size_t>(npad_));
-    energy_.resize(kNumSlots);
+    energy_.resize(static_cast<std::size_t>(kNumSlots) * replicas_);
     upload_exceptions();
     upload_bonded_terms();
     upload_lj_table();
@@ -221,24 +225,32 @@ class Evaluator {
     return out;
   }
 
-  EnergyTerms energies() {
+  // Each replica's energies (forces from outside are the batch's: their energy is the first replica's).
+  std::vector<EnergyTerms> replica_energies() {
     settle_overflow();
     if (!last_with_energy_) {
       compute(true);
       settle_overflow();
     }
-    const std::vector<unsigned long long> e = energy_.download(stream_);
-    EnergyTerms t;
-    for (int g = 0; g < kNumBondedEnergies; ++g) t.bonded(static_cast<BondedEnergy>(g)) = cuda::from_fixed(e[kSlotBond + g]);
-    if (periodic_ && plan_.dispersion_coefficient != 0.0) t.dispersion_correction = plan_.dispersion_coefficient / box_.volume();
-    t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
-    t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + plan_.self_energy_kj_per_mol : 0.0;
-    t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
-    t.restraint = cuda::from_fixed(e[kSlotRestraint]);
-    t.external = external_energy_;
-    t.total = t.bonded_sum() + t.nonbonded + t.external + t.restraint;
-    return t;
+    const std::vector<unsigned long long> all = energy_.download(stream_);
+    std::vector<EnergyTerms> out(static_cast<std::size_t>(replicas_));
+    for (int r = 0; r < replicas_; ++r) {
+      const unsigned long long* e = all.data() + static_cast<std::size_t>(r) * kNumSlots;
+      EnergyTerms& t = out[static_cast<std::size_t>(r)];
+      for (int g = 0; g < kNumBondedEnergies; ++g)
+        t.bonded(static_cast<BondedEnergy>(g)) = cuda::from_fixed(e[kSlotBond + g]);
+      if (periodic_ && dispersion_coefficient_ != 0.0) t.dispersion_correction = dispersion_coefficient_ / box_.volume();
+      t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
+      t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + self_energy_ : 0.0;
+      t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
+      t.restraint = cuda::from_fixed(e[kSlotRestraint]);
+      t.external = r == 0 ? external_energy_ : 0.0;
+      t.total = t.bonded_sum() + t.nonbonded + t.external + t.restraint;
+    }
+    return out;
   }
+  EnergyTerms energies() { return replica_energies().front(); }
+  int replicas() const { return replicas_; }
 
   int num_tiles() {
     settle_overflow();
@@ -256,9 +268,10 @@ class Evaluator {
   int force_stride() const { return npad_; }
   void* device_stream() const { return stream_; }
   const unsigned long long* device_energies_fixed() const { return energy_.data(); }
+  int energy_slots() const { return kNumSlots; }
   double energy_constant() const {
-    return (pme_ ? plan_.self_energy_kj_per_mol : 0.0) +
-           (periodic_ && plan_.dispersion_coefficient != 0.0 ? plan_.dispersion_coefficient / box_.volume() : 0.0);
+    return (pme_ ? self_energy_ : 0.0) +
+           (periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0);
   }
   std::size_t memory_bytes() const { return memory_bytes_; }
 
@@ -297,6 +310,18 @@ class Evaluator {
 
  private:
   // ---- construction steps ----
+
+  // One replica's self energy and dispersion coefficient: plan_'s in a single system, `system`'s own plan in a
+  // batch (plan_ sums over every replica).
+  void set_replica_constants(const System& system) {
+    if (replicas_ < 1) throw RuntimeError("CUDA platform: a replica batch needs at least one replica");
+    const NonbondedPlan single = replicas_ > 1 ? plan_nonbonded(system) : NonbondedPlan{};
+    const NonbondedPlan& p = replicas_ > 1 ? single : plan_;
+    self_energy_ = p.self_energy_kj_per_mol;
+    dispersion_coefficient_ = p.dispersion_coefficient;
+  }
+
+  cuda::ReplicaEnergies replica_layout() const { return {n_ / replicas_, kNumSlots, replicas_}; }
 
   // Per-particle data for the neighbour list to sort: charges, and the pair step's LJ encoding
   // (sigma/2, 2 sqrt(epsilon)).
@@ -346,6 +371,7 @@ class Evaluator {
     // The original-order copy is only for a PME solver that reads it (not in mixed precision).
     o.original_order_posq = pme_ && cuda::CudaPme<real>::reads_original_order();
     o.num_sms = num_sms_;
+    o.replicas = replicas_;
     return o;
   }
 
@@ -419,7 +445,8 @@ class Evaluator {
   void create_pme() {
     if (!pme_) return;
     const PmeParameters& pme = plan_.pme_parameters;
-    pme_solver_ = std::make_unique<cuda::CudaPme<real>>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm, n_);
+    pme_solver_ = std::make_unique<cuda::CudaPme<real>>(pme.grid[0], pme.grid[1], pme.grid[2], pme.alpha_per_nm, n_,
+                                                        cuda::PmeReplicas{replicas_, n_ / replicas_, kNumSlots});
   }
 
   // ---- evaluation ----
@@ -564,7 +591,7 @@ class Evaluator {
     const cuda::TileKernelView<real> v = list_->tile_view();
     cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY, TABLE><<<pair_kernel_blocks(), 256, 0, stream_>>>(
         v.tile_count, v.capacity, v.tile_row, v.tile_atoms, v.masks, v.sorted_posq, v.sorted_params, v.perm, v.npad,
-        force_.data(), energy_.data() + kSlotPairs, v.block_center, v.block_half, cuda::box_as<real>(box_),
+        force_.data(), energy_.data() + kSlotPairs, replica_layout(), v.block_center, v.block_half, cuda::box_as<real>(box_),
         pair_params(), v.rebuild_flag, v.tile_cursor, lj_table_.data());
   }
 
@@ -608,7 +635,7 @@ class Evaluator {
     const int blocks = water_blocks + (count > 0 ? blocks_for(count) : 0);
     const auto launch = [&](auto kernel) {
       kernel<<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), waters, water_exclusions_.data(), water_blocks,
-                                              pos_.data(), npad_, force_.data(), e, box, alpha);
+                                              pos_.data(), npad_, force_.data(), e, replica_layout(), box, alpha);
     };
     if (pme_) {
       if (with_energy) launch(cuda::exceptions_kernel<real, true, true>);
@@ -642,11 +669,11 @@ class Evaluator {
     auto* e = energy_.data() + kSlotBond;
     const BondedTables<real> tables{cmap_maps_.data()};
     if (with_energy)
-      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e, tables,
-                                                                     bonded_list(std::get<I>(bonded_))...);
+      cuda::bonded_kernel<real, true><<<blocks, kThreads, 0, stream>>>(
+          pos_.data(), npad_, force_.data(), e, replica_layout(), tables, bonded_list(std::get<I>(bonded_))...);
     else
-      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(pos_.data(), npad_, force_.data(), e, tables,
-                                                                      bonded_list(std::get<I>(bonded_))...);
+      cuda::bonded_kernel<real, false><<<blocks, kThreads, 0, stream>>>(
+          pos_.data(), npad_, force_.data(), e, replica_layout(), tables, bonded_list(std::get<I>(bonded_))...);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -661,10 +688,10 @@ class Evaluator {
     unsigned long long* e = energy_.data() + kSlotRestraint;
     if (with_energy)
       cuda::restraints_kernel<true><<<blocks_for(count), kThreads, 0, stream>>>(
-          count, restraints_.data(), pos_.data(), npad_, force_.data(), e, box, use_box);
+          count, restraints_.data(), pos_.data(), npad_, force_.data(), e, replica_layout(), box, use_box);
     else
       cuda::restraints_kernel<false><<<blocks_for(count), kThreads, 0, stream>>>(
-          count, restraints_.data(), pos_.data(), npad_, force_.data(), e, box, use_box);
+          count, restraints_.data(), pos_.data(), npad_, force_.data(), e, replica_layout(), box, use_box);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -687,6 +714,9 @@ class Evaluator {
   System sys_;
   NonbondedPlan plan_;  // checks, PME parameters, dispersion coefficient, self energy, exclusion partners
   CudaOptions opt_;
+  int replicas_ = 1;                    // copies of the System in sys_ (a replica batch)
+  double self_energy_ = 0.0;            // one replica's PME self energy (kJ/mol)
+  double dispersion_coefficient_ = 0.0; // one replica's: the correction is this / volume
   int n_ = 0, npad_ = 0, num_sms_ = 1;  // npad_: sorted slots, the force buffer's stride
   bool periodic_ = false, pme_ = false;
   bool last_with_energy_ = false;
@@ -826,6 +856,15 @@ std::vector<Vec3d> CudaForceEvaluator::forces() const {
 }
 EnergyTerms CudaForceEvaluator::energies() const {
   return impl_->visit([](auto& e) { return e.energies(); });
+}
+std::vector<EnergyTerms> CudaForceEvaluator::replica_energies() const {
+  return impl_->visit([](auto& e) { return e.replica_energies(); });
+}
+int CudaForceEvaluator::replicas() const {
+  return impl_->visit([](auto& e) { return e.replicas(); });
+}
+int CudaForceEvaluator::energy_slots() const {
+  return impl_->visit([](auto& e) { return e.energy_slots(); });
 }
 CudaTimings CudaForceEvaluator::benchmark(int repetitions) {
   return impl_->visit([&](auto& e) { return e.benchmark(repetitions); });

@@ -42,6 +42,13 @@ struct CudaOptions {
                                      // kernels (false), which agree to rounding
   int initial_tiles = 0;             // tile-list and exclusion-tile buffers to start with (0: estimates);
   int initial_exclusion_tiles = 0;   // tests set them small to exercise the growth path
+  // Replica batch: the evaluator holds this many copies of the System, evaluated together in the same kernels
+  // (one pair list, one batched PME, one graph). Copy r's particle i is row r N + i of every per-particle array
+  // (positions, forces); each copy interacts only with itself and its own periodic images, in the one box
+  // they share; energies are kept per copy (replica_energies). A copy's forces equal those of the same
+  // System evaluated alone bit for bit (the same blocks and tiles, fixed-point sums), except PME's, which
+  // may differ by the batched FFT's rounding.
+  int replicas = 1;
 };
 
 // Wall time of each part of one evaluation (µs, medians), from CUDA events.
@@ -103,7 +110,9 @@ class CudaForceEvaluator {
   void forces_zeroed_by_consumer();
   // Synchronise and download the last evaluation's results.
   std::vector<Vec3d> forces() const;
-  EnergyTerms energies() const;  // valid after compute(true)
+  EnergyTerms energies() const;  // valid after compute(true); a batch's first replica
+  std::vector<EnergyTerms> replica_energies() const;  // one per replica (valid after compute(true))
+  int replicas() const;
 
   // Convenience: upload, evaluate, download (tests, `mdsim energy`).
   EnergyTerms compute(const std::vector<Vec3d>& positions_nm, std::vector<Vec3d>* forces);
@@ -121,8 +130,12 @@ class CudaForceEvaluator {
   unsigned long long* device_forces_fixed_consumed();  // for a consumer that leaves them zero (above)
   int force_stride() const;
   void* device_stream() const;
-  const unsigned long long* device_energies_fixed() const;  // bond, angle, torsion, pairs, exceptions, reciprocal, restraint
-  double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box
+  // Energy sums of the last evaluation with energies (64-bit fixed point, kJ/mol): energy_slots() per replica,
+  // replica r's at [r energy_slots(), (r + 1) energy_slots()); their sum is a replica's potential energy less
+  // energy_constant().
+  const unsigned long long* device_energies_fixed() const;
+  int energy_slots() const;
+  double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box, per replica
 
   // Virtual sites (System::virtual_sites; nothing is launched for a system without). Every evaluation places them
   // from their parents first and, after all its forces (those added from outside included), spreads the force on

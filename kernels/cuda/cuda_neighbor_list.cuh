@@ -50,6 +50,7 @@ struct NeighborListOptions {
   int initial_exclusion_tiles = 0;
   bool original_order_posq = false;   // also gather posq in the System's order (double-precision PME)
   int num_sms = 1;
+  int replicas = 1;                   // a replica batch's copies (CudaOptions::replicas): each its own columns
 };
 
 // What the tile kernel reads: the list and the sorted atoms.
@@ -85,7 +86,7 @@ class NeighborList {
   // `box` is the system's box (ignored unless periodic); `plan` gives the exclusion partners.
   NeighborList(int n, bool periodic, const Boxd& box, const Particles& particles, const NonbondedPlan& plan,
                const NeighborListOptions& options, cudaStream_t stream)
-      : n_(n), periodic_(periodic), opt_(options), stream_(stream) {
+      : n_(n), n_replica_(n / options.replicas), periodic_(periodic), opt_(options), stream_(stream) {
     set_layout(box);
     upload_particles(particles);
     upload_exclusions(plan);
@@ -157,7 +158,8 @@ class NeighborList {
     const int bounds_blocks = blocks_for(static_cast<long long>(nblocks_) * 32, kBoundsThreads);
     const real range2 =
         std::isfinite(opt_.range_nm) ? real(opt_.range_nm * opt_.range_nm) : std::numeric_limits<real>::infinity();
-    const long long build_items = static_cast<long long>(nblocks_) * ((nblocks_ + kBuildSegment - 1) / kBuildSegment);
+    const long long build_items =
+        static_cast<long long>(nblocks_) * ((replica_max_blocks_ + kBuildSegment - 1) / kBuildSegment);
     const int build_blocks =
         static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
     if (periodic_) {
@@ -172,16 +174,18 @@ class NeighborList {
             column_excess(), exclusion_tiles(), list_view());
       } else {
         tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
-            nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-            rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
+            replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
+            box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_ * ncy_,
+            exclusion_tiles(), list_view());
       }
     } else {
       block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           sorted_at_build_.data(), tile_count(), tile_overflow(), build_count(), nullptr, 1, 1, column_excess());
       tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
-          nblocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-          rebuild_flag(), perm_.data(), exclusion_tiles(), list_view());
+          replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box,
+          range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), 1, exclusion_tiles(),
+          list_view());
     }
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -228,18 +232,20 @@ class NeighborList {
 
  private:
   // Sort columns (periodic), about as wide as a cube holding one block of 32 atoms at the system's
-  // density, and the sorted slots: each column padded to whole blocks, at most 31 padding slots each.
+  // density, and the sorted slots: each column padded to whole blocks, at most 31 padding slots each. A
+  // replica batch has every replica's columns (ncolumns()).
   void set_layout(const Boxd& box) {
     if (periodic_) {
       rectangular_ = is_rectangular_box(box);
-      const double side = std::cbrt(kTileSize * box.volume() / n_);
+      const double side = std::cbrt(kTileSize * box.volume() / n_replica_);
       ncx_ = std::max(1, static_cast<int>(box.a.x / side));
       ncy_ = std::max(1, static_cast<int>(box.b.y / side));
     }
-    const int ncolumns = ncx_ * ncy_;
-    npad_ = (n_ + 31 * ncolumns + kTileSize - 1) / kTileSize * kTileSize;
+    npad_ = (n_ + 31 * ncolumns() + kTileSize - 1) / kTileSize * kTileSize;
     nblocks_ = npad_ / kTileSize;
+    replica_max_blocks_ = (n_replica_ + 31 * ncx_ * ncy_ + kTileSize - 1) / kTileSize;
   }
+  int ncolumns() const { return ncx_ * ncy_ * opt_.replicas; }
 
   // The per-particle data and the buffers of the sort and of the sorted copies.
   void upload_particles(const Particles& particles) {
@@ -258,7 +264,7 @@ class NeighborList {
     block_half_.resize(nblocks_);
     sort_keys_in_.resize(n_);
     sort_keys_out_.resize(n_);
-    const int ncolumns = ncx_ * ncy_;
+    const int ncolumns = this->ncolumns();
     column_counts_.resize(ncolumns);
     column_raw_start_.resize(ncolumns);
     column_padded_start_.resize(ncolumns);
@@ -342,12 +348,13 @@ class NeighborList {
     exclusion_temp_.resize(std::max<std::size_t>({sort_bytes, unique_bytes, 1}));
   }
 
-  // Tiles the list is expected to need, from the density.
+  // Tiles the list is expected to need, from the density (of one replica: a batch's replicas are apart).
   std::size_t estimate_tiles(const Boxd& box) const {
-    const std::size_t all_pairs = static_cast<std::size_t>(nblocks_) * (nblocks_ + 1) / 2;
+    const std::size_t replica_blocks = static_cast<std::size_t>(replica_max_blocks_);
+    const std::size_t all_pairs = replica_blocks * (replica_blocks + 1) / 2 * static_cast<std::size_t>(opt_.replicas);
     if (!std::isfinite(opt_.range_nm)) return all_pairs;
     const double volume = periodic_ ? box.volume() : region_volume_estimate();
-    const double density = n_ / std::max(volume, 1e-6);     // atoms per nm^3
+    const double density = n_replica_ / std::max(volume, 1e-6);  // atoms per nm^3
     const double side = std::cbrt(kTileSize / density);     // a block as a cube, nm
     const double r = opt_.range_nm;
     constexpr double kPi = 3.14159265358979323846;
@@ -377,15 +384,15 @@ class NeighborList {
   // The spatial sort: keys, radix sort, column counts and padded starts, the slot of every atom, the
   // blocks of every column, sorted parameters and charges (asks for a rebuild), exclusion tiles.
   void sort(const double4_16a* pos, const Boxd& box) {
-    spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos, periodic_, box, ncx_, ncy_,
-                                                                            sort_keys_in_.data(), sort_values_in_.data());
+    spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos, periodic_, box, ncx_, ncy_, n_replica_,
+                                                                  sort_keys_in_.data(), sort_values_in_.data());
     std::size_t temp = sort_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
                                                      sort_keys_out_.data(), sort_values_in_.data(),
                                                      sort_values_out_.data(), n_, 0, 64, stream_));
     column_counts_.zero(stream_);
     MDSIM_CUDA_CHECK(cudaMemsetAsync(perm_.data(), 0xff, perm_.bytes(), stream_));  // -1: padding
-    const int ncolumns = ncx_ * ncy_;
+    const int ncolumns = this->ncolumns();
     column_count_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, sort_keys_out_.data(),
                                                                             column_counts_.data());
     column_scan_kernel<<<1, 1, 0, stream_>>>(ncolumns, column_counts_.data(), column_raw_start_.data(),
@@ -425,8 +432,10 @@ class NeighborList {
   }
 
   // The column search (O(N)) for large periodic systems in a rectangular box, the all-pairs block scan
-  // otherwise (cheaper for small systems: more warps share the work).
-  bool column_search() const { return periodic_ && rectangular_ && nblocks_ >= opt_.column_search_min_blocks; }
+  // otherwise (cheaper for small systems: more warps share the work); a batch's replicas by their own size.
+  bool column_search() const {
+    return periodic_ && rectangular_ && replica_max_blocks_ >= opt_.column_search_min_blocks;
+  }
 
   // Fields of the device status, for the kernels.
   int* rebuild_flag() { return &status_.data()->rebuild; }
@@ -446,7 +455,8 @@ class NeighborList {
     return {tile_count(), tile_overflow(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data()};
   }
 
-  int n_ = 0, npad_ = 0, nblocks_ = 0;
+  int n_ = 0, n_replica_ = 0, npad_ = 0, nblocks_ = 0;
+  int replica_max_blocks_ = 0;  // the most blocks one replica of a batch can take (all blocks without a batch)
   int ncx_ = 1, ncy_ = 1;     // sort columns (periodic systems)
   bool periodic_ = false;
   bool rectangular_ = false;  // periodic box with orthogonal vectors (the column search's geometry)

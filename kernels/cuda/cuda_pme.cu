@@ -1,6 +1,7 @@
 // PME reciprocal space on the GPU; see cuda_pme.hpp for the pipeline and conventions.
 #include "kernels/cuda/cuda_pme.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -135,12 +136,19 @@ __device__ __forceinline__ void axis_stencil(const real4& p, const Recip& rc, in
 // the stencil of the block's atom a (index `atom`) along d into the shared arrays. An atom past the end
 // gets zero weights; with SKIP_UNCHARGED so does an uncharged one, without computing its stencil (no
 // kernel reads an uncharged atom's weights). Returns the atom's charge; i0 is its first grid index.
+// In a replica batch it also records the atom's replica (`original`: the atom index of each slot, null when
+// slots are atoms; -1 for an unused slot), whose grid the atom's charge goes to.
 template <bool SKIP_UNCHARGED, typename real, typename real4>
 __device__ __forceinline__ real stage_atom_stencil(const real4* __restrict__ posq, int natoms, int atom, int a, int d,
                                                    const Recip& rc, int nx, int ny, int nz,
                                                    real (&theta_s)[3][P][kSpreadAtoms], int (&index_s)[3][kSpreadAtoms],
-                                                   real (&q_s)[kSpreadAtoms], int& i0) {
+                                                   real (&q_s)[kSpreadAtoms], int& i0, const PmeReplicas& replicas,
+                                                   const int* __restrict__ original, int (&replica_s)[kSpreadAtoms]) {
   real theta[P];
+  if (d == 0) {
+    const int index = atom >= natoms ? -1 : (original != nullptr ? original[atom] : atom);
+    replica_s[a] = index >= 0 ? index / replicas.atoms_per_replica : -1;
+  }
   i0 = 0;
   real q = 0;
   if constexpr (SKIP_UNCHARGED) {
@@ -170,11 +178,13 @@ __device__ __forceinline__ real stage_atom_stencil(const real4* __restrict__ pos
 // Adds the P^3 charge contributions of a spread block's first `count` atoms (stencils in the block's
 // shared arrays) straight to the global fixed-point grid: the block's threads share the items,
 // consecutive threads taking consecutive z points so that a warp's atomics touch few cache lines.
+// A batch's atom adds to its replica's grid (replica_s, stage_atom_stencil).
 template <typename real>
 __device__ __forceinline__ void add_stencils_to_grid(int count, const real (&theta_s)[3][P][kSpreadAtoms],
                                                      const int (&index_s)[3][kSpreadAtoms],
                                                      const real (&q_s)[kSpreadAtoms], int nx, int ny, int nz,
-                                                     unsigned long long* __restrict__ grid) {
+                                                     unsigned long long* __restrict__ grid,
+                                                     const int (&replica_s)[kSpreadAtoms]) {
   const int items = count * P3;
   for (int item = threadIdx.x; item < items; item += kSpreadThreads) {
     const int a = item / P3;
@@ -192,7 +202,8 @@ __device__ __forceinline__ void add_stencils_to_grid(int count, const real (&the
     int gz = index_s[2][a] + iz;
     if (gz >= nz) gz -= nz;
     const real v = q * theta_s[0][ix][a] * theta_s[1][iy][a] * theta_s[2][iz][a];
-    atomicAdd(grid + (gx * ny + gy) * nz + gz, grid_fixed(v));
+    const std::size_t replica_offset = static_cast<std::size_t>(replica_s[a]) * nx * ny * nz;
+    atomicAdd(grid + replica_offset + (gx * ny + gy) * nz + gz, grid_fixed(v));
   }
 }
 
@@ -203,20 +214,22 @@ __device__ __forceinline__ void add_stencils_to_grid(int count, const real (&the
 template <typename real, typename real4>
 __global__ void __launch_bounds__(kSpreadThreads)
     spread_kernel(const real4* __restrict__ posq, int natoms, Recip rc, int nx, int ny, int nz,
-                  unsigned long long* __restrict__ grid) {
+                  unsigned long long* __restrict__ grid, PmeReplicas replicas) {
   __shared__ real theta_s[3][P][kSpreadAtoms];
   __shared__ int index_s[3][kSpreadAtoms];
   __shared__ real q_s[kSpreadAtoms];
+  __shared__ int replica_s[kSpreadAtoms];
   const int first = blockIdx.x * kSpreadAtoms;
   const int t = threadIdx.x;
   if (t < 3 * kSpreadAtoms) {
     const int a = t % kSpreadAtoms;
     const int d = t / kSpreadAtoms;
     int i0;
-    stage_atom_stencil<false>(posq, natoms, first + a, a, d, rc, nx, ny, nz, theta_s, index_s, q_s, i0);
+    stage_atom_stencil<false>(posq, natoms, first + a, a, d, rc, nx, ny, nz, theta_s, index_s, q_s, i0, replicas,
+                              nullptr, replica_s);
   }
   __syncthreads();
-  add_stencils_to_grid(min(kSpreadAtoms, natoms - first), theta_s, index_s, q_s, nx, ny, nz, grid);
+  add_stencils_to_grid(min(kSpreadAtoms, natoms - first), theta_s, index_s, q_s, nx, ny, nz, grid, replica_s);
 }
 
 // 1'. Mixed precision, atoms spatially sorted in blocks of 32 (the evaluator's copy): each block first
@@ -285,12 +298,13 @@ __device__ __forceinline__ void add_tile_to_grid(int t, const int (&tile)[kTileS
 // 1'. The tiled spread (see above): stencils and the block's extent, the tile, then the tile to the grid.
 __global__ void __launch_bounds__(kSpreadThreads)
     spread_tiled_kernel(const float4* __restrict__ posq, int count, Recip rc, int nx, int ny, int nz,
-                        unsigned long long* __restrict__ grid) {
+                        unsigned long long* __restrict__ grid, PmeReplicas replicas, const int* __restrict__ original) {
   __shared__ float theta_s[3][P][kSpreadAtoms];
   __shared__ int index_s[3][kSpreadAtoms];  // first grid index of each atom's stencil, global
   __shared__ int local_s[3][kSpreadAtoms];  // the same relative to the tile origin
   __shared__ float q_s[kSpreadAtoms];
   __shared__ int origin_s[3], span_s[3];
+  __shared__ int replica_s[kSpreadAtoms];  // each slot's replica (-1: unused); a block holds one replica's atoms
   __shared__ int tile[kTileSide * kTileSide * kTileSide];
   const int first = blockIdx.x * kSpreadAtoms;
   const int t = threadIdx.x;
@@ -298,7 +312,8 @@ __global__ void __launch_bounds__(kSpreadThreads)
     const int a = t % kSpreadAtoms;
     const int d = t / kSpreadAtoms;
     int i0;
-    const float q = stage_atom_stencil<true>(posq, count, first + a, a, d, rc, nx, ny, nz, theta_s, index_s, q_s, i0);
+    const float q = stage_atom_stencil<true>(posq, count, first + a, a, d, rc, nx, ny, nz, theta_s, index_s, q_s, i0,
+                                             replicas, original, replica_s);
     record_block_extent(q, i0, a, d, nx, ny, nz, local_s, origin_s, span_s);
   }
   __syncthreads();
@@ -306,9 +321,11 @@ __global__ void __launch_bounds__(kSpreadThreads)
   if (sx == 0) return;  // no charged atom in this block
   const int count_here = min(kSpreadAtoms, count - first);
   if (sx > kTileSide || sy > kTileSide || sz > kTileSide) {
-    add_stencils_to_grid(count_here, theta_s, index_s, q_s, nx, ny, nz, grid);
+    add_stencils_to_grid(count_here, theta_s, index_s, q_s, nx, ny, nz, grid, replica_s);
     return;
   }
+  // The block's replica: its first slot's (a block in use starts with an atom; an unused one has no charge).
+  grid += static_cast<std::size_t>(max(replica_s[0], 0)) * nx * ny * nz;
   // The tile holds the block's sx x sy x sz points (z fastest), zeroed here.
   const int points = sx * sy * sz;
   for (int i = t; i < points; i += kSpreadThreads) tile[i] = 0;
@@ -437,7 +454,10 @@ __device__ double block_sum(double v) {
 template <typename real, typename complex, bool ENERGY>
 __global__ void __launch_bounds__(kGridThreads)
     convolve_kernel(complex* __restrict__ grid, const real* __restrict__ influence, int total, int nz,
-                    unsigned long long* __restrict__ energy_fixed) {
+                    unsigned long long* __restrict__ energy_fixed, int energy_stride) {
+  // blockIdx.y: the replica of a batch (its grid and energy).
+  grid += static_cast<std::size_t>(blockIdx.y) * total;
+  if (ENERGY) energy_fixed += static_cast<std::size_t>(blockIdx.y) * energy_stride;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   double e = 0.0;
   if (i < total) {
@@ -468,13 +488,14 @@ template <typename real, typename real4>
 __global__ void __launch_bounds__(kGatherThreads)
     gather_kernel(const real4* __restrict__ posq, int natoms, const int* __restrict__ original, Recip rc, int nx,
                   int ny, int nz, const real* __restrict__ grid, unsigned long long* __restrict__ force,
-                  int stride) {
+                  int stride, PmeReplicas replicas) {
   const int slot = blockIdx.x * blockDim.x + threadIdx.x;
   if (slot >= natoms) return;
   const real4 p = posq[slot];
   const real q = p.w;
   if (q == real(0)) return;  // also every unused slot of a sorted copy
   const int atom = original != nullptr ? original[slot] : slot;
+  grid += static_cast<std::size_t>(atom / replicas.atoms_per_replica) * nx * ny * nz;  // a batch's replica
   int i0[3];
   real th[3][P], dth[3][P];
   const int n[3] = {nx, ny, nz};
@@ -541,16 +562,34 @@ void CufftPlan::create_3d(int nx, int ny, int nz, cufftType type) {
   valid_ = true;
 }
 
+void CufftPlan::create_batch(int nx, int ny, int nz, cufftType type, int batch) {
+  if (valid_) {
+    cufftDestroy(handle_);
+    valid_ = false;
+  }
+  int n[3] = {nx, ny, nz};
+  // Null embeddings: the basic layout, each transform's input and output right after the previous one's
+  // (nx ny nz reals, nx ny (nz/2 + 1) complex values), as the grids are stored.
+  MDSIM_CUFFT_CHECK(cufftPlanMany(&handle_, 3, n, nullptr, 1, 0, nullptr, 1, 0, type, batch));
+  valid_ = true;
+}
+
 // ---- CudaPme ----
 
 template <typename real>
-CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atoms)
-    : n_{nx, ny, nz}, alpha_(alpha_per_nm), num_atoms_(num_atoms) {
+CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atoms, PmeReplicas replicas)
+    : n_{nx, ny, nz}, alpha_(alpha_per_nm), num_atoms_(num_atoms), replicas_(replicas) {
   if (nx < P || ny < P || nz < P)
     throw RuntimeError(fmt::format("CudaPme: grid {}x{}x{} has fewer than {} points along some axis", nx, ny, nz, P));
   const long long points = static_cast<long long>(nx) * ny * nz;
-  if (points > std::numeric_limits<int>::max() / 2)
-    throw RuntimeError(fmt::format("CudaPme: grid {}x{}x{} is too large", nx, ny, nz));
+  if (replicas.count >= 1 && replicas.atoms_per_replica == 0) replicas_.atoms_per_replica = num_atoms / replicas.count;
+  if (replicas.count < 1 || replicas_.atoms_per_replica * replicas.count != num_atoms)
+    throw RuntimeError(fmt::format("CudaPme: {} replicas of {} atoms for {} atoms", replicas.count,
+                                   replicas_.atoms_per_replica, num_atoms));
+  replicas_.atoms_per_replica = std::max(replicas_.atoms_per_replica, 1);  // no atoms: nothing is launched
+  if (points * replicas.count > std::numeric_limits<int>::max() / 2)
+    throw RuntimeError(fmt::format("CudaPme: grid {}x{}x{} is too large{}", nx, ny, nz,
+                                   replicas.count > 1 ? fmt::format(" for {} replicas", replicas.count) : ""));
   if (!(alpha_per_nm > 0.0) || !std::isfinite(alpha_per_nm))
     throw RuntimeError(fmt::format("CudaPme: Ewald alpha must be positive and finite (got {})", alpha_per_nm));
   if (num_atoms < 0) throw RuntimeError(fmt::format("CudaPme: negative atom count {}", num_atoms));
@@ -566,17 +605,23 @@ CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atom
     moduli_.upload(moduli);
   }
 
+  const std::size_t replica_count = static_cast<std::size_t>(replicas.count);
   const std::size_t real_points = static_cast<std::size_t>(points);
   const std::size_t half_points = static_cast<std::size_t>(nx) * ny * (nz / 2 + 1);
-  grid_fixed_.resize(real_points);
-  grid_real_.resize(real_points);
-  grid_complex_.resize(2 * half_points);
-  influence_.resize(half_points);
+  grid_fixed_.resize(real_points * replica_count);
+  grid_real_.resize(real_points * replica_count);
+  grid_complex_.resize(2 * half_points * replica_count);
+  influence_.resize(half_points);  // one box: one influence function for every replica
   grid_fixed_.zero(nullptr);
   MDSIM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 
-  forward_.create_3d(nx, ny, nz, Fft<real>::kForward);
-  backward_.create_3d(nx, ny, nz, Fft<real>::kBackward);
+  if (replicas.count == 1) {
+    forward_.create_3d(nx, ny, nz, Fft<real>::kForward);
+    backward_.create_3d(nx, ny, nz, Fft<real>::kBackward);
+  } else {
+    forward_.create_batch(nx, ny, nz, Fft<real>::kForward, replicas.count);
+    backward_.create_batch(nx, ny, nz, Fft<real>::kBackward, replicas.count);
+  }
 }
 
 template <typename real>
@@ -617,22 +662,22 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
 
   using complex = typename Fft<real>::complex;
   const int nx = n_[0], ny = n_[1], nz = n_[2];
-  const int points = nx * ny * nz;
-  const int half_points = nx * ny * (nz / 2 + 1);
+  const int points = nx * ny * nz * replicas_.count;  // every replica's grid
+  const int half_points = nx * ny * (nz / 2 + 1);     // one replica's
   const Recip rc = make_recip(box);
   complex* cgrid = reinterpret_cast<complex*>(grid_complex_.data());
 
   if constexpr (std::is_same_v<real, float>) {
     if (sorted.posq != nullptr) {
       spread_tiled_kernel<<<blocks_for(sorted.count, kSpreadAtoms), kSpreadThreads, 0, stream>>>(
-          sorted.posq, sorted.count, rc, nx, ny, nz, grid_fixed_.data());
+          sorted.posq, sorted.count, rc, nx, ny, nz, grid_fixed_.data(), replicas_, sorted.original);
     } else {
       spread_kernel<real, real4><<<blocks_for(num_atoms_, kSpreadAtoms), kSpreadThreads, 0, stream>>>(
-          posq, num_atoms_, rc, nx, ny, nz, grid_fixed_.data());
+          posq, num_atoms_, rc, nx, ny, nz, grid_fixed_.data(), replicas_);
     }
   } else {
     spread_kernel<real, real4><<<blocks_for(num_atoms_, kSpreadAtoms), kSpreadThreads, 0, stream>>>(
-        posq, num_atoms_, rc, nx, ny, nz, grid_fixed_.data());
+        posq, num_atoms_, rc, nx, ny, nz, grid_fixed_.data(), replicas_);
   }
   MDSIM_CUDA_CHECK_LAUNCH();
   timeline_mark(stream, "pme: spread");
@@ -646,12 +691,13 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
   MDSIM_CUFFT_CHECK(Fft<real>::forward(forward_.get(), grid_real_.data(), cgrid));
   timeline_mark(stream, "pme: forward FFT");
 
+  const dim3 convolve_grid(blocks_for(half_points, kGridThreads), replicas_.count);
   if (energy_fixed != nullptr) {
-    convolve_kernel<real, complex, true><<<blocks_for(half_points, kGridThreads), kGridThreads, 0, stream>>>(
-        cgrid, influence_.data(), half_points, nz, energy_fixed);
+    convolve_kernel<real, complex, true><<<convolve_grid, kGridThreads, 0, stream>>>(
+        cgrid, influence_.data(), half_points, nz, energy_fixed, replicas_.energy_stride);
   } else {
-    convolve_kernel<real, complex, false><<<blocks_for(half_points, kGridThreads), kGridThreads, 0, stream>>>(
-        cgrid, influence_.data(), half_points, nz, nullptr);
+    convolve_kernel<real, complex, false><<<convolve_grid, kGridThreads, 0, stream>>>(
+        cgrid, influence_.data(), half_points, nz, nullptr, 0);
   }
   MDSIM_CUDA_CHECK_LAUNCH();
   timeline_mark(stream, "pme: convolve");
@@ -662,10 +708,10 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
 
   if (sorted.posq != nullptr && sorted.original != nullptr) {
     gather_kernel<real, real4><<<blocks_for(sorted.count, kGatherThreads), kGatherThreads, 0, stream>>>(
-        sorted.posq, sorted.count, sorted.original, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride);
+        sorted.posq, sorted.count, sorted.original, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);
   } else {
     gather_kernel<real, real4><<<blocks_for(num_atoms_, kGatherThreads), kGatherThreads, 0, stream>>>(
-        posq, num_atoms_, nullptr, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride);
+        posq, num_atoms_, nullptr, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);
   }
   MDSIM_CUDA_CHECK_LAUNCH();
 }

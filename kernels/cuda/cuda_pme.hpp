@@ -41,6 +41,15 @@
 
 namespace mdsim::cuda {
 
+// A replica batch (CudaOptions::replicas): `count` systems of atoms_per_replica atoms each (atom a is replica
+// a / atoms_per_replica's), each with its own grid, in the one box they share; the reciprocal energy of replica r
+// goes to energy_fixed[r * energy_stride].
+struct PmeReplicas {
+  int count = 1;
+  int atoms_per_replica = 0;  // 0: num_atoms / count
+  int energy_stride = 0;
+};
+
 // Owns one cuFFT plan handle (destroyed with it).
 class CufftPlan {
  public:
@@ -49,6 +58,7 @@ class CufftPlan {
   CufftPlan(const CufftPlan&) = delete;
   CufftPlan& operator=(const CufftPlan&) = delete;
   void create_3d(int nx, int ny, int nz, cufftType type);
+  void create_batch(int nx, int ny, int nz, cufftType type, int batch);  // `batch` contiguous 3-D transforms
   cufftHandle get() const { return handle_; }
 
  private:
@@ -64,9 +74,10 @@ class CudaPme {
   // double4 is deprecated in CUDA 13; double4_16a has the same layout (4 doubles, 16-byte aligned).
   using real4 = std::conditional_t<std::is_same_v<real, float>, float4, double4_16a>;
 
-  // Grid nx x ny x nz (each >= 5), Ewald alpha (1/nm), num_atoms atoms per compute(). Creates the cuFFT
-  // plans and device buffers; throws mdsim::RuntimeError on bad arguments or CUDA/cuFFT failure.
-  CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atoms);
+  // Grid nx x ny x nz (each >= 5), Ewald alpha (1/nm), num_atoms atoms per compute() (a batch's: all its
+  // replicas'). Creates the cuFFT plans and device buffers; throws mdsim::RuntimeError on bad arguments or
+  // CUDA/cuFFT failure.
+  CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atoms, PmeReplicas replicas = {});
   ~CudaPme();
   CudaPme(const CudaPme&) = delete;
   CudaPme& operator=(const CudaPme&) = delete;
@@ -74,7 +85,8 @@ class CudaPme {
   // posq[i] = (x, y, z in nm, charge in e), atoms in the caller's order, num_atoms of them.
   // ADDS the reciprocal-space forces (kJ/mol/nm) as fixed point (fixed_point.cuh, scale 2^32) to
   // force_fixed: x of atom i at force_fixed[i], y at force_fixed[stride + i], z at force_fixed[2*stride + i].
-  // If energy_fixed is non-null, ADDS the reciprocal energy (kJ/mol, fixed point) to *energy_fixed.
+  // If energy_fixed is non-null, ADDS the reciprocal energy (kJ/mol, fixed point) to *energy_fixed (a batch's
+  // replica r's to energy_fixed[r * energy_stride]).
   // Everything is enqueued on `stream`; no host synchronisation, no host<->device copies.
   //
   // Optionally the same atoms again, spatially sorted in blocks of 32 (any slot left over has charge
@@ -103,6 +115,7 @@ class CudaPme {
   int n_[3];
   double alpha_;
   int num_atoms_;
+  PmeReplicas replicas_;
   DeviceBuffer<unsigned long long> grid_fixed_;  // nx*ny*nz charges, fixed point 2^40, zero between calls
   DeviceBuffer<real> grid_real_;                 // nx*ny*nz: charge grid, later the potential grid
   DeviceBuffer<real> grid_complex_;              // nx*ny*(nz/2+1) complex values (interleaved re, im)

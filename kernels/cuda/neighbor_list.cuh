@@ -51,11 +51,16 @@ __device__ __forceinline__ unsigned int morton_code(double fx, double fy, double
 // over a fixed frame (0.25 nm cells over [-128, 128) nm; atoms outside share the edge cells), not over
 // the positions' bounding box, so that the order depends on the current positions alone (a run
 // resumed from a checkpoint sorts as the uninterrupted run did).
+// A replica batch (CudaOptions::replicas) has each replica's own columns, replica r's after replica r - 1's
+// (column index r ncx ncy + cy ncx + cx; one column per replica without a box): a block never holds two
+// replicas' atoms, and each replica is sorted exactly as it would be alone.
 __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, bool periodic, BoxVectors<double> box,
-                                    int ncx, int ncy, unsigned long long* __restrict__ keys, int* __restrict__ values) {
+                                    int ncx, int ncy, int atoms_per_replica, unsigned long long* __restrict__ keys,
+                                    int* __restrict__ values) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double4_16a p = pos[i];
+  const unsigned long long replica_column = static_cast<unsigned long long>(i / atoms_per_replica) * (ncx * ncy);
   unsigned long long key;
   if (periodic) {
     // Reduced triclinic form: fractional coordinates from c, then b, then a, wrapped into [0, 1).
@@ -69,10 +74,11 @@ __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, 
     const int cx = max(0, min(ncx - 1, static_cast<int>(x * ncx)));
     const int cy = max(0, min(ncy - 1, static_cast<int>(y * ncy)));
     const double zq = min(z * 4294967296.0, 4294967295.0);
-    key = (static_cast<unsigned long long>(cy * ncx + cx) << 32) | static_cast<unsigned long long>(zq);
+    key = ((replica_column + static_cast<unsigned long long>(cy * ncx + cx)) << 32) | static_cast<unsigned long long>(zq);
   } else {
     constexpr double kFrameLow = -128.0, kFrameSize = 256.0;  // nm
-    key = morton_code((p.x - kFrameLow) / kFrameSize, (p.y - kFrameLow) / kFrameSize, (p.z - kFrameLow) / kFrameSize);
+    key = (replica_column << 32) |
+          morton_code((p.x - kFrameLow) / kFrameSize, (p.y - kFrameLow) / kFrameSize, (p.z - kFrameLow) / kFrameSize);
   }
   keys[i] = key;
   values[i] = i;
@@ -255,7 +261,7 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     __shared__ float block_excess[2][kBoundsThreads / 32];
     real ex = 0, ey = 0;
     if (active) {
-      const int column = block_column[warp];
+      const int column = block_column[warp] % (ncx * ncy);  // within its replica
       const real wx = box.a.x / real(ncx), wy = box.b.y / real(ncy);
       const real center_x = (real(column % ncx) + real(0.5)) * wx, center_y = (real(column / ncx) + real(0.5)) * wy;
       real dx = x.x - center_x, dy = x.y - center_y;
@@ -711,13 +717,15 @@ constexpr int kBuildSegment = 128;
 // them atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting
 // atoms). Tile order in memory varies run to run; tile contents do not. Scans every block pair: for
 // small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
-// so 7 blocks fit per SM (the compiler alone would take more).
+// so 7 blocks fit per SM (the compiler alone would take more). In a replica batch the blocks J of row I
+// are those of I's replica (`columns_per_replica` columns each; `max_blocks`: the most one replica has).
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
-    const int* __restrict__ perm, ExclusionTiles ex, TileListView list) {
+    const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
+    int columns_per_replica, ExclusionTiles ex, TileListView list) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -731,7 +739,8 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const int I = static_cast<int>(item / segments);
     const int segment = static_cast<int>(item % segments);
     const int first = I + 1 + segment * kBuildSegment;
-    const int last = min(nblocks, first + kBuildSegment);
+    const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
+    const int last = min(replica_end, first + kBuildSegment);
     if (segment != 0 && first >= last) continue;
     RowPacker<real, PERIODIC> packer =
         row_packer<real, PERIODIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
@@ -772,7 +781,8 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
         row_packer<real, true>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
                                atoms_i[threadIdx.x / 32]);
     emit_exclusion_tiles(I, packer.row, ex, perm, list);
-    const int column = block_column[I];
+    const int replica_first_column = block_column[I] / (ncx * ncy) * (ncx * ncy);  // a batch's replica
+    const int column = block_column[I] - replica_first_column;
     const int cx = column % ncx, cy = column / ncx;
     const int y_count = all_y ? ncy : 2 * ny + 1;
     // Two runs of blocks per row of columns (the second empty unless the window wraps), one call site
@@ -788,7 +798,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
         if (y < 0) y += ncy;
         else if (y >= ncy) y -= ncy;
       }
-      const int row_start = y * ncx;
+      const int row_start = replica_first_column + y * ncx;
       int first_column = 0, end_column = 0;  // [first, end) of row y
       if (all_x) {
         if (!second) end_column = ncx;

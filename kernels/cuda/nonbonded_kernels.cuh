@@ -6,6 +6,7 @@
 #include "kernels/cuda/bonded_kernels.cuh"
 #include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/replica_energy.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
 #include "physics/nonbonded.hpp"
 
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ tile_atoms, const unsigned int* __restrict__ masks,
     const real4_t<real>* __restrict__ sorted_posq, const real2_t<real>* __restrict__ sorted_params,
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
-    unsigned long long* __restrict__ energy, const real4_t<real>* __restrict__ block_center,
+    unsigned long long* __restrict__ energy, ReplicaEnergies replicas, const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params,
     int* __restrict__ rebuild_flag, int* __restrict__ tile_cursor, const real2_t<real>* __restrict__ lj_table) {
   // Each warp's 32 slot atoms, twice over (slot s at [s] and [s + 32]), so that step k reads [lane + k].
@@ -225,7 +226,14 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       add_tile_forces(i, j_own, perm, stride, force, fi, fj);
       if (ENERGY) {
         for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
-        energy_fixed += to_fixed(tile_energy);  // lane 0's value is the tile's sum
+        // Lane 0's value is the tile's sum. A batch's tile belongs to its block I's replica (blocks are
+        // replica-pure; a block's first slot is an atom): added tile by tile.
+        if (replicas.count == 1) {
+          energy_fixed += to_fixed(tile_energy);
+        } else if (lane == 0 && tile_energy != 0.0) {
+          atomicAdd(energy + static_cast<long long>(replicas.replica_of(perm[I * kTileSize])) * replicas.stride,
+                    to_fixed(tile_energy));
+        }
       }
     }
     next = __shfl_sync(0xffffffffu, asked, 0);
@@ -288,12 +296,14 @@ __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restri
                                   const WaterExclusionData<real>* __restrict__ waters, int water_blocks,
                                   const double4_16a* __restrict__ pos, int stride,
                                   unsigned long long* __restrict__ force, unsigned long long* __restrict__ energy,
-                                  BoxVectors<real> box, real alpha) {
+                                  ReplicaEnergies replicas, BoxVectors<real> box, real alpha) {
   double energy_sum = 0.0;
+  int first_atom = -1;  // of this thread's water or exception: its replica's energy
   if (static_cast<int>(blockIdx.x) < water_blocks) {  // block-uniform
     const int w = blockIdx.x * blockDim.x + threadIdx.x;
     if (w < water_count) {
       const WaterExclusionData<real> x = waters[w];
+      first_atom = x.o;
       const double4_16a o = pos[x.o], h1 = pos[x.h1], h2 = pos[x.h2];
       auto pair = [&](const double4_16a& a, const double4_16a& b, real qq) {
         const ExceptionParams<real> ex{real(0), real(0), real(0), qq};  // a pure exclusion
@@ -308,6 +318,7 @@ __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restri
     const int e = (blockIdx.x - water_blocks) * blockDim.x + threadIdx.x;
     if (e < count) {
       const ExceptionData<real> ex = exceptions[e];
+      first_atom = ex.atoms.x;
       const Vec3<real> f =
           exception_force<real, EWALD, ENERGY>(ex.params, delta<real>(pos, ex.atoms.x, ex.atoms.y), box, alpha, energy_sum);
       if (f.x != real(0) || f.y != real(0) || f.z != real(0)) {
@@ -316,11 +327,7 @@ __global__ void exceptions_kernel(int count, const ExceptionData<real>* __restri
       }
     }
   }
-  if (ENERGY) {
-    const int lane = threadIdx.x & 31;
-    for (int off = 16; off > 0; off >>= 1) energy_sum += __shfl_down_sync(0xffffffffu, energy_sum, off);
-    if (lane == 0) atomic_add_fixed(energy, energy_sum);
-  }
+  if (ENERGY) add_energy_by_replica(energy, replicas.stride, first_atom >= 0 ? replicas.replica_of(first_atom) : -1, energy_sum);
 }
 
 }  // namespace mdsim::cuda

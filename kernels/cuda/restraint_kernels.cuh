@@ -25,9 +25,10 @@ template <bool ENERGY>
 __global__ void restraints_kernel(int count, const DeviceRestraint* __restrict__ restraints,
                                   const double4_16a* __restrict__ pos, int stride,
                                   unsigned long long* __restrict__ force, unsigned long long* __restrict__ energy,
-                                  BoxVectors<double> box, bool use_box) {
+                                  ReplicaEnergies replicas, BoxVectors<double> box, bool use_box) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   double e = 0.0;
+  int replica = -1;
   if (t < count) {
     const DeviceRestraint r = restraints[t];
     const double4_16a p = pos[r.atom];
@@ -35,12 +36,10 @@ __global__ void restraints_kernel(int count, const DeviceRestraint* __restrict__
     const RestraintResult<double> result = position_restraint(d, Vec3d(r.kx, r.ky, r.kz));
     add_force(force, stride, r.atom, result.force);
     e = result.energy;
+    replica = replicas.replica_of(r.atom);
   }
-  if (ENERGY) {
-    // Whole warps reach here (no early return above), so the shuffles are safe.
-    for (int off = 16; off > 0; off >>= 1) e += __shfl_down_sync(0xffffffffu, e, off);
-    if ((threadIdx.x & 31) == 0 && e != 0.0) atomic_add_fixed(energy, e);
-  }
+  // Whole warps reach here (no early return above), so the shuffles are safe.
+  if (ENERGY) add_energy_by_replica(energy, replicas.stride, replica, e);
 }
 
 }  // namespace mdsim::cuda

@@ -1,0 +1,152 @@
+// The CUDA force evaluator's replica batch (CudaOptions::replicas): K copies of a System evaluated together, each
+// with its own positions, against the same System evaluated alone at each copy's positions. Forces: bit for bit
+// without PME (same blocks, same tiles, fixed-point sums; bonded terms, exceptions, virtual sites, the NBFIX table,
+// restraints); with PME within the batched FFT's rounding (its printed difference). Energies per replica and per
+// term within 1e-9 relative (a warp's energy sum may group terms of two replicas differently). Mixed and double
+// precision; the all-pairs search and the column search; periodic and non-periodic systems.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/charmm_crd.hpp"
+#include "io/charmm_psf.hpp"
+#include "kernels/cuda/cuda_forces.hpp"
+#include "support/catch.hpp"
+#include "support/flexible_systems.hpp"
+#include "support/reference_systems.hpp"
+#include "support/tip4pew_case.hpp"
+
+using namespace mdsim;
+
+namespace {
+
+constexpr int kReplicas = 3;
+
+// Copy r's positions: the system's, every atom moved by up to 0.01 nm (a different draw per copy; copy 0 unmoved),
+// so that no two replicas' forces are the same.
+std::vector<Vec3d> replica_positions(const std::vector<Vec3d>& x, int r) {
+  std::vector<Vec3d> out = x;
+  if (r == 0) return out;
+  std::mt19937_64 rng(1234 + r);
+  std::uniform_real_distribution<double> u(-0.01 / std::sqrt(3.0), 0.01 / std::sqrt(3.0));
+  for (Vec3d& p : out) p += Vec3d(u(rng), u(rng), u(rng));
+  return out;
+}
+
+double relative_rms(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += norm2(a[i] - b[i]);
+    den += norm2(b[i]);
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+void check_energy(const char* term, double batch, double alone) {
+  INFO(term << ": batch " << batch << ", alone " << batch);
+  CHECK(std::fabs(batch - alone) <= 1e-9 * std::max(1.0, std::fabs(alone)));
+}
+
+// Positions with restraints on every tenth atom of each copy (their own reference points) when `restrain`.
+void compare(const std::string& name, const System& s, const std::vector<Vec3d>& x, CudaOptions options,
+             bool restrain = false) {
+  const bool pme = s.nonbonded.method == NonbondedMethod::PME;
+  const int n = s.num_particles();
+  for (const bool double_precision : {false, true}) {
+    INFO(name << ", " << (double_precision ? "double" : "mixed") << " precision");
+    options.double_precision = double_precision;
+    options.replicas = 1;
+    CudaForceEvaluator alone(s, options);
+    CudaOptions batch_options = options;
+    batch_options.replicas = kReplicas;
+    CudaForceEvaluator batch(s, batch_options);
+    REQUIRE(batch.replicas() == kReplicas);
+    std::vector<Vec3d> all;
+    PositionRestraints batch_restraints;
+    for (int r = 0; r < kReplicas; ++r) {
+      const std::vector<Vec3d> xr = replica_positions(x, r);
+      all.insert(all.end(), xr.begin(), xr.end());
+    }
+    if (restrain) {
+      for (int r = 0; r < kReplicas; ++r)
+        for (int i = 0; i < n; i += 10) {
+          batch_restraints.atoms.push_back(r * n + i);
+          batch_restraints.reference_nm.push_back(x[static_cast<std::size_t>(i)] + Vec3d(0.02, 0.0, -0.01));
+          batch_restraints.k_kj_per_mol_nm2.push_back(Vec3d(1000.0, 500.0, 2000.0));
+        }
+      batch.set_position_restraints(batch_restraints);
+    }
+    batch.set_positions(all);
+    batch.compute(true);
+    const std::vector<Vec3d> batch_forces = batch.forces();
+    const std::vector<EnergyTerms> batch_energies = batch.replica_energies();
+    REQUIRE(batch_energies.size() == static_cast<std::size_t>(kReplicas));
+    for (int r = 0; r < kReplicas; ++r) {
+      INFO("replica " << r);
+      if (restrain) {
+        PositionRestraints own;
+        for (std::size_t e = 0; e < batch_restraints.atoms.size(); ++e)
+          if (batch_restraints.atoms[e] / n == r) {
+            own.atoms.push_back(batch_restraints.atoms[e] - r * n);
+            own.reference_nm.push_back(batch_restraints.reference_nm[e]);
+            own.k_kj_per_mol_nm2.push_back(batch_restraints.k_kj_per_mol_nm2[e]);
+          }
+        alone.set_position_restraints(own);
+      }
+      std::vector<Vec3d> f;
+      const EnergyTerms e = alone.compute(replica_positions(x, r), &f);
+      const std::vector<Vec3d> fb(batch_forces.begin() + static_cast<long>(r) * n,
+                                  batch_forces.begin() + static_cast<long>(r + 1) * n);
+      const EnergyTerms& eb = batch_energies[static_cast<std::size_t>(r)];
+      const double rms = relative_rms(fb, f);
+      std::size_t identical = 0;
+      for (int i = 0; i < n; ++i) identical += fb[i].x == f[i].x && fb[i].y == f[i].y && fb[i].z == f[i].z;
+      std::printf("%-14s %-6s replica %d: %zu of %d atoms' forces identical, relative RMS difference %.2e; total "
+                  "energy batch %.9f alone %.9f kJ/mol\n",
+                  name.c_str(), double_precision ? "double" : "mixed", r, identical, n, rms, eb.total, e.total);
+      if (pme) CHECK(rms <= (double_precision ? 1e-12 : 1e-7));
+      else CHECK(identical == static_cast<std::size_t>(n));
+      check_energy("bonded", eb.bonded_sum(), e.bonded_sum());
+      check_energy("cmap", eb.cmap, e.cmap);
+      check_energy("nonbonded_direct", eb.nonbonded_direct, e.nonbonded_direct);
+      check_energy("nonbonded_reciprocal", eb.nonbonded_reciprocal, e.nonbonded_reciprocal);
+      check_energy("restraint", eb.restraint, e.restraint);
+      check_energy("total", eb.total, e.total);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a replica batch of alanine dipeptide in water (PME) equals each replica evaluated alone") {
+  const Model m = test::reference_model("ala2_water");
+  compare("ala2_water", m.system, m.positions_nm, CudaOptions{}, true);
+  CudaOptions columns;
+  columns.column_search_min_blocks = 0;  // the column search, replica by replica
+  compare("ala2_water/col", m.system, m.positions_nm, columns);
+}
+
+TEST_CASE("a replica batch without a box (no cutoff) and with a cutoff but no PME equals each replica alone") {
+  const Model vacuum = test::reference_model("ala2_vacuum");
+  compare("ala2_vacuum", vacuum.system, vacuum.positions_nm, CudaOptions{}, true);
+  const Model rf = test::system_model("ala2_water", "  nonbonded_method: cutoff_periodic\n  constraints: none\n"
+                                                    "  rigid_water: false\n");
+  compare("ala2_water/rf", rf.system, rf.positions_nm, CudaOptions{});
+}
+
+TEST_CASE("a replica batch with virtual sites (TIP4P-Ew) and a CHARMM psf (NBFIX table, CMAP, Urey-Bradley)") {
+  const System tip4p = mdsim_test::tip4pew_system();
+  compare("tip4pew_ala2", tip4p, mdsim_test::with_sites_displaced(tip4p, mdsim_test::tip4pew_positions()),
+          CudaOptions{});
+  const std::string shared = std::string(MDSIM_SOURCE_DIR) + "/tests/data/shared/topologies/inputs/";
+  TopologyFileOptions o = mdsim_test::flexible_topology_options(NonbondedMethod::CutoffPeriodic, 1.0, false);
+  o.parameters = {shared + "par_all36_prot.prm", shared + "toppar_water_ions.str"};
+  o.box = Boxd{{3.271195, 0, 0}, {0, 3.299596, 0}, {0, 0, 3.300715}};
+  const TopologyFileModel ala3 = read_charmm_psf(shared + "ala3_solv.psf", o);
+  REQUIRE(ala3.system.lj_types.has_value());
+  REQUIRE(!ala3.system.cmap_torsions.empty());
+  compare("charmm_ala3", ala3.system, read_charmm_crd(shared + "ala3_solv.crd", 2776).positions_nm, CudaOptions{});
+}
