@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <optional>
 
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/device_query.hpp"
 #include "kernels/cuda/step_timeline.hpp"
@@ -104,11 +107,16 @@ std::optional<Model> minimized(const RunConfig& cfg, const Model& model, const P
 }  // namespace
 
 BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const PlatformChoice& platform, int steps,
-                      bool timeline) {
+                      bool timeline, int replicas) {
+  if (replicas > 1 && platform.kind == PlatformKind::Cpu)
+    throw InputError(fmt::format("bench --replicas {}: a replica batch runs on the CUDA platform only, and this config "
+                                 "runs on the CPU platform",
+                                 replicas));
   const std::optional<Model> minimized_model = minimized(cfg, input_model, platform);
   const Model& model = minimized_model ? *minimized_model : input_model;
   BenchReport report;
   report.platform = platform.kind;
+  report.replicas = replicas;
   if (platform.kind == PlatformKind::Cpu) {
     {
       auto evaluator = make_evaluator(model.system, platform, cfg.platform);
@@ -122,10 +130,12 @@ BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const Plat
     return report;
   }
   {
-    auto evaluator = make_evaluator(model.system, platform, cfg.platform);
-    report.parts = evaluator->time_parts(model.positions_nm, 200);
+    auto evaluator = make_evaluator(model.system, platform, cfg.platform, replicas);
+    std::vector<Vec3d> batch;
+    for (int r = 0; r < replicas; ++r) batch.insert(batch.end(), model.positions_nm.begin(), model.positions_nm.end());
+    report.parts = evaluator->time_parts(batch, 200);
   }
-  if (steps > 0) report.steps = cuda_steps(cfg, model, platform, steps);
+  if (steps > 0 && replicas == 1) report.steps = cuda_steps(cfg, model, platform, steps);
   if (timeline) {
     report.timeline_steps = std::max(steps / 10, 100);
     report.timeline = cuda_timeline(cfg, model, platform, report.timeline_steps);

@@ -35,6 +35,7 @@ struct TimelineRow {
 
 struct BenchReport {
   PlatformKind platform = PlatformKind::Cpu;
+  int replicas = 1;                           // a replica batch's size (CUDA): the figures are the batch's
   double cpu_ms_per_evaluation = 0;           // CPU: energy + forces, median of 5
   std::optional<ForceBenchTimings> parts;      // CUDA: each part of a force evaluation
   std::optional<StepBench> steps;             // when steps were asked for
@@ -45,7 +46,8 @@ struct BenchReport {
 // steps: full steps to time after the force evaluations (0: none; the CPU platform times steps/100, at least
 // 1). timeline: also the CUDA step's timeline over max(steps/10, 100) single steps. Everything is timed at the
 // positions the config's top-level `minimize` leaves (untimed, on the same platform), when it has one.
+// replicas > 1: a replica batch of that many copies (CUDA), every copy from those positions.
 BenchReport run_bench(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
-                      bool timeline);
+                      bool timeline, int replicas = 1);
 
 }  // namespace mdsim

@@ -89,21 +89,26 @@ bool groups_fit_warps(const std::vector<GroupShape>& shapes) {
 // Whole coupled groups into blocks: for the warp kernels at most 32 constraints and 32 atoms each,
 // otherwise about kCcmaBlockConstraints constraints each. Within a block the constraints keep their
 // CPU order (ascending), so each atom still sums its updates in the CPU's order. shapes: one per group.
+// A replica batch's plan (atoms_per_replica > 0) starts a block at each replica's first group, so every replica
+// has the blocks, and so the iterations, it would have alone.
 std::vector<std::vector<int>> ccma_blocks(const ConstraintPlan& host, const std::vector<GroupShape>& shapes,
-                                          bool warp_blocks) {
+                                          bool warp_blocks, int atoms_per_replica) {
   std::vector<std::vector<int>> blocks;
-  int block_atoms = 0;
+  int block_atoms = 0, block_replica = 0;
   for (std::size_t i = 0; i < host.coupled_groups().size(); ++i) {
     const std::vector<int>& g = host.coupled_groups()[i];
     const int atoms = warp_blocks ? shapes[i].atoms : 0;
+    const int replica =
+        atoms_per_replica > 0 ? host.ccma_constraints()[static_cast<std::size_t>(g.front())].a / atoms_per_replica : 0;
     const bool full =
-        blocks.empty() ||
+        blocks.empty() || replica != block_replica ||
         (warp_blocks ? blocks.back().size() + g.size() > static_cast<std::size_t>(cuda::kCcmaWarpLanes) ||
                            block_atoms + atoms > cuda::kCcmaWarpLanes
                      : blocks.back().size() + g.size() > static_cast<std::size_t>(kCcmaBlockConstraints));
     if (full) {
       blocks.emplace_back();
       block_atoms = 0;
+      block_replica = replica;
     }
     blocks.back().insert(blocks.back().end(), g.begin(), g.end());
     block_atoms += atoms;
@@ -161,7 +166,7 @@ void add_ccma_block(const ConstraintPlan& host, const std::vector<int>& b, const
 
 // The platform-neutral plan (its SETTLE selection, CCMA constraint order, inverse coupling matrix
 // with the element cutoff, coupled groups) laid out for the device.
-DeviceConstraintPlan build_constraint_plan(const ConstraintPlan& host) {
+DeviceConstraintPlan build_constraint_plan(const ConstraintPlan& host, int atoms_per_replica) {
   DeviceConstraintPlan plan;
   plan.settle = settle_waters(host);
   std::vector<GroupShape> shapes;
@@ -171,7 +176,7 @@ DeviceConstraintPlan build_constraint_plan(const ConstraintPlan& host) {
     plan.max_entries = std::max(plan.max_entries, shapes.back().most_entries);
   }
   plan.warp_blocks = groups_fit_warps(shapes);
-  const std::vector<std::vector<int>> blocks = ccma_blocks(host, shapes, plan.warp_blocks);
+  const std::vector<std::vector<int>> blocks = ccma_blocks(host, shapes, plan.warp_blocks, atoms_per_replica);
   std::vector<int> new_index(host.ccma_constraints().size(), -1);
   int next = 0;
   for (const auto& b : blocks)
@@ -188,9 +193,10 @@ int max_shared_bytes_per_block(int device) {
   return max_shared;
 }
 
-CudaConstraints::CudaConstraints(const ConstraintPlan& host, const CudaStreams& streams, int max_shared_bytes)
+CudaConstraints::CudaConstraints(const ConstraintPlan& host, const CudaStreams& streams, int max_shared_bytes,
+                                 int atoms_per_replica)
     : streams_(streams) {
-  const DeviceConstraintPlan plan = build_constraint_plan(host);
+  const DeviceConstraintPlan plan = build_constraint_plan(host, atoms_per_replica);
   const cudaStream_t stream = streams_.main;
   num_settle_ = static_cast<int>(plan.settle.size());
   num_ccma_ = plan.num_ccma();

@@ -31,8 +31,10 @@ int max_shared_bytes_per_block(int device);
 // one (disjoint atoms), both joined back into main.
 class CudaConstraints {
  public:
-  // Uploads the plan (synchronises main). max_shared_bytes: max_shared_bytes_per_block.
-  CudaConstraints(const ConstraintPlan& plan, const CudaStreams& streams, int max_shared_bytes);
+  // Uploads the plan (synchronises main). max_shared_bytes: max_shared_bytes_per_block. atoms_per_replica > 0: the
+  // plan of a replica batch's System (model/system_copies), whose CCMA blocks each hold one replica's groups.
+  CudaConstraints(const ConstraintPlan& plan, const CudaStreams& streams, int max_shared_bytes,
+                  int atoms_per_replica = 0);
   CudaConstraints(const CudaConstraints&) = delete;
   CudaConstraints& operator=(const CudaConstraints&) = delete;
 

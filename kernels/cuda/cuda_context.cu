@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/errors.hpp"
 #include "kernels/cuda/cuda_barostat.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -21,6 +23,7 @@
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
 #include "kernels/cuda/step_timeline.hpp"
+#include "model/system_copies.hpp"
 #include "platform/constraint_plan.hpp"
 #include "platform/minimizer.hpp"
 #include "platform/velocities.hpp"
@@ -34,25 +37,29 @@ CudaOptions context_evaluator_options(CudaOptions options) {
   return options;
 }
 
+// A replica batch (options.replicas > 1) is one context over the copies of `system` (model/system_copies), each
+// replica with its own bath temperature and seed (CudaIntegrator), seen by the rest of mdsim through one
+// CudaReplicaView per replica (below). Its own Context interface then acts on every replica's rows.
 class CudaContext final : public Context {
  public:
   CudaContext(const System& system, const DynamicsSettings& settings, const CudaOptions& options)
-      : system_(system),
-        settings_((check_dynamics_settings(system, settings), settings)),
-        evaluator_(system_, context_evaluator_options(options)),
+      : system_(options.replicas > 1 ? repeat_system(system, options.replicas) : system),
+        settings_((check_dynamics_settings(system, settings), check_batch_settings(settings, options), settings)),
+        evaluator_(system, context_evaluator_options(options)),
         constraint_plan_(system_, system_.mass_amu),
         seed_(choose_seed(settings.integrator.seed)),
-        dof_(degrees_of_freedom(system_, settings.remove_cm_motion)),
+        dof_(degrees_of_freedom(system, settings.remove_cm_motion)),
         n_(system_.num_particles()),
+        replicas_(options.replicas),
         ccma_passes_(dynamics_ccma_passes(options)),
         stream_(static_cast<cudaStream_t>(evaluator_.device_stream())),
         device_index_(options.device),
         streams_(stream_),
-        atoms_(system_, stream_),
+        atoms_(system_, stream_, options.replicas),
         max_shared_bytes_(max_shared_bytes_per_block(options.device)),
-        constraints_(constraint_plan_, streams_, max_shared_bytes_),
+        constraints_(constraint_plan_, streams_, max_shared_bytes_, replicas_ > 1 ? system.num_particles() : 0),
         integrator_(system_, settings_, options, seed_, constraint_plan_, evaluator_, streams_, atoms_, constraints_),
-        minimizer_constraints_(system_.constraints.empty()
+        minimizer_constraints_(system_.constraints.empty() || replicas_ > 1  // a batch minimises replica by replica
                                    ? nullptr
                                    : std::make_unique<CudaMinimizerConstraintSolver>(
                                          system_, constraints_, streams_, max_shared_bytes_, atoms_.x_old.data())),
@@ -264,6 +271,7 @@ class CudaContext final : public Context {
   // neighbour list is reset before (so the result depends only on the start positions:
   // bit-reproducible) and after (as set_positions would).
   MinimizationResult minimize(double tolerance, int max_iterations) override {
+    if (replicas_ > 1) throw RuntimeError("minimize: a replica batch minimises each replica on its own (its views)");
     require_positions("minimize");
     invalidate_forces();
     evaluator_.reset_neighbor_list();
@@ -294,6 +302,65 @@ class CudaContext final : public Context {
 
   int list_builds() { return evaluator_.num_list_builds(); }
 
+  // ---- a replica batch (replicas() > 1), for its views ----
+
+  int replica_atoms() const { return n_ / replicas_; }
+  std::int64_t current_step() const { return step_; }
+
+  void set_replica_positions(int r, const std::vector<Vec3d>& x) {
+    check_replica_rows(x, "positions");
+    evaluator_.set_positions_rows(x, first_row(r));
+    positions_set_ = true;
+    invalidate_forces();
+  }
+  void set_replica_velocities(int r, const std::vector<Vec3d>& v) {
+    check_replica_rows(v, "velocities");
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(atoms_.v.data() + first_row(r), v.data(), v.size() * sizeof(Vec3d),
+                                     cudaMemcpyHostToDevice, stream_));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Replica r's state as a context of the replica alone reports it (one evaluation for the whole batch).
+  SimulationState replica_state(int r, const StateRequest& request) {
+    const std::size_t first = first_row(r), count = static_cast<std::size_t>(replica_atoms());
+    StateReaders read;
+    read.positions = [&] { return evaluator_.positions_rows(first, count); };
+    read.velocities = [&] {
+      std::vector<Vec3d> v(count);
+      MDSIM_CUDA_CHECK(cudaMemcpyAsync(v.data(), atoms_.v.data() + first, count * sizeof(Vec3d),
+                                       cudaMemcpyDeviceToHost, stream_));
+      MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      return v;
+    };
+    read.evaluate = [&] {
+      require_positions("state");
+      ensure_forces(request.energy);
+    };
+    read.forces = [&] { return evaluator_.forces_rows(first, count); };
+    read.potential = [&] { return evaluator_.replica_energies().at(static_cast<std::size_t>(r)); };
+    read.kinetic_energy = [&] { return integrator_.kinetic_energy(r); };
+    return assemble_state(request, step_, time_ps_, system_.box ? &box_ : nullptr, dof_, read);
+  }
+
+  // capture_frame of replica r's rows, staged in `frames` (one per view: the replicas' copies overlap).
+  std::function<void()> capture_replica_frame(int r, const FrameTarget& target, CudaFrameCapture& frames) {
+    require_positions("capture_frame");
+    if (target.positions_nm == nullptr) throw RuntimeError("capture_frame: positions are required");
+    if (target.forces_kj_per_mol_nm != nullptr) ensure_forces(false);
+    const std::size_t first = first_row(r);
+    return frames.capture(target, replica_atoms(), stream_, positions() + first, atoms_.v.data() + first,
+                          evaluator_.device_forces_fixed() + first, evaluator_.force_stride());
+  }
+
+  void set_replica_temperature(int r, double temperature_k) { integrator_.set_replica_temperature(r, temperature_k); }
+  void set_replica_seed(int r, std::uint64_t seed) { integrator_.set_replica_seed(r, seed); }
+
+  // The batch's step count brought to `step` (the replicas advance together: a view asking for a step the batch
+  // has reached already asks for nothing).
+  void advance_to(std::int64_t step) {
+    if (step > step_) this->step(static_cast<int>(step - step_));
+  }
+
   std::vector<double> barostat_state() const override { return barostat_.state(); }
   void set_barostat_state(const std::vector<double>& state) override { barostat_.set_state(state); }
   void set_seed(std::uint64_t seed) override {
@@ -309,6 +376,23 @@ class CudaContext final : public Context {
 
  private:
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
+
+  // A batch: same integrator, no barostat, no forces from outside (checked where they are added).
+  static void check_batch_settings(const DynamicsSettings& settings, const CudaOptions& options) {
+    if (options.replicas < 1) throw RuntimeError("CUDA platform: a replica batch needs at least one replica");
+    if (options.replicas > 1 && settings.barostat)
+      throw InputError("CUDA platform: a replica batch runs at constant volume (no barostat); replicas with a "
+                       "barostat run one by one");
+  }
+  std::size_t first_row(int r) const {
+    if (r < 0 || r >= replicas_) throw RuntimeError("CUDA platform: replica " + std::to_string(r) + " of a batch of " +
+                                                    std::to_string(replicas_));
+    return static_cast<std::size_t>(r) * static_cast<std::size_t>(replica_atoms());
+  }
+  void check_replica_rows(const std::vector<Vec3d>& v, const char* what) const {
+    check_particle_count(v.size(), static_cast<std::size_t>(replica_atoms()), what);
+    check_finite_input(v, what);
+  }
 
   void check_size(const std::vector<Vec3d>& v, const char* what) const {
     check_particle_count(v.size(), static_cast<std::size_t>(n_), what);
@@ -388,8 +472,9 @@ class CudaContext final : public Context {
   CudaForceEvaluator evaluator_;
   ConstraintPlan constraint_plan_;  // validation, the minimiser's start projection and final check
   std::uint64_t seed_;
-  int dof_;
-  int n_;
+  int dof_;              // of one replica (the system without a batch)
+  int n_;                // particles: every replica's
+  int replicas_;         // a batch's replicas (1: none)
   int ccma_passes_;      // dynamics_ccma_passes
   cudaStream_t stream_;  // the evaluator's: every operation of the context is ordered on it
   int device_index_;
@@ -414,7 +499,201 @@ class CudaContext final : public Context {
   double time_ps_ = 0.0;
 };
 
+// ---- replica batches ----
+
+// A batch and what its views share: one replica's System, the batch context, each replica's restraints, and a
+// context of one replica alone (made on first use) for what a replica does on its own: minimisation,
+// constraints applied at the start, Maxwell-Boltzmann velocities. Those run exactly as in a run of the replica
+// alone.
+struct CudaReplicaBatch {
+  System system;  // one replica's
+  CudaOptions single_options;
+  DynamicsSettings single_settings;
+  std::unique_ptr<CudaContext> context;
+  std::vector<PositionRestraints> restraints;  // per replica
+  std::unique_ptr<Context> single;
+
+  // The context of one replica alone holding replica r's positions, velocities and restraints.
+  Context& alone(int r) {
+    if (!single) single = make_cuda_context(system, single_settings, single_options);
+    StateRequest request;
+    request.velocities = true;
+    const SimulationState s = context->replica_state(r, request);
+    single->set_positions(s.positions_nm);
+    single->set_velocities(s.velocities_nm_per_ps);
+    single->set_position_restraints(restraints[static_cast<std::size_t>(r)]);
+    return *single;
+  }
+
+  // Every replica's restraints as the batch's (replica r's atoms shifted to its rows).
+  void upload_restraints() {
+    PositionRestraints all;
+    const int n = system.num_particles();
+    for (std::size_t r = 0; r < restraints.size(); ++r)
+      for (std::size_t e = 0; e < restraints[r].atoms.size(); ++e)
+        all.add(restraints[r].atoms[e] + static_cast<int>(r) * n, restraints[r].reference_nm[e],
+                restraints[r].k_kj_per_mol_nm2[e]);
+    context->set_position_restraints(all);
+  }
+};
+
+// One replica of a batch as a Context of its own. The replicas advance together: step(n) brings the batch to this
+// replica's step + n (nothing when another replica's call got it there), so a caller steps every replica to the
+// same step before it reads any of them (state() refuses a replica the batch has moved past).
+class CudaReplicaView final : public Context {
+ public:
+  CudaReplicaView(std::shared_ptr<CudaReplicaBatch> batch, int replica, const DynamicsSettings& settings,
+                  std::uint64_t seed)
+      : batch_(std::move(batch)), r_(replica), settings_(settings), seed_(seed) {}
+
+  void set_positions(const std::vector<Vec3d>& x) override { batch().set_replica_positions(r_, x); }
+  void set_velocities(const std::vector<Vec3d>& v) override { batch().set_replica_velocities(r_, v); }
+  void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
+    Context& alone = batch_->alone(r_);
+    alone.set_velocities_to_temperature(temperature_k, seed != 0 ? seed : seed_);
+    StateRequest request;
+    request.positions = false;
+    request.velocities = true;
+    batch().set_replica_velocities(r_, alone.state(request).velocities_nm_per_ps);
+  }
+  void apply_constraints(double tolerance) override {
+    Context& alone = batch_->alone(r_);
+    alone.apply_constraints(tolerance);
+    copy_back(alone, true);
+  }
+  MinimizationResult minimize(double tolerance, int max_iterations) override {
+    Context& alone = batch_->alone(r_);
+    const MinimizationResult result = alone.minimize(tolerance, max_iterations);
+    copy_back(alone, false);
+    return result;
+  }
+  void set_box(const Boxd& box) override { batch().set_box(box); }
+  void set_step(std::int64_t step, double time_ps) override {
+    batch().set_step(step, time_ps);
+    step_ = step;
+  }
+  void step(int steps) override {
+    step_ += steps;
+    batch().advance_to(step_);
+  }
+  SimulationState state(const StateRequest& request) override {
+    check_in_step("state");
+    return batch().replica_state(r_, request);
+  }
+  std::function<void()> capture_frame(const FrameTarget& target) override {
+    check_in_step("capture_frame");
+    return batch().capture_replica_frame(r_, target, frames_);
+  }
+  std::shared_ptr<HostBufferAllocator> frame_allocator() override { return CudaFrameCapture::allocator(); }
+  void mark_restart_point() override { batch().mark_restart_point(); }
+  StateArray state_array(StateField field) override {
+    StateArray a = batch().state_array(field);
+    a.rows = static_cast<std::size_t>(batch().replica_atoms());
+    a.data += static_cast<std::size_t>(r_) * a.rows * a.row_stride;
+    return a;
+  }
+  void state_written(StateField field) override { batch().state_written(field); }
+  void order_stream_after_context(void* stream) override { batch().order_stream_after_context(stream); }
+  void add_external_force(std::shared_ptr<ExternalForce>) override {
+    throw InputError("forces added from outside (add_force) do not act in a replica batch; run the replicas one by "
+                     "one for them");
+  }
+  void remove_external_force(const ExternalForce* force) override {
+    std::vector<std::shared_ptr<ExternalForce>> none;
+    erase_external_force(none, force);
+  }
+  void set_position_restraints(const PositionRestraints& restraints) override {
+    check_position_restraints(restraints, static_cast<std::size_t>(batch().replica_atoms()));
+    batch_->restraints[static_cast<std::size_t>(r_)] = restraints;
+    batch_->upload_restraints();
+  }
+  // Each replica's own temperature; the friction, time step and constraint tolerance are the batch's.
+  void set_integrator(const IntegratorConfig& integrator) override {
+    const DynamicsSettings next = with_integrator(settings_, integrator);
+    const IntegratorConfig &a = next.integrator, &b = batch().dynamics().integrator;
+    if (a.friction_per_ps != b.friction_per_ps || a.timestep_ps != b.timestep_ps ||
+        a.constraint_tolerance != b.constraint_tolerance)
+      throw InputError("a replica of a batch takes a temperature of its own, not a friction, time step or "
+                       "constraint tolerance: those are the batch's");
+    batch().set_replica_temperature(r_, a.temperature_k);
+    settings_ = next;
+  }
+  const DynamicsSettings& dynamics() const override { return settings_; }
+  std::uint64_t seed() const override { return seed_; }
+  void set_seed(std::uint64_t seed) override {
+    seed_ = seed;
+    batch().set_replica_seed(r_, seed);
+  }
+  std::vector<double> barostat_state() const override { return {}; }
+  void set_barostat_state(const std::vector<double>& state) override {
+    if (!state.empty()) throw InputError("a replica batch has no barostat, but the state to load has one");
+  }
+
+ private:
+  CudaContext& batch() const { return *batch_->context; }
+  void check_in_step(const char* what) const {
+    if (step_ != batch().current_step())
+      throw RuntimeError(fmt::format("{}: replica {} of a batch is at step {}, the batch at {}: step every replica "
+                                     "to the same step first",
+                                     what, r_, step_, batch().current_step()));
+  }
+  // The positions (and velocities) of the context of this replica alone into the batch.
+  void copy_back(Context& alone, bool velocities) {
+    StateRequest request;
+    request.velocities = velocities;
+    const SimulationState s = alone.state(request);
+    batch().set_replica_positions(r_, s.positions_nm);
+    if (velocities) batch().set_replica_velocities(r_, s.velocities_nm_per_ps);
+  }
+
+  std::shared_ptr<CudaReplicaBatch> batch_;
+  int r_;
+  DynamicsSettings settings_;
+  std::uint64_t seed_;
+  std::int64_t step_ = 0;
+  CudaFrameCapture frames_;  // this replica's staging: the replicas' frame copies overlap
+};
+
+// The settings a batch's replicas must share (all but the temperature and the seed).
+void check_batch_replicas(const std::vector<DynamicsSettings>& settings) {
+  if (settings.empty()) throw RuntimeError("a replica batch needs at least one replica");
+  const DynamicsSettings& a = settings.front();
+  for (const DynamicsSettings& b : settings) {
+    const IntegratorConfig &x = a.integrator, &y = b.integrator;
+    if (x.type != y.type || x.friction_per_ps != y.friction_per_ps || x.timestep_ps != y.timestep_ps ||
+        x.constraint_tolerance != y.constraint_tolerance || a.remove_cm_motion != b.remove_cm_motion ||
+        b.barostat.has_value())
+      throw RuntimeError("the replicas of a batch share their integrator but for the temperature and seed, and have "
+                         "no barostat");
+  }
+}
+
 }  // namespace
+
+std::vector<std::unique_ptr<Context>> make_cuda_replica_batch(const System& system,
+                                                              const std::vector<DynamicsSettings>& settings,
+                                                              const CudaOptions& options) {
+  check_batch_replicas(settings);
+  auto batch = std::make_shared<CudaReplicaBatch>();
+  batch->system = system;
+  batch->single_options = options;
+  batch->single_options.replicas = 1;
+  batch->single_settings = settings.front();
+  CudaOptions batch_options = options;
+  batch_options.replicas = static_cast<int>(settings.size());
+  batch->context = std::make_unique<CudaContext>(system, settings.front(), batch_options);
+  batch->restraints.resize(settings.size());
+  std::vector<std::unique_ptr<Context>> views;
+  for (std::size_t r = 0; r < settings.size(); ++r) {
+    const std::uint64_t seed = choose_seed(settings[r].integrator.seed);
+    const int replica = static_cast<int>(r);
+    if (settings[r].integrator.type == IntegratorType::LangevinMiddle)
+      batch->context->set_replica_temperature(replica, settings[r].integrator.temperature_k);
+    batch->context->set_replica_seed(replica, seed);
+    views.push_back(std::make_unique<CudaReplicaView>(batch, replica, settings[r], seed));
+  }
+  return views;
+}
 
 std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,
                                            const CudaOptions& options) {

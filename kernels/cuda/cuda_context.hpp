@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
@@ -31,6 +32,19 @@ namespace mdsim {
 // is usable.
 std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,
                                            const CudaOptions& options);
+
+// K replicas of `system` stepped together in one batch (CudaOptions::replicas; K = settings.size()): one Context per
+// replica, each with its own settings' temperature and seed (the integrator, friction, time step, constraint
+// tolerance and centre-of-mass removal the same for all; no barostat; no forces from outside). The replicas
+// advance together: a replica's step(n) brings the whole batch to its step + n, or does nothing when another's
+// call already did, so a caller steps every replica to the same step before reading any (state() refuses
+// otherwise). In mixed precision a replica follows the trajectory of the same replica run alone (same seed, same
+// start) bit for bit: its forces are computed in the same blocks and tiles, its random numbers keyed by its own
+// seed and atom indices, its constraints in the same CCMA blocks. Minimisation, constraints applied at the start
+// and Maxwell-Boltzmann velocities run in a context of one replica alone.
+std::vector<std::unique_ptr<Context>> make_cuda_replica_batch(const System& system,
+                                                              const std::vector<DynamicsSettings>& settings,
+                                                              const CudaOptions& options);
 
 // What steady-state steps (no rebuild, no re-sort, no barostat move) launch: `graphs` graph launches
 // for every `steps_per_graph` steps, holding `kernels` kernels a step, plus `separate_kernels` a step

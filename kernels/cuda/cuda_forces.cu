@@ -142,11 +142,34 @@ class Evaluator {
     if (resort) list_->request_sort();
   }
 
-  std::vector<Vec3d> positions() const {
-    const std::vector<double4_16a> p = pos_.download(stream_);
-    std::vector<Vec3d> x(n_);
-    for (int i = 0; i < n_; ++i) x[i] = Vec3d(p[i].x, p[i].y, p[i].z);
+  std::vector<Vec3d> positions() const { return positions_rows(0, static_cast<std::size_t>(n_)); }
+
+  // Rows [first, first + count) (a batch's replica): uploaded, the sites placed, a re-sort requested.
+  void set_positions_rows(const std::vector<Vec3d>& x, std::size_t first) {
+    check_rows(first, x.size());
+    std::vector<double4_16a> p(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) p[i] = make_double4_16a(x[i].x, x[i].y, x[i].z, 0.0);
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(pos_.data() + first, p.data(), p.size() * sizeof(double4_16a),
+                                     cudaMemcpyHostToDevice, stream_));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    launch_place_sites();
+    list_->request_sort();
+  }
+
+  std::vector<Vec3d> positions_rows(std::size_t first, std::size_t count) const {
+    check_rows(first, count);
+    std::vector<double4_16a> p(count);
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(p.data(), pos_.data() + first, count * sizeof(double4_16a),
+                                     cudaMemcpyDeviceToHost, stream_));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<Vec3d> x(count);
+    for (std::size_t i = 0; i < count; ++i) x[i] = Vec3d(p[i].x, p[i].y, p[i].z);
     return x;
+  }
+
+  void check_rows(std::size_t first, std::size_t count) const {
+    if (first + count > static_cast<std::size_t>(n_))
+      throw RuntimeError(fmt::format("CUDA platform: rows {} .. {} of {} particles", first, first + count, n_));
   }
 
   void set_box(const Boxd& box) {
@@ -216,12 +239,20 @@ class Evaluator {
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
-  std::vector<Vec3d> forces() {
+  std::vector<Vec3d> forces() { return forces_rows(0, static_cast<std::size_t>(n_)); }
+
+  // Rows [first, first + count) of forces() (a batch's replica).
+  std::vector<Vec3d> forces_rows(std::size_t first, std::size_t count) {
     settle_overflow();
-    const std::vector<unsigned long long> f = force_.download(stream_);
-    std::vector<Vec3d> out(n_);
-    for (int i = 0; i < n_; ++i)
-      out[i] = Vec3d(cuda::from_fixed(f[i]), cuda::from_fixed(f[npad_ + i]), cuda::from_fixed(f[2 * npad_ + i]));
+    check_rows(first, count);
+    std::vector<unsigned long long> f(3 * count);
+    for (std::size_t d = 0; d < 3; ++d)
+      MDSIM_CUDA_CHECK(cudaMemcpyAsync(f.data() + d * count, force_.data() + d * npad_ + first,
+                                       count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream_));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<Vec3d> out(count);
+    for (std::size_t i = 0; i < count; ++i)
+      out[i] = Vec3d(cuda::from_fixed(f[i]), cuda::from_fixed(f[count + i]), cuda::from_fixed(f[2 * count + i]));
     return out;
   }
 
@@ -592,7 +623,7 @@ class Evaluator {
     cuda::nonbonded_tile_kernel<real, C, PERIODIC, SWITCH, ENERGY, TABLE><<<pair_kernel_blocks(), 256, 0, stream_>>>(
         v.tile_count, v.capacity, v.tile_row, v.tile_atoms, v.masks, v.sorted_posq, v.sorted_params, v.perm, v.npad,
         force_.data(), energy_.data() + kSlotPairs, replica_layout(), v.block_center, v.block_half, cuda::box_as<real>(box_),
-        pair_params(), v.rebuild_flag, v.tile_cursor, lj_table_.data());
+        pair_params(), v.rebuild_flag, v.tile_cursor, lj_table_.data(), v.lists);
   }
 
   // The kernel with or without System::lj_types' table (separate instantiations).
@@ -808,6 +839,15 @@ int CudaForceEvaluator::num_list_builds() const {
 }
 std::vector<Vec3d> CudaForceEvaluator::positions() const {
   return impl_->visit([](auto& e) { return e.positions(); });
+}
+void CudaForceEvaluator::set_positions_rows(const std::vector<Vec3d>& positions_nm, std::size_t first_row) {
+  impl_->visit([&](auto& e) { e.set_positions_rows(positions_nm, first_row); });
+}
+std::vector<Vec3d> CudaForceEvaluator::positions_rows(std::size_t first_row, std::size_t count) const {
+  return impl_->visit([&](auto& e) { return e.positions_rows(first_row, count); });
+}
+std::vector<Vec3d> CudaForceEvaluator::forces_rows(std::size_t first_row, std::size_t count) const {
+  return impl_->visit([&](auto& e) { return e.forces_rows(first_row, count); });
 }
 void CudaForceEvaluator::set_box(const Boxd& box) {
   impl_->visit([&](auto& e) { e.set_box(box); });

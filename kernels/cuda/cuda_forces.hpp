@@ -67,6 +67,10 @@ class CudaForceEvaluator {
   // decides whether the tile list is rebuilt (tests of the neighbour-list logic).
   void update_positions(const std::vector<Vec3d>& positions_nm);
   std::vector<Vec3d> positions() const;
+  // A replica batch's rows [first_row, first_row + count): one replica's. set_positions_rows re-sorts as set_positions.
+  void set_positions_rows(const std::vector<Vec3d>& positions_nm, std::size_t first_row);
+  std::vector<Vec3d> positions_rows(std::size_t first_row, std::size_t count) const;
+  std::vector<Vec3d> forces_rows(std::size_t first_row, std::size_t count) const;
   void set_box(const Boxd& box);
   // The next evaluation re-sorts the atoms and rebuilds the tile list from the current positions, as
   // after set_positions. The float pair sums depend on which atoms share a tile, so the forces depend

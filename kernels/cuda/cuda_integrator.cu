@@ -36,13 +36,14 @@ std::vector<int> unconstrained_atoms(const ConstraintPlan& plan, int n, int& cou
 
 }  // namespace
 
-DynamicsArrays::DynamicsArrays(const System& system, cudaStream_t stream) : n(system.num_particles()) {
+DynamicsArrays::DynamicsArrays(const System& system, cudaStream_t stream, int replica_count)
+    : n(system.num_particles()), replicas(replica_count) {
   const std::size_t count = static_cast<std::size_t>(n);
   host_inverse_mass.resize(count);
-  double total_mass = 0.0;
+  double total_mass = 0.0;  // of the first replica (all of a single system), summed as alone
   for (std::size_t i = 0; i < count; ++i) {
     host_inverse_mass[i] = system.mass_amu[i] > 0.0 ? 1.0 / system.mass_amu[i] : 0.0;
-    total_mass += system.mass_amu[i];
+    if (i < count / static_cast<std::size_t>(replicas)) total_mass += system.mass_amu[i];
   }
   has_mass = total_mass > 0.0;
   inverse_total_mass = has_mass ? 1.0 / total_mass : 0.0;
@@ -52,9 +53,10 @@ DynamicsArrays::DynamicsArrays(const System& system, cudaStream_t stream) : n(sy
   x_old.resize(count);
   x_unconstrained.resize(count);
   v_scratch.resize(count);
-  com_velocity.resize(1);
-  com_partial.resize(cuda::kComVelocityMaxBlocks);
-  com_done_count.resize(1);
+  const std::size_t per_replica = static_cast<std::size_t>(replicas);
+  com_velocity.resize(per_replica);
+  com_partial.resize(cuda::kComVelocityMaxBlocks * per_replica);
+  com_done_count.resize(per_replica);
   com_done_count.zero(stream);
   step_done_count.resize(1);
   step_done_count.zero(stream);
@@ -87,6 +89,7 @@ void CudaIntegrator::set_seed(std::uint64_t seed) {
 // again.
 void CudaIntegrator::set_config(const IntegratorConfig& config) {
   config_ = config;
+  if (replicas_ > 1) upload_replica_coefficients();  // the friction or time step may have changed
   graph_.reset();
   merged_graph_.reset();
   multi_step_graph_.reset();
@@ -140,9 +143,40 @@ CudaIntegrator::CudaIntegrator(const System& system, const DynamicsSettings& set
       evaluator_(evaluator),
       streams_(streams),
       atoms_(atoms),
-      constraints_(constraints) {
+      constraints_(constraints),
+      replicas_(atoms.replicas) {
   if (fused_) noise_.resize(static_cast<std::size_t>(n_));
   free_atoms_.upload(unconstrained_atoms(plan, n_, num_free_atoms_), streams_.main);
+  if (replicas_ > 1) {
+    replica_temperature_k_.assign(static_cast<std::size_t>(replicas_), config_.temperature_k);
+    replica_seed_.assign(static_cast<std::size_t>(replicas_), seed_);
+    replica_seeds_.upload(replica_seed_, streams_.main);
+    upload_replica_coefficients();
+  }
+}
+
+// A batch's kernels read each replica's bath coefficients and seed from these arrays; a single system's take the
+// configuration's as arguments.
+cuda::ReplicaDynamics CudaIntegrator::replica_dynamics() const {
+  if (replicas_ == 1) return {};
+  return {n_ / replicas_, replica_coefficients_.data(), replica_seeds_.data()};
+}
+
+void CudaIntegrator::upload_replica_coefficients() {
+  std::vector<LangevinCoefficients> c;
+  for (const double t : replica_temperature_k_)
+    c.push_back(langevin_coefficients(config_.friction_per_ps, config_.timestep_ps, t));
+  replica_coefficients_.upload(c, streams_.main);
+}
+
+void CudaIntegrator::set_replica_temperature(int replica, double temperature_k) {
+  replica_temperature_k_.at(static_cast<std::size_t>(replica)) = temperature_k;
+  upload_replica_coefficients();
+}
+
+void CudaIntegrator::set_replica_seed(int replica, std::uint64_t seed) {
+  replica_seed_.at(static_cast<std::size_t>(replica)) = seed;
+  replica_seeds_.upload(replica_seed_, streams_.main);
 }
 
 void CudaIntegrator::allow_ccma_shared_bytes(std::size_t bytes) {
@@ -169,13 +203,14 @@ void CudaIntegrator::enqueue_side_kernels() {
   MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.aux, s.fork, 0));
   if (remove_com_)
-    cuda::com_velocity_kernel<<<cuda::com_velocity_blocks(n_), cuda::kComVelocityThreads, 0, s.aux>>>(
-        n_, atoms_.mass.data(), atoms_.v.data(), atoms_.inverse_total_mass, atoms_.com_partial.data(),
-        atoms_.com_done_count.data(), atoms_.com_velocity.data());
+    cuda::com_velocity_kernel<<<dim3(cuda::com_velocity_blocks(n_ / replicas_), replicas_), cuda::kComVelocityThreads,
+                                0, s.aux>>>(n_ / replicas_, atoms_.mass.data(), atoms_.v.data(),
+                                            atoms_.inverse_total_mass, atoms_.com_partial.data(),
+                                            atoms_.com_done_count.data(), atoms_.com_velocity.data());
   cuda::timeline_mark(s.aux, "aux: COM velocity");
   if (fused_)
     cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, s.aux>>>(
-        n_, seed_, atoms_.step.data(), atoms_.step_done_count.data(), noise_.data());
+        n_, seed_, atoms_.step.data(), atoms_.step_done_count.data(), noise_.data(), replica_dynamics());
   MDSIM_CUDA_CHECK_LAUNCH();
   cuda::timeline_mark(s.aux, "aux: noise");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.com_done, s.aux));
@@ -236,7 +271,8 @@ void CudaIntegrator::enqueue_fused_langevin_step() {
                                     langevin_coefficients(config_.friction_per_ps, dt, config_.temperature_k),
                                     positions(),
                                     atoms_.v.data(),
-                                    noise_.data()};
+                                    noise_.data(),
+                                    replica_dynamics()};
   const CudaStreams& s = streams_;
   CudaConstraints& c = constraints_;
   MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
@@ -283,11 +319,11 @@ void CudaIntegrator::enqueue_langevin_step() {
   const int blocks = blocks_for(n_);
   const cudaStream_t stream = streams_.main;
   cuda::langevin_kick_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
-      n_, v, inverse_mass, evaluator_.device_forces_fixed(), evaluator_.force_stride(), dt, com);
+      n_, v, inverse_mass, evaluator_.device_forces_fixed(), evaluator_.force_stride(), dt, com, replica_dynamics());
   if (constrained_) constrain_velocities(v, tolerance);
   cuda::langevin_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
       n_, pos, v, atoms_.x_old.data(), atoms_.x_unconstrained.data(), inverse_mass, 0.5 * dt, coef, seed_,
-      atoms_.step.data());
+      atoms_.step.data(), replica_dynamics());
   if (constrained_) {
     constrain_positions(atoms_.x_old.data(), tolerance);
     cuda::velocity_correction_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
@@ -306,13 +342,13 @@ void CudaIntegrator::enqueue_verlet_step() {
   const cudaStream_t stream = streams_.main;
   cuda::verlet_kick_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
       n_, pos, atoms_.v.data(), atoms_.x_old.data(), atoms_.inverse_mass.data(), evaluator_.device_forces_fixed(),
-      evaluator_.force_stride(), dt, com);
+      evaluator_.force_stride(), dt, com, replica_dynamics());
   if (constrained_) constrain_positions(atoms_.x_old.data(), config_.constraint_tolerance);
   cuda::leapfrog_velocity_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
       n_, pos, atoms_.v.data(), atoms_.x_old.data(), atoms_.inverse_mass.data(), 1.0 / dt, atoms_.step.data());
 }
 
-double CudaIntegrator::kinetic_energy() {
+double CudaIntegrator::kinetic_energy(int replica) {
   const cudaStream_t stream = streams_.main;
   const Vec3d* v = atoms_.v.data();
   if (config_.type == IntegratorType::Verlet) {
@@ -323,8 +359,11 @@ double CudaIntegrator::kinetic_energy() {
     if (constrained_) constrain_velocities(atoms_.v_scratch.data(), config_.constraint_tolerance);
     v = atoms_.v_scratch.data();
   }
-  cuda::twice_kinetic_energy_kernel<<<1, cuda::kReduceThreads, 0, stream>>>(n_, atoms_.mass.data(), v,
-                                                                           atoms_.scalar.data());
+  // A batch's replica: its rows alone, summed in the same order as a context of the replica alone.
+  const int per_replica = n_ / replicas_;
+  const std::size_t first = static_cast<std::size_t>(replica) * static_cast<std::size_t>(per_replica);
+  cuda::twice_kinetic_energy_kernel<<<1, cuda::kReduceThreads, 0, stream>>>(per_replica, atoms_.mass.data() + first,
+                                                                           v + first, atoms_.scalar.data());
   MDSIM_CUDA_CHECK_LAUNCH();
   return 0.5 * atoms_.scalar.download(stream)[0];
 }

@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_constraints.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
+#include "physics/integrator_steps.hpp"
 #include "physics/vec3.hpp"
 #include "platform/constraint_plan.hpp"
 #include "platform/context.hpp"
@@ -20,16 +21,22 @@
 
 namespace mdsim {
 
+namespace cuda {
+struct ReplicaDynamics;  // replica_dynamics.cuh
+}  // namespace cuda
+
 // The dynamics' device arrays for the context's lifetime (the positions are the force evaluator's):
 // the state the context's parts share, the integrator's work arrays, and the masses on the host.
 struct DynamicsArrays {
-  // Velocities zero, step 0. Synchronises the stream.
-  DynamicsArrays(const System& system, cudaStream_t stream);
+  // Velocities zero, step 0. Synchronises the stream. A replica batch's `system` holds `replicas` copies of one
+  // System (model/system_copies): the centre-of-mass arrays hold one entry (or block of partials) per replica.
+  DynamicsArrays(const System& system, cudaStream_t stream, int replicas = 1);
 
   int n = 0;
+  int replicas = 1;
   std::vector<double> host_inverse_mass;  // 1/amu; 0 for massless particles
   bool has_mass = false;                  // total mass > 0
-  double inverse_total_mass = 0.0;
+  double inverse_total_mass = 0.0;        // of one replica
   cuda::DeviceBuffer<double> mass, inverse_mass;
   cuda::DeviceBuffer<Vec3d> v;                // nm/ps
   cuda::DeviceBuffer<Vec3d> x_old;            // a step's start positions (the position constraints'
@@ -37,6 +44,7 @@ struct DynamicsArrays {
   cuda::DeviceBuffer<Vec3d> x_unconstrained;  // LangevinMiddle: the positions before their constraints
   cuda::DeviceBuffer<Vec3d> v_scratch;        // Verlet's on-step velocity estimate
   cuda::DeviceBuffer<Vec3d> com_velocity, com_partial;  // the centre-of-mass velocity; its block partials
+                                                        // (per replica: [r], [r kComVelocityMaxBlocks ...])
   cuda::DeviceBuffer<unsigned int> com_done_count;
   cuda::DeviceBuffer<double> scalar;          // the kinetic energy's reduction
   cuda::DeviceBuffer<long long> step;         // the step number random numbers are keyed by; a step
@@ -102,8 +110,14 @@ class CudaIntegrator {
   void set_seed(std::uint64_t seed);  // the noise kernels' key, baked into the step graphs
 
   // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it
-  // needs the forces of the current positions). Synchronises.
-  double kinetic_energy();
+  // needs the forces of the current positions). Synchronises. A batch's: of replica `replica`, as alone.
+  double kinetic_energy(int replica = 0);
+
+  // A replica batch (CudaOptions::replicas > 1): each replica's bath temperature (K) and seed, read by the step
+  // graphs from device memory (no recapture). The configuration's temperature and seed are every replica's
+  // until set.
+  void set_replica_temperature(int replica, double temperature_k);
+  void set_replica_seed(int replica, std::uint64_t seed);
 
   // What the last step launched: graphs, their kernel nodes (for the two-part step: the step graph's),
   // kernels launched on their own (launch_side_kernels).
@@ -123,6 +137,8 @@ class CudaIntegrator {
 
  private:
   bool has_side_kernels() const { return remove_com_ || fused_; }
+  cuda::ReplicaDynamics replica_dynamics() const;
+  void upload_replica_coefficients();
   void enqueue_side_kernels();
   void enqueue_step_after_side_kernels();
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
@@ -148,6 +164,11 @@ class CudaIntegrator {
   DynamicsArrays& atoms_;
   CudaConstraints& constraints_;
 
+  int replicas_ = 1;                 // a batch's replicas (CudaOptions::replicas)
+  std::vector<double> replica_temperature_k_;
+  std::vector<std::uint64_t> replica_seed_;
+  cuda::DeviceBuffer<LangevinCoefficients> replica_coefficients_;  // a batch's, per replica
+  cuda::DeviceBuffer<std::uint64_t> replica_seeds_;
   cuda::DeviceBuffer<Vec3d> noise_;  // the fused step's normal draws (langevin_noise_kernel)
   int num_free_atoms_ = 0;           // atoms in no constraint (the fused step's third kernel)
   cuda::DeviceBuffer<int> free_atoms_;

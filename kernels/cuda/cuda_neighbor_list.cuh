@@ -69,6 +69,7 @@ struct TileKernelView {
   const real4_t<real>* block_half;
   int* rebuild_flag;  // the tile kernel clears it for the next evaluation (the build, before it, was its last reader)
   int* tile_cursor;   // [2]: next tile to take, warps finished (zero between launches)
+  ReplicaLists lists; // a batch's per-replica lists (the tile kernel walks tile_start, clears the rebuild flags)
 };
 
 template <typename real>
@@ -139,15 +140,17 @@ class NeighborList {
   // gathered into sorted posq and checked against the last build.
   void prepare(const double4_16a* pos, const Boxd& box, const ListUpdate& update) {
     if (update.sort) {
-      sort(pos, box);  // sets the rebuild flag
+      sort(pos, box);  // sets the rebuild flags
     } else if (update.rebuild) {
       MDSIM_CUDA_CHECK(cudaMemsetAsync(rebuild_flag(), 1, sizeof(int), stream_));  // any nonzero value
+      if (opt_.replicas > 1)
+        MDSIM_CUDA_CHECK(cudaMemsetAsync(replica_rebuild_.data(), 1, replica_rebuild_.bytes(), stream_));
     }
     const double half_buffer = 0.5 * opt_.buffer_nm;
     prepare_positions_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
         npad_, pos, sorted_charge_.data(), perm_.data(), posq_.data(), sorted_posq_.data(), sorted_at_build_.data(),
         std::isfinite(opt_.range_nm) ? real(half_buffer * half_buffer) : std::numeric_limits<real>::infinity(),
-        rebuild_flag(), &status_.data()->nonfinite);
+        rebuild_flag(), &status_.data()->nonfinite, lists());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -165,42 +168,51 @@ class NeighborList {
     if (periodic_) {
       block_bounds_kernel<real, true><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          sorted_at_build_.data(), tile_count(), tile_overflow(), build_count(),
-          rectangular_ ? block_column_.data() : nullptr, ncx_, ncy_, column_excess());
+          sorted_at_build_.data(), tile_overflow(), build_count(), rectangular_ ? block_column_.data() : nullptr, ncx_,
+          ncy_, column_excess(), lists());
       if (column_search()) {
         tile_build_columns_kernel<real><<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
             blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
             rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_,
-            column_excess(), exclusion_tiles(), list_view());
+            column_excess(), exclusion_tiles(), list_view(), lists().rebuild);
       } else {
         tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
             replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
             box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_ * ncy_,
-            exclusion_tiles(), list_view());
+            exclusion_tiles(), list_view(), lists().rebuild);
       }
     } else {
       block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          sorted_at_build_.data(), tile_count(), tile_overflow(), build_count(), nullptr, 1, 1, column_excess());
+          sorted_at_build_.data(), tile_overflow(), build_count(), nullptr, 1, 1, column_excess(), lists());
       tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
           replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box,
           range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), 1, exclusion_tiles(),
-          list_view());
+          list_view(), lists().rebuild);
     }
+    if (opt_.replicas > 1)
+      tile_prefix_kernel<<<1, kTilePrefixThreads, 0, stream_>>>(rebuild_flag(), lists());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
   TileKernelView<real> tile_view() {
     return {tile_count(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data(), sorted_posq_.data(),
             sorted_params_.data(), perm_.data(), npad_, block_center_.data(), block_half_.data(),
-            rebuild_flag(), status_.data()->tile_cursor};
+            rebuild_flag(), status_.data()->tile_cursor, lists()};
   }
   // posq in the System's order (null unless options.original_order_posq), and the sorted atoms, for PME.
   const real4* original_order_posq() const { return posq_.data(); }
   typename CudaPme<real>::SortedAtoms sorted_atoms() const { return {sorted_posq_.data(), npad_, perm_.data()}; }
 
-  // The device status (synchronises).
-  NeighborListStatus status() const { return status_.download(stream_)[0]; }
+  // The device status (synchronises); a batch's tile count: every replica's tiles.
+  NeighborListStatus status() const {
+    NeighborListStatus s = status_.download(stream_)[0];
+    if (opt_.replicas > 1) {
+      s.tile_count = 0;
+      for (const int c : replica_tile_count_.download(stream_)) s.tile_count += c;
+    }
+    return s;
+  }
 
   // After the stream's work: when the last evaluation overflowed the tile list or the exclusion tiles,
   // enlarges them (calling `before_realloc` first: captured graphs hold the old buffers), schedules a
@@ -224,7 +236,14 @@ class NeighborList {
     }
     if (s.tile_overflow != 0) {
       before_realloc();
-      grow_tile_capacity(static_cast<std::size_t>(s.tile_count) * 5 / 4 + 64);
+      // A batch's regions all grow to what the largest replica's list needs.
+      int needed = s.tile_count;
+      if (opt_.replicas > 1) {
+        needed = 0;
+        for (const int c : replica_tile_count_.download(stream_)) needed = std::max(needed, c);
+      }
+      grow_tile_capacity((static_cast<std::size_t>(needed) * 5 / 4 + 64) * static_cast<std::size_t>(opt_.replicas));
+      MDSIM_CUDA_CHECK(cudaMemsetAsync(tile_overflow(), 0, sizeof(int), stream_));
     }
     force_rebuild_ = true;
     return true;
@@ -270,6 +289,16 @@ class NeighborList {
     column_padded_start_.resize(ncolumns);
     column_block_start_.resize(ncolumns + 1);
     block_column_.resize(nblocks_);
+    block_replica_.resize(nblocks_);
+    block_replica_.zero(stream_);  // blocks past the last in use stay replica 0
+    if (opt_.replicas > 1) {
+      replica_rebuild_.resize(static_cast<std::size_t>(opt_.replicas));
+      replica_rebuild_.zero(stream_);
+      replica_tile_count_.resize(static_cast<std::size_t>(opt_.replicas));
+      replica_tile_count_.zero(stream_);
+      tile_start_.resize(static_cast<std::size_t>(opt_.replicas) + 1);
+      tile_start_.zero(stream_);
+    }
     blocks_used_.resize(1);
     sort_values_in_.resize(n_);
     sort_values_out_.resize(n_);
@@ -376,6 +405,7 @@ class NeighborList {
   // Callers invalidate captured graphs first (they hold the buffers and the capacity).
   void grow_tile_capacity(std::size_t tiles) {
     capacity_ = static_cast<int>(std::min<std::size_t>(tiles, std::numeric_limits<int>::max() / kTileSize));
+    region_ = capacity_ / opt_.replicas;  // a batch's replica's share
     tile_row_.resize(capacity_);
     tile_atoms_.resize(static_cast<std::size_t>(capacity_) * kTileSize);
     masks_.resize(static_cast<std::size_t>(capacity_) * kTileSize);
@@ -401,10 +431,11 @@ class NeighborList {
         n_, sort_keys_out_.data(), sort_values_out_.data(), column_raw_start_.data(), column_padded_start_.data(),
         perm_.data(), slot_of_.data());
     column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
-        ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data());
+        ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data(),
+        ncx_ * ncy_, block_replica_.data());
     sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
         npad_, perm_.data(), params_.data(), charge_.data(), sorted_params_.data(), sorted_charge_.data(),
-        status_.data());
+        status_.data(), lists());
     find_exclusion_tiles();
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -452,7 +483,19 @@ class NeighborList {
     return {exclusion_keys_.data(), exclusion_tile_masks_.data(), exclusion_row_start_.data(), exclusion_capacity_};
   }
   TileListView list_view() {
-    return {tile_count(), tile_overflow(), capacity_, tile_row_.data(), tile_atoms_.data(), masks_.data()};
+    return {lists().tile_count, tile_overflow(), capacity_,          region_,
+            block_replica_.data(), tile_row_.data(), tile_atoms_.data(), masks_.data()};
+  }
+  // A single system's are the status' own flag and count, replica 0's.
+  ReplicaLists lists() {
+    const bool batch = opt_.replicas > 1;
+    return {opt_.replicas,
+            n_replica_,
+            batch ? replica_rebuild_.data() : rebuild_flag(),
+            batch ? replica_tile_count_.data() : tile_count(),
+            region_,
+            block_replica_.data(),
+            batch ? tile_start_.data() : nullptr};
   }
 
   int n_ = 0, n_replica_ = 0, npad_ = 0, nblocks_ = 0;
@@ -490,8 +533,10 @@ class NeighborList {
   DeviceBuffer<unsigned int> exclusion_tile_masks_;
   DeviceBuffer<int> exclusion_tile_count_, exclusion_row_start_;
   DeviceBuffer<unsigned char> exclusion_temp_;
+  // A batch's per-replica lists (ReplicaLists); the replica of each block, also without a batch (all 0).
+  DeviceBuffer<int> replica_rebuild_, replica_tile_count_, tile_start_, block_replica_;
   // The tile list.
-  int capacity_ = 0;
+  int capacity_ = 0, region_ = 0;
   DeviceBuffer<int> tile_row_, tile_atoms_;
   DeviceBuffer<unsigned int> masks_;
 };

@@ -147,7 +147,7 @@ __device__ __forceinline__ real stage_atom_stencil(const real4* __restrict__ pos
   real theta[P];
   if (d == 0) {
     const int index = atom >= natoms ? -1 : (original != nullptr ? original[atom] : atom);
-    replica_s[a] = index >= 0 ? index / replicas.atoms_per_replica : -1;
+    replica_s[a] = replicas.count == 1 ? 0 : (index >= 0 ? index / replicas.atoms_per_replica : -1);
   }
   i0 = 0;
   real q = 0;
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(kGatherThreads)
   const real q = p.w;
   if (q == real(0)) return;  // also every unused slot of a sorted copy
   const int atom = original != nullptr ? original[slot] : slot;
-  grid += static_cast<std::size_t>(atom / replicas.atoms_per_replica) * nx * ny * nz;  // a batch's replica
+  if (replicas.count > 1) grid += static_cast<std::size_t>(atom / replicas.atoms_per_replica) * nx * ny * nz;
   int i0[3];
   real th[3][P], dth[3][P];
   const int n[3] = {nx, ny, nz};

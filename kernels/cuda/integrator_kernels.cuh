@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_atoms.cuh"
+#include "kernels/cuda/replica_dynamics.cuh"
 #include "physics/integrator_steps.hpp"
 #include "physics/philox.hpp"
 #include "physics/vec3.hpp"
@@ -46,7 +47,9 @@ __device__ __forceinline__ Vec3d block_sum3(const Vec3d& value, double* shared) 
 // of kComVelocityThreads sums its fixed grid-stride share of the atoms into partial[block]; the last
 // block to finish adds the partials in block order, so the result is the same every run. done_count
 // must be 0 before the first launch; the kernel leaves it 0. Blocks of 256 threads, about 4 atoms
-// each, so that a large system spreads over enough blocks to fill the GPU.
+// each, so that a large system spreads over enough blocks to fill the GPU. A replica batch launches
+// gridDim.y = replicas, n atoms each: replica r's velocity (the same sums as alone) into com_velocity[r], from
+// partial[r kComVelocityMaxBlocks ...] and done_count[r].
 constexpr int kComVelocityThreads = 256;
 constexpr int kComVelocityMaxBlocks = kComVelocityThreads;  // the last block adds one partial per thread
 inline int com_velocity_blocks(int n) {
@@ -59,6 +62,12 @@ __global__ void __launch_bounds__(kComVelocityThreads)
                         Vec3d* __restrict__ com_velocity) {
   __shared__ double shared[kComVelocityThreads];
   __shared__ bool last;
+  const std::size_t replica = blockIdx.y;
+  mass += replica * n;
+  v += replica * n;
+  partial += replica * kComVelocityMaxBlocks;
+  done_count += replica;
+  com_velocity += replica;
   Vec3d p(0, 0, 0);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p += v[i] * mass[i];
   const Vec3d block_total = block_sum3<kComVelocityThreads>(p, shared);
@@ -93,26 +102,28 @@ __global__ void __launch_bounds__(kReduceThreads)
   if (threadIdx.x == 0) *out = total;
 }
 
-// LangevinMiddle, first part: COM removal (when com_velocity is non-null), v += dt F/m.
+// LangevinMiddle, first part: COM removal (when com_velocity is non-null; a batch's: the atom's replica's),
+// v += dt F/m.
 __global__ void langevin_kick_kernel(int n, Vec3d* __restrict__ v, const double* __restrict__ inverse_mass,
                                      const unsigned long long* __restrict__ force, int stride, double dt,
-                                     const Vec3d* __restrict__ com_velocity) {
+                                     const Vec3d* __restrict__ com_velocity, ReplicaDynamics replicas) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double w = inverse_mass[i];
   if (w == 0.0) return;
   Vec3d vi = v[i];
-  if (com_velocity) vi -= *com_velocity;
+  if (com_velocity) vi -= com_velocity[replicas.replica_of(i)];
   v[i] = velocity_kick(vi, load_force(force, stride, i), w, dt);
 }
 
 // LangevinMiddle, second part: x' = x + dt/2 v; O step; x' += dt/2 v. Keeps x (the constraints'
-// reference) in x_old and x' in x_unconstrained (for the velocity correction).
+// reference) in x_old and x' in x_unconstrained (for the velocity correction). A batch's atom takes its
+// replica's coefficients and seed, its draws keyed by its index within the replica.
 __global__ void langevin_drift_kernel(int n, double4_16a* __restrict__ pos, Vec3d* __restrict__ v,
                                       Vec3d* __restrict__ x_old, Vec3d* __restrict__ x_unconstrained,
                                       const double* __restrict__ inverse_mass, double half_dt,
                                       LangevinCoefficients coefficients, std::uint64_t seed,
-                                      const long long* __restrict__ step) {
+                                      const long long* __restrict__ step, ReplicaDynamics replicas) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const Vec3d x = load_position(pos, i);
@@ -123,9 +134,9 @@ __global__ void langevin_drift_kernel(int n, double4_16a* __restrict__ pos, Vec3
     return;
   }
   Vec3d xn = drift(x, v[i], half_dt);
-  const Vec3d vi = langevin_o_step(v[i], w, coefficients,
-                                   gaussian3(seed, kStreamLangevin, static_cast<std::uint64_t>(*step),
-                                             static_cast<std::uint32_t>(i)));
+  const Vec3d vi = langevin_o_step(v[i], w, replicas.coefficients_of(i, coefficients),
+                                   gaussian3(replicas.seed_of(i, seed), kStreamLangevin,
+                                             static_cast<std::uint64_t>(*step), replicas.local_index(i)));
   xn = drift(xn, vi, half_dt);
   v[i] = vi;
   store_position(pos, i, xn);
@@ -148,7 +159,7 @@ __global__ void velocity_correction_kernel(int n, const double4_16a* __restrict_
 __global__ void verlet_kick_drift_kernel(int n, double4_16a* __restrict__ pos, Vec3d* __restrict__ v,
                                          Vec3d* __restrict__ x_old, const double* __restrict__ inverse_mass,
                                          const unsigned long long* __restrict__ force, int stride, double dt,
-                                         const Vec3d* __restrict__ com_velocity) {
+                                         const Vec3d* __restrict__ com_velocity, ReplicaDynamics replicas) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const Vec3d x = load_position(pos, i);
@@ -156,7 +167,7 @@ __global__ void verlet_kick_drift_kernel(int n, double4_16a* __restrict__ pos, V
   const double w = inverse_mass[i];
   if (w == 0.0) return;
   Vec3d vi = v[i];
-  if (com_velocity) vi -= *com_velocity;
+  if (com_velocity) vi -= com_velocity[replicas.replica_of(i)];
   vi = velocity_kick(vi, load_force(force, stride, i), w, dt);
   v[i] = vi;
   store_position(pos, i, drift(x, vi, dt));

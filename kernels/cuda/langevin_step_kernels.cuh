@@ -21,6 +21,7 @@
 #include "kernels/cuda/ccma_warp.cuh"
 #include "kernels/cuda/constraint_layout.hpp"
 #include "kernels/cuda/device_atoms.cuh"
+#include "kernels/cuda/replica_dynamics.cuh"
 #include "physics/integrator_steps.hpp"
 #include "physics/philox.hpp"
 #include "physics/settle.hpp"
@@ -31,12 +32,13 @@ struct LangevinStepArgs {
   unsigned long long* force;  // fixed point, planes of `stride`; each atom's is read once and left zero
   int stride;
   const double* inverse_mass;  // 1/amu
-  const Vec3d* com_velocity;   // removed before the kick; null: not removed
+  const Vec3d* com_velocity;   // removed before the kick (a batch's: one per replica); null: not removed
   double dt, half_dt, inverse_dt;
   LangevinCoefficients coefficients;
   double4_16a* pos;
   Vec3d* v;
   const Vec3d* noise;  // this step's gaussian3 draw of every atom (langevin_noise_kernel)
+  ReplicaDynamics replicas;  // a batch's per-replica coefficients (replica_dynamics.cuh)
 };
 
 // The O step's standard normal draws of every atom for the current step, gaussian3(seed,
@@ -46,13 +48,16 @@ struct LangevinStepArgs {
 // thread per water is a long dependent chain at low occupancy. As the step's only reader of the step
 // counter, it advances it: the last block to finish (done_count, 0 before and after) adds one, after
 // every block has used the value (a kernel of its own at the step's end would be on the critical path).
+// A batch's atom draws with its replica's seed, keyed by its index within the replica.
 __global__ void langevin_noise_kernel(int n, std::uint64_t seed, long long* __restrict__ step,
-                                      unsigned int* __restrict__ done_count, Vec3d* __restrict__ noise) {
+                                      unsigned int* __restrict__ done_count, Vec3d* __restrict__ noise,
+                                      ReplicaDynamics replicas) {
   __shared__ bool last;
   const long long s = *step;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)  // thread 0 of every block is (blocks_for)
-    noise[i] = gaussian3(seed, kStreamLangevin, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(i));
+    noise[i] = gaussian3(replicas.seed_of(i, seed), kStreamLangevin, static_cast<std::uint64_t>(s),
+                         replicas.local_index(i));
   __syncthreads();  // the block's draws, which used s, are done
   if (threadIdx.x == 0) {
     __threadfence();
@@ -75,9 +80,9 @@ __device__ __forceinline__ StepAtom load_step_atom(const LangevinStepArgs& a, in
   return {a.v[i], load_force(a.force, a.stride, i), load_position(a.pos, i), a.noise[i], a.inverse_mass[i]};
 }
 
-// The centre-of-mass velocity removed before the kick (zero when none is).
-__device__ __forceinline__ Vec3d removed_com_velocity(const LangevinStepArgs& a) {
-  return a.com_velocity ? *a.com_velocity : Vec3d(0.0, 0.0, 0.0);
+// The centre-of-mass velocity removed before atom i's kick (zero when none is; a batch's: i's replica's).
+__device__ __forceinline__ Vec3d removed_com_velocity(const LangevinStepArgs& a, int i) {
+  return a.com_velocity ? a.com_velocity[a.replicas.replica_of(i)] : Vec3d(0.0, 0.0, 0.0);
 }
 
 // langevin_kick_kernel for one atom.
@@ -92,14 +97,14 @@ __device__ __forceinline__ void clear_force(const LangevinStepArgs& a, int i) {
   a.force[i] = a.force[a.stride + i] = a.force[2 * a.stride + i] = 0ull;
 }
 
-// langevin_drift_kernel for an atom of inverse mass w (1/amu) with this step's normal draws `noise`, at
+// langevin_drift_kernel for atom i of inverse mass w (1/amu) with this step's normal draws `noise`, at
 // (constrained) position x with (constrained) velocity v: returns the unconstrained new position; v
 // becomes the velocity after the O step.
-__device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, double w, const Vec3d& noise, const Vec3d& x,
-                                               Vec3d& v) {
+__device__ __forceinline__ Vec3d drift_o_drift(const LangevinStepArgs& a, int i, double w, const Vec3d& noise,
+                                               const Vec3d& x, Vec3d& v) {
   if (w == 0.0) return x;
   Vec3d xn = drift(x, v, a.half_dt);
-  v = langevin_o_step(v, w, a.coefficients, noise);
+  v = langevin_o_step(v, w, a.replicas.coefficients_of(i, a.coefficients), noise);
   return drift(xn, v, a.half_dt);
 }
 
@@ -130,8 +135,8 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
   if (k >= count) return;
   const int i = atoms[k];
   const StepAtom in = load_step_atom(a, i);
-  Vec3d vi = kicked_velocity(a, removed_com_velocity(a), in);
-  const Vec3d xn = drift_o_drift(a, in.inverse_mass, in.noise, in.x, vi);
+  Vec3d vi = kicked_velocity(a, removed_com_velocity(a, i), in);
+  const Vec3d xn = drift_o_drift(a, i, in.inverse_mass, in.noise, in.x, vi);
   a.v[i] = vi;
   if (in.inverse_mass != 0.0) store_position(a.pos, i, xn);
   clear_force(a, i);
@@ -170,13 +175,12 @@ __global__ void __launch_bounds__(kSettleWaters, 4) settle_langevin_step_kernel(
   StepAtom in[3];
 #pragma unroll
   for (int j = 0; j < 3; ++j) in[j] = load_step_atom(a, member[j]);
-  const Vec3d com = removed_com_velocity(a);
 #pragma unroll
   for (int j = 0; j < 3; ++j) {
     const int s = static_cast<int>(threadIdx.x) + j * kSettleWaters;
     if (s >= slots) continue;
     atom[s] = member[j];
-    velocity[s] = kicked_velocity(a, com, in[j]);
+    velocity[s] = kicked_velocity(a, removed_com_velocity(a, member[j]), in[j]);
     position[s] = in[j].x;
     noise[s] = in[j].noise;
     inverse_mass[s] = in[j].inverse_mass;
@@ -189,8 +193,9 @@ __global__ void __launch_bounds__(kSettleWaters, 4) settle_langevin_step_kernel(
     const Vec3d origin(0.0, 0.0, 0.0);
     settle_velocities(origin, b0, c0, va, vb, vc, w.inv_o, w.inv_h1, w.inv_h2);
     const double ma = inverse_mass[s], mb = inverse_mass[s + 1], mc = inverse_mass[s + 2];
-    Vec3d pa = drift_o_drift(a, ma, noise[s], origin, va), pb = drift_o_drift(a, mb, noise[s + 1], b0, vb),
-          pc = drift_o_drift(a, mc, noise[s + 2], c0, vc);
+    Vec3d pa = drift_o_drift(a, atom[s], ma, noise[s], origin, va),
+          pb = drift_o_drift(a, atom[s + 1], mb, noise[s + 1], b0, vb),
+          pc = drift_o_drift(a, atom[s + 2], mc, noise[s + 2], c0, vc);
     va = correction_base(a, ma, va, pa);
     vb = correction_base(a, mb, vb, pb);
     vc = correction_base(a, mc, vc, pc);
@@ -226,7 +231,7 @@ __global__ void __launch_bounds__(1024)
   Vec3d v(0, 0, 0), x_unconstrained(0, 0, 0);
   const Vec3d x0 = in.x;
   if (owns_atom) {
-    v = kicked_velocity(a, removed_com_velocity(a), in);
+    v = kicked_velocity(a, removed_com_velocity(a, atom), in);
     w.x[s] = v;
   }
   // Constraint vectors of the step-start positions: the velocity constraints' geometry and the
@@ -242,7 +247,7 @@ __global__ void __launch_bounds__(1024)
   if (owns_atom) {
     v = w.x[s];
     // The draws read here, not kept from the start: at this kernel's 64 registers they would spill.
-    x_unconstrained = drift_o_drift(a, in.inverse_mass, a.noise[atom], x0, v);
+    x_unconstrained = drift_o_drift(a, atom, in.inverse_mass, a.noise[atom], x0, v);
   }
   __syncthreads();
   if (owns_atom) w.x[s] = x_unconstrained;
@@ -269,13 +274,13 @@ __global__ void __launch_bounds__(32)
   const StepAtom in = load_step_atom(a, w.atom);  // atom 0's for a lane without one, unused
   Vec3d v(0, 0, 0), x0(0, 0, 0), x_unconstrained(0, 0, 0);
   if (owns_atom) {
-    v = kicked_velocity(a, removed_com_velocity(a), in);
+    v = kicked_velocity(a, removed_com_velocity(a, w.atom), in);
     x0 = in.x;
   }
   ccma_warp_reference(w, x0);  // the step-start geometry: velocity constraints and position reference
   ccma_warp_velocities(w, v, tolerance, max_iterations);
   Vec3d x(0, 0, 0);
-  if (owns_atom) x = x_unconstrained = drift_o_drift(a, in.inverse_mass, in.noise, x0, v);
+  if (owns_atom) x = x_unconstrained = drift_o_drift(a, w.atom, in.inverse_mass, in.noise, x0, v);
   ccma_warp_positions(w, x, tolerance, max_iterations);
   if (owns_atom) {
     store_position(a.pos, w.atom, x);

@@ -18,6 +18,11 @@
 //
 // The rebuild kernels all read `rebuild_flag` first and return at once when it is 0, so the list is
 // rebuilt on the device only when needed, without the host looking.
+//
+// A replica batch (CudaOptions::replicas) keeps one list per replica (ReplicaLists): each replica's tiles in its own
+// region of the tile buffers, rebuilt only when its own atoms have moved past half the buffer (or at a sort or a
+// forced rebuild), so that every replica's list is built at the steps it would be alone; `rebuild_flag` is then set
+// when any replica rebuilds.
 #pragma once
 
 #include "kernels/cuda/device_types.cuh"
@@ -141,7 +146,7 @@ __global__ void exclusion_keys_kernel(int npairs, const int2* __restrict__ pairs
 // synchronising calls. Plain ints so that kernels can update them with atomics.
 struct NeighborListStatus {
   int rebuild;             // nonzero: this evaluation rebuilds the tile list (set by the displacement check)
-  int tile_count;          // tiles in the current list (may exceed the capacity: an overflow)
+  int tile_count;          // tiles in the current list (may exceed the capacity: an overflow); a batch's: ReplicaLists
   int tile_overflow;       // the last build found more tiles than the list holds
   int builds;              // list builds so far
   int column_excess[2];    // the farthest any block's atoms reach outside their column in x and y since the
@@ -151,25 +156,44 @@ struct NeighborListStatus {
   int tile_cursor[2];      // the tile kernel's next tile and its warps finished (it leaves both zero)
 };
 
+// A replica batch's per-replica rebuild flags and tile counts (a single system: the status' own, one replica).
+// Replica r's tiles are [r region, r region + tile_count[r]) of the tile buffers; tile_start (a batch's) is the
+// exclusive prefix sum of the counts, which the tile kernel walks.
+struct ReplicaLists {
+  int replicas;              // 1: a single system
+  int atoms_per_replica;
+  int* rebuild;              // [replicas]: this evaluation rebuilds the replica's list
+  int* tile_count;           // [replicas]
+  int region;                // tiles per replica (the capacity without a batch)
+  const int* block_replica;  // [blocks]: the replica of each block (after a sort)
+  int* tile_start;           // [replicas + 1] (null without a batch)
+};
+
 // Block range of every column after a sort: blocks [start[c], start[c + 1]) hold column c; and the
-// column of every block in use.
+// column of every block in use, and its replica (columns_per_replica columns each).
 __global__ void column_blocks_kernel(int ncolumns, const int* __restrict__ padded_start, const int* __restrict__ nblocks_used,
-                                     int* __restrict__ column_block_start, int* __restrict__ block_column) {
+                                     int* __restrict__ column_block_start, int* __restrict__ block_column,
+                                     int columns_per_replica, int* __restrict__ block_replica) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c > ncolumns) return;
   const int begin = c < ncolumns ? padded_start[c] / kTileSize : *nblocks_used;
   column_block_start[c] = begin;
   if (c == ncolumns) return;
   const int end = c + 1 < ncolumns ? padded_start[c + 1] / kTileSize : *nblocks_used;
-  for (int b = begin; b < end; ++b) block_column[b] = c;
+  for (int b = begin; b < end; ++b) {
+    block_column[b] = c;
+    block_replica[b] = c / columns_per_replica;
+  }
 }
 
 // Per-atom parameters and charges in sorted order (zero for padding); asks for a list rebuild.
 template <typename real>
 __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, const real2_t<real>* __restrict__ params,
                                      const real* __restrict__ charge, real2_t<real>* __restrict__ sorted_params,
-                                     real* __restrict__ sorted_charge, NeighborListStatus* __restrict__ status) {
+                                     real* __restrict__ sorted_charge, NeighborListStatus* __restrict__ status,
+                                     ReplicaLists lists) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s < lists.replicas) lists.rebuild[s] = 1;  // every replica's list (npad >= replicas)
   if (s == 0) {
     status->rebuild = 1;
     status->column_excess[0] = 0;  // new columns: no block reaches out of its column yet
@@ -184,13 +208,14 @@ __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, con
 // Per evaluation: positions (double, original order) → posq in sorted order, and in original order
 // when `posq` is non-null; flags a rebuild when an atom has moved more than half the buffer since the
 // last build, comparing the sorted copy with the one the list was built from (block_bounds_kernel
-// keeps it): per slot, so both reads are coalesced.
+// keeps it): per slot, so both reads are coalesced. A batch flags the atom's replica.
 template <typename real>
 __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict__ pos,
                                          const real* __restrict__ sorted_charge, const int* __restrict__ perm,
                                          real4_t<real>* __restrict__ posq, real4_t<real>* __restrict__ sorted_posq,
                                          const real4_t<real>* __restrict__ sorted_at_build, real half_buffer2,
-                                         int* __restrict__ rebuild_flag, int* __restrict__ nonfinite_flag) {
+                                         int* __restrict__ rebuild_flag, int* __restrict__ nonfinite_flag,
+                                         ReplicaLists lists) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= npad) return;
   int orig = perm[s];
@@ -212,27 +237,34 @@ __global__ void prepare_positions_kernel(int npad, const double4_16a* __restrict
   if (posq != nullptr) posq[orig] = v;
   const real4_t<real> b = sorted_at_build[s];
   const real dx = v.x - b.x, dy = v.y - b.y, dz = v.z - b.z;
-  if (dx * dx + dy * dy + dz * dz > half_buffer2) *rebuild_flag = 1;  // benign race: all write 1
+  if (dx * dx + dy * dy + dz * dz > half_buffer2) {  // benign races: all write 1
+    *rebuild_flag = 1;
+    lists.rebuild[orig / lists.atoms_per_replica] = 1;
+  }
 }
 
 // One warp per block: bounding box of the block's atoms (imaged next to its first atom), and the
-// sorted positions the next displacement checks compare against. Thread blocks of kBoundsThreads.
+// sorted positions the next displacement checks compare against. Thread blocks of kBoundsThreads. A
+// batch's blocks of replicas that do not rebuild keep theirs; the first block of each replica that does
+// starts its tile count again.
 constexpr int kBoundsThreads = 256;
 template <typename real, bool PERIODIC>
 __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq, BoxVectors<real> box,
     const int* __restrict__ rebuild_flag, real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
-    real4_t<real>* __restrict__ sorted_at_build, int* __restrict__ tile_count, int* __restrict__ overflow, int* __restrict__ build_count,
-    const int* __restrict__ block_column, int ncx, int ncy, int* __restrict__ column_excess) {
+    real4_t<real>* __restrict__ sorted_at_build, int* __restrict__ overflow, int* __restrict__ build_count,
+    const int* __restrict__ block_column, int ncx, int ncy, int* __restrict__ column_excess, ReplicaLists lists) {
   if (*rebuild_flag == 0) return;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
-  if (warp == 0 && lane == 0) {
-    *tile_count = 0;
-    *overflow = 0;
-    *build_count += 1;
+  const int replica = warp < *nblocks_used ? lists.block_replica[warp] : 0;
+  // warp-uniform; no early return: the block reduces below
+  const bool active = warp < *nblocks_used && lists.rebuild[replica] != 0;
+  if (active && lane == 0 && (warp == 0 || lists.block_replica[warp - 1] != replica)) {
+    lists.tile_count[replica] = 0;
+    if (lists.replicas == 1) *overflow = 0;  // a batch's stays set until the host has grown the list
+    atomicAdd(build_count, 1);
   }
-  const bool active = warp < *nblocks_used;  // warp-uniform; no early return: the block reduces below
   const int s = warp * kTileSize + lane;
   Vec3<real> x(0, 0, 0);
   if (active) {
@@ -336,9 +368,11 @@ struct ExclusionView {
 };
 
 struct TileListView {
-  int* tile_count;
+  int* tile_count;           // per replica (ReplicaLists)
   int* overflow;
   int capacity;
+  int region;                // tiles per replica: replica r's are [r region, (r + 1) region)
+  const int* block_replica;  // the replica of each block
   int* tile_row;             // block I of each tile (~I: the diagonal tile of row I)
   int* tile_atoms;           // 32 sorted atom indices per tile (-1 = empty slot)
   unsigned int* tile_masks;  // 32 masks per tile: bit k of mask l = pair (I*32+l, slot k) is skipped
@@ -364,26 +398,34 @@ __device__ __forceinline__ int lower_bound_key(const unsigned long long* __restr
   return lo;
 }
 
-// Reserves `tiles` consecutive tiles of the list for row I (one atomic per call) and writes their row
-// (~I for the first when `first_is_diagonal`: the tile kernel's mark of a diagonal tile); returns the
-// first. Tiles past the capacity are counted but not written (the overflow is flagged and the host redoes
-// the evaluation with a larger list; every tile below the capacity is written, so the tile kernel never
-// reads an unwritten one). Whole warp.
-__device__ __forceinline__ int reserve_tiles(int I, int tiles, const TileListView& list,
-                                             bool first_is_diagonal = false) {
+// Tiles reserved for a row: [first, first + count), those below `end` (its replica's region's end) written.
+struct ReservedTiles {
+  int first, end;
+};
+
+// Reserves `tiles` consecutive tiles of row I's replica's region (one atomic per call) and writes their row
+// (~I for the first when `first_is_diagonal`: the tile kernel's mark of a diagonal tile). Tiles past the
+// region are counted but not written (the overflow is flagged and the host redoes the evaluation with a
+// larger list; every tile below the region's end is written, so the tile kernel never reads an unwritten
+// one). Whole warp.
+__device__ __forceinline__ ReservedTiles reserve_tiles(int I, int tiles, const TileListView& list,
+                                                       bool first_is_diagonal = false) {
   const int lane = threadIdx.x & 31;
+  const int replica = list.block_replica[I];
   int t0 = 0;
-  if (lane == 0) t0 = atomicAdd(list.tile_count, tiles);
+  if (lane == 0) t0 = atomicAdd(&list.tile_count[replica], tiles);
   t0 = __shfl_sync(0xffffffffu, t0, 0);
-  if (t0 + tiles > list.capacity && lane == 0) atomicExch(list.overflow, 1);
-  for (int q = lane; q < tiles && t0 + q < list.capacity; q += kTileSize)
-    list.tile_row[t0 + q] = q == 0 && first_is_diagonal ? ~I : I;
-  return t0;
+  if (t0 + tiles > list.region && lane == 0) atomicExch(list.overflow, 1);
+  const ReservedTiles r{replica * list.region + t0, (replica + 1) * list.region};
+  for (int q = lane; q < tiles && r.first + q < r.end; q += kTileSize)
+    list.tile_row[r.first + q] = q == 0 && first_is_diagonal ? ~I : I;
+  return r;
 }
 
-// Writes this lane's slot (-1 = empty) and mask of tile t (nothing past the capacity).
-__device__ __forceinline__ void write_tile_lane(int t, int slot, unsigned int mask, const TileListView& list) {
-  if (t >= list.capacity) return;
+// Writes this lane's slot (-1 = empty) and mask of tile t (nothing past the region's end).
+__device__ __forceinline__ void write_tile_lane(int t, const ReservedTiles& reserved, int slot, unsigned int mask,
+                                                const TileListView& list) {
+  if (t >= reserved.end) return;
   const int lane = threadIdx.x & 31;
   list.tile_atoms[t * kTileSize + lane] = slot;
   list.tile_masks[t * kTileSize + lane] = mask;
@@ -461,11 +503,12 @@ __device__ __forceinline__ void emit_exclusion_tiles(int I, const RowExclusions&
   if (last <= row.first) return;
   // Keys (I << 32) | J with J >= I sort the diagonal (I, I) first.
   const bool first_is_diagonal = static_cast<int>(ex.keys[row.first] & 0xffffffffull) == I;
-  const int t0 = reserve_tiles(I, last - row.first, list, first_is_diagonal);
+  const ReservedTiles reserved = reserve_tiles(I, last - row.first, list, first_is_diagonal);
   for (int t = row.first; t < last; ++t) {
     const int J = static_cast<int>(ex.keys[t] & 0xffffffffull);
     const int slot = J * kTileSize + lane;
-    write_tile_lane(t0 + (t - row.first), perm[slot] >= 0 ? slot : -1, ex.masks[t * kTileSize + lane], list);
+    write_tile_lane(reserved.first + (t - row.first), reserved, perm[slot] >= 0 ? slot : -1,
+                    ex.masks[t * kTileSize + lane], list);
   }
 }
 
@@ -609,8 +652,9 @@ struct RowPacker {
     __syncwarp();  // every lane's appends to buf are visible (also to flush's read when no tile is whole)
     const int tiles = fill / kTileSize;
     if (tiles == 0) return;
-    const int t0 = reserve_tiles(I, tiles, list);
-    for (int q = 0; q < tiles; ++q) write_tile_lane(t0 + q, buf[q * kTileSize + lane], i_is_padding ? ~0u : 0u, list);
+    const ReservedTiles reserved = reserve_tiles(I, tiles, list);
+    for (int q = 0; q < tiles; ++q)
+      write_tile_lane(reserved.first + q, reserved, buf[q * kTileSize + lane], i_is_padding ? ~0u : 0u, list);
     const int rest = fill - tiles * kTileSize;
     const int moved = lane < rest ? buf[tiles * kTileSize + lane] : 0;
     __syncwarp();
@@ -670,7 +714,8 @@ struct RowPacker {
     if (fill > 0) {
       const int slot = lane < fill ? buf[lane] : -1;
       const unsigned int filled = __ballot_sync(0xffffffffu, slot >= 0);
-      write_tile_lane(reserve_tiles(I, 1, list), slot, i_is_padding ? ~0u : ~filled, list);
+      const ReservedTiles reserved = reserve_tiles(I, 1, list);
+      write_tile_lane(reserved.first, reserved, slot, i_is_padding ? ~0u : ~filled, list);
     }
     fill = 0;
     __syncwarp();
@@ -725,7 +770,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
     const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
-    int columns_per_replica, ExclusionTiles ex, TileListView list) {
+    int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -737,6 +782,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
   for (long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; item < items;
        item += warps) {
     const int I = static_cast<int>(item / segments);
+    if (replica_rebuild[list.block_replica[I]] == 0) continue;  // a batch's replica that keeps its list
     const int segment = static_cast<int>(item % segments);
     const int first = I + 1 + segment * kBuildSegment;
     const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
@@ -764,7 +810,8 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half, BoxVectors<real> box,
     real range2, const int* __restrict__ rebuild_flag, const int* __restrict__ perm,
     const int* __restrict__ block_column, const int* __restrict__ column_block_start, int ncx, int ncy,
-    const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list) {
+    const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list,
+    const int* __restrict__ replica_rebuild) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -777,6 +824,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
   const bool all_x = 2 * nx + 1 >= ncx, all_y = 2 * ny + 1 >= ncy;
   const int warps = gridDim.x * blockDim.x / 32;
   for (int I = (blockIdx.x * blockDim.x + threadIdx.x) / 32; I < nblocks; I += warps) {
+    if (replica_rebuild[list.block_replica[I]] == 0) continue;  // a batch's replica that keeps its list
     RowPacker<real, true> packer =
         row_packer<real, true>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
                                atoms_i[threadIdx.x / 32]);
@@ -816,6 +864,29 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
         packer.pack(column_block_start[row_start + first_column], column_block_start[row_start + end_column]);
     }
     packer.flush();
+  }
+}
+
+// A batch, after the builds: the exclusive prefix sum of the replicas' tile counts (each at most its region), for
+// the tile kernel. One block; nothing when no replica rebuilt.
+constexpr int kTilePrefixThreads = 1024;
+__global__ void __launch_bounds__(kTilePrefixThreads) tile_prefix_kernel(const int* __restrict__ rebuild_flag,
+                                                                         ReplicaLists lists) {
+  if (*rebuild_flag == 0) return;
+  __shared__ int counts[kTilePrefixThreads];
+  int total = 0;
+  for (int base = 0; base < lists.replicas; base += kTilePrefixThreads) {
+    const int r = base + static_cast<int>(threadIdx.x);
+    counts[threadIdx.x] = r < lists.replicas ? min(lists.tile_count[r], lists.region) : 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < kTilePrefixThreads && base + k < lists.replicas; ++k) {
+        lists.tile_start[base + k] = total;
+        total += counts[k];
+      }
+      if (base + kTilePrefixThreads >= lists.replicas) lists.tile_start[lists.replicas] = total;
+    }
+    __syncthreads();
   }
 }
 

@@ -142,6 +142,17 @@ __device__ __forceinline__ void add_tile_forces(int i, int j_own, const int* __r
 // the list's status, which the last warp to finish sets back to zero.
 constexpr int kTileChunk = 2;
 
+// A batch's k-th tile (0 <= k < tile_start[replicas]): tile k - tile_start[r] of replica r's region.
+__device__ __forceinline__ int replica_tile(const ReplicaLists& lists, int k) {
+  int lo = 0, hi = lists.replicas - 1;  // the last r with tile_start[r] <= k
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (lists.tile_start[mid] <= k) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * lists.region + (k - lists.tile_start[lo]);
+}
+
 template <typename real, CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY, bool TABLE>
 __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ tile_count, int capacity, const int* __restrict__ tile_row,
@@ -150,17 +161,23 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
     const int* __restrict__ perm, int stride, unsigned long long* __restrict__ force,
     unsigned long long* __restrict__ energy, ReplicaEnergies replicas, const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, TilePairParams<real> params,
-    int* __restrict__ rebuild_flag, int* __restrict__ tile_cursor, const real2_t<real>* __restrict__ lj_table) {
+    int* __restrict__ rebuild_flag, int* __restrict__ tile_cursor, const real2_t<real>* __restrict__ lj_table,
+    ReplicaLists lists) {
   // Each warp's 32 slot atoms, twice over (slot s at [s] and [s + 32]), so that step k reads [lane + k].
   __shared__ real4_t<real> slot_posq[8][2 * kTileSize];  // 256 threads: 8 warps
   __shared__ real2_t<real> slot_params[8][2 * kTileSize];
   const int lane = threadIdx.x & 31;
   real4_t<real>* my_posq = slot_posq[threadIdx.x / 32];
   real2_t<real>* my_params = slot_params[threadIdx.x / 32];
-  const int count = min(*tile_count, capacity);  // an overflowed list is redone by the host
+  // An overflowed list is redone by the host. A batch's tiles are its replicas' regions, walked through
+  // lists.tile_start.
+  const bool batch = lists.tile_start != nullptr;
+  const int count = batch ? lists.tile_start[lists.replicas] : min(*tile_count, capacity);
   const SearchBox<real> image_box(box);  // same images as box.minimum_image for every pair in range
   unsigned long long energy_fixed = 0;
   if (blockIdx.x == 0 && threadIdx.x == 0) *rebuild_flag = 0;  // the build has read it
+  if (batch && blockIdx.x == 0)
+    for (int r = threadIdx.x; r < lists.replicas; r += blockDim.x) lists.rebuild[r] = 0;
   // Tiles are taken kTileChunk at a time from a shared cursor, the next chunk asked for as the current one
   // starts (the atomic's latency hidden behind its tiles), so that warps finish together.
   auto take_chunk = [&]() { return lane == 0 ? atomicAdd(tile_cursor, kTileChunk) : 0; };
@@ -168,7 +185,8 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
   for (int chunk = next; chunk < count; chunk = next) {
     const int asked = take_chunk();
     const int chunk_end = min(chunk + kTileChunk, count);
-    for (int t = chunk; t < chunk_end; ++t) {
+    for (int k = chunk; k < chunk_end; ++k) {
+      const int t = batch ? replica_tile(lists, k) : k;
       // A diagonal tile (block I against itself, row stored as ~I) needs only steps 16..31: its mask keeps
       // each pair once at a step k >= 16 (exclusion_tile_masks_kernel), and after them every slot force is
       // back in its own lane as after 32 steps.

@@ -3,16 +3,21 @@
 // without PME (same blocks, same tiles, fixed-point sums; bonded terms, exceptions, virtual sites, the NBFIX table,
 // restraints); with PME within the batched FFT's rounding (its printed difference). Energies per replica and per
 // term within 1e-9 relative (a warp's energy sum may group terms of two replicas differently). Mixed and double
-// precision; the all-pairs search and the column search; periodic and non-periodic systems.
+// precision; the all-pairs search and the column search; periodic and non-periodic systems. And a stepped batch
+// (make_cuda_replica_batch): each replica's trajectory equals the replica's alone bit for bit in mixed precision.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "io/charmm_crd.hpp"
 #include "io/charmm_psf.hpp"
+#include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "support/catch.hpp"
 #include "support/flexible_systems.hpp"
@@ -149,4 +154,103 @@ TEST_CASE("a replica batch with virtual sites (TIP4P-Ew) and a CHARMM psf (NBFIX
   REQUIRE(ala3.system.lj_types.has_value());
   REQUIRE(!ala3.system.cmap_torsions.empty());
   compare("charmm_ala3", ala3.system, read_charmm_crd(shared + "ala3_solv.crd", 2776).positions_nm, CudaOptions{});
+}
+
+namespace {
+
+// Replica r of the trajectory test: its own temperature and seed.
+DynamicsSettings replica_settings(int r) {
+  DynamicsSettings s;
+  s.integrator.type = IntegratorType::LangevinMiddle;
+  s.integrator.temperature_k = 300.0 + 15.0 * r;
+  s.integrator.friction_per_ps = 1.0;
+  s.integrator.timestep_ps = 0.002;
+  s.integrator.seed = 1000 + static_cast<std::uint64_t>(r);
+  return s;
+}
+
+// The start of replica r in `c`: its positions, constrained, minimised (a few iterations), velocities drawn.
+void start_replica(Context& c, const std::vector<Vec3d>& x, int r) {
+  c.set_positions(replica_positions(x, r));
+  c.apply_constraints(1e-6);
+  c.minimize(10.0, 20);
+  c.set_velocities_to_temperature(replica_settings(r).integrator.temperature_k, 0);
+}
+
+std::size_t identical_rows(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += a[i].x == b[i].x && a[i].y == b[i].y && a[i].z == b[i].z;
+  return same;
+}
+
+}  // namespace
+
+TEST_CASE("each replica of a stepped batch follows its trajectory alone bit for bit (mixed precision)") {
+  const Model m = test::system_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
+  const System& s = m.system;
+  const std::size_t n = static_cast<std::size_t>(s.num_particles());
+  std::vector<DynamicsSettings> settings;
+  for (int r = 0; r < kReplicas; ++r) settings.push_back(replica_settings(r));
+  // Mixed precision, the default buffer: each replica's list is rebuilt when its own atoms have moved half the
+  // buffer, as alone (the rebuilds printed below come at different steps for different replicas).
+  CudaOptions options;
+  std::vector<std::unique_ptr<Context>> batch = make_cuda_replica_batch(s, settings, options);
+  REQUIRE(batch.size() == static_cast<std::size_t>(kReplicas));
+  std::vector<std::unique_ptr<Context>> alone;
+  for (int r = 0; r < kReplicas; ++r) {
+    alone.push_back(make_cuda_context(s, settings[static_cast<std::size_t>(r)], options));
+    start_replica(*alone.back(), m.positions_nm, r);
+    start_replica(*batch[static_cast<std::size_t>(r)], m.positions_nm, r);
+    CHECK(batch[static_cast<std::size_t>(r)]->seed() == alone.back()->seed());
+  }
+  // Every context's first step from forces evaluated with energies (a replica alone has them from its minimisation;
+  // the pair kernel with energies may round a force differently from the one without).
+  StateRequest energy;
+  energy.energy = true;
+  for (auto& c : alone) c->state(energy);
+  for (auto& c : batch) c->state(energy);
+  std::vector<int> builds_before;
+  for (auto& c : alone) builds_before.push_back(cuda_list_builds(*c));
+  // 250 steps in chunks (past the restart points at 100 and 200), replica 1's bath moved to 350 K at step 60.
+  // Positions and velocities are compared bit for bit.
+  for (const int chunk : {1, 59, 90, 100}) {
+    for (auto& c : batch) c->step(chunk);
+    for (auto& c : alone) c->step(chunk);
+    StateRequest v;
+    v.velocities = true;
+    const SimulationState b0 = batch[0]->state(v), a0 = alone[0]->state(v);
+    std::printf("replica 0 at step %lld: %zu positions, %zu velocities identical\n", static_cast<long long>(b0.step),
+                identical_rows(b0.positions_nm, a0.positions_nm),
+                identical_rows(b0.velocities_nm_per_ps, a0.velocities_nm_per_ps));
+    if (chunk == 59) {
+      batch[1]->set_temperature(350.0);
+      alone[1]->set_temperature(350.0);
+    }
+  }
+  StateRequest all;
+  all.velocities = all.energy = all.forces = true;
+  for (int r = 0; r < kReplicas; ++r) {
+    INFO("replica " << r);
+    const SimulationState b = batch[static_cast<std::size_t>(r)]->state(all);
+    const SimulationState a = alone[static_cast<std::size_t>(r)]->state(all);
+    REQUIRE(b.step == 250);
+    REQUIRE(a.step == 250);
+    const std::size_t same_x = identical_rows(b.positions_nm, a.positions_nm);
+    const std::size_t same_v = identical_rows(b.velocities_nm_per_ps, a.velocities_nm_per_ps);
+    std::printf("replica %d after 250 steps at %.0f K: %zu of %zu positions and %zu velocities identical; potential "
+                "batch %.9f alone %.9f kJ/mol, temperature %.3f K\n",
+                r, b.temperature_k > 0 ? settings[static_cast<std::size_t>(r)].integrator.temperature_k : 0.0, same_x,
+                n, same_v, b.potential.total, a.potential.total, b.temperature_k);
+    std::printf("replica %d alone: %d list builds in the 250 steps\n", r,
+                cuda_list_builds(*alone[static_cast<std::size_t>(r)]) - builds_before[static_cast<std::size_t>(r)]);
+    CHECK(same_x == n);
+    CHECK(same_v == n);
+    // The energies' warp sums may group a replica's terms differently in the batch (see compare()).
+    CHECK(std::fabs(b.potential.total - a.potential.total) <= 1e-9 * std::fabs(a.potential.total));
+    CHECK(b.kinetic_kj_per_mol == a.kinetic_kj_per_mol);
+    CHECK(b.degrees_of_freedom == a.degrees_of_freedom);
+  }
+  // A replica behind the batch is refused.
+  batch[0]->step(10);
+  CHECK_THROWS_AS(batch[1]->state(all), RuntimeError);
 }
