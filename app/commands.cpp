@@ -363,21 +363,39 @@ void print_cpu_bench(const RunConfig& cfg, const System& s, const BenchReport& r
              t.ns_per_day);
 }
 
-void print_cuda_parts(const RunConfig& cfg, const System& s, const ForceBenchTimings& b) {
+// A replica batch's figures are the whole batch's (its atoms: every replica's), with one line more per replica.
+void print_cuda_parts(const RunConfig& cfg, const System& one, const ForceBenchTimings& b, int replicas) {
   const ForcePartTimings& t = b.parts;
-  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles\n", b.device_name,
+  fmt::print("device: {}; {} precision; replicate {}x{}x{}; {} tiles{}\n", b.device_name,
              to_string(cfg.platform.precision), cfg.system.replicate[0], cfg.system.replicate[1],
-             cfg.system.replicate[2], b.tiles);
+             cfg.system.replicate[2], b.tiles,
+             replicas > 1 ? fmt::format("; a batch of {} replicas of {} atoms", replicas, one.num_particles()) : "");
+  const long long atoms = static_cast<long long>(one.num_particles()) * replicas;
   fmt::print("| atoms | µs/eval (forces) | µs/eval (+energy) | neighbor rebuild | nonbonded | exceptions | PME | bonded | "
              "device MiB | bytes/atom |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   const double mib = static_cast<double>(b.device_memory_bytes) / (1024.0 * 1024.0);
   fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} |\n",
-             s.num_particles(), t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us,
-             t.pme_us, t.bonded_us, mib, static_cast<double>(b.device_memory_bytes) / s.num_particles());
+             atoms, t.total_us, t.total_energy_us, t.neighbor_us, t.nonbonded_us, t.exceptions_us, t.pme_us,
+             t.bonded_us, mib, static_cast<double>(b.device_memory_bytes) / static_cast<double>(atoms));
+  if (replicas > 1)
+    fmt::print("per replica: {:.2f} µs/eval (forces), {:.1f} MiB of device memory\n", t.total_us / replicas,
+               mib / replicas);
 }
 
 void print_cuda_steps(const RunConfig& cfg, const System& s, const StepBench& t, const std::string& constraints) {
+  const long long atoms = static_cast<long long>(s.num_particles()) * t.replicas;
+  if (t.replicas > 1) {
+    fmt::print("## a batch of {} replicas stepped together: µs per step of the batch, ns/day summed over the replicas\n",
+               t.replicas);
+    fmt::print("| atoms | integrator | dt (fs) | constraints | steps | µs/step | ns/day (all replicas) | ns/day per replica "
+               "| device MiB | MiB per replica | bytes/atom |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {:.0f} | {:.1f} | {:.2f} | {:.0f} |\n", atoms,
+               to_string(cfg.integrator.type), cfg.integrator.timestep_ps * 1e3, constraints, t.steps, t.us_per_step,
+               t.ns_per_day, t.ns_per_day / t.replicas, t.context_bytes / (1024.0 * 1024.0),
+               t.context_bytes / (1024.0 * 1024.0) / t.replicas, t.context_bytes / static_cast<double>(atoms));
+    return;
+  }
   print_step_table_header();
   fmt::print("| {} | {} | {:g} | {} | {} | {:.1f} | {:.0f} | {} {} per {} {} ({} kernels a step) + {} {} a step "
              "| {} ({:.1f} steps apart) | {:.1f} | {:.0f} |\n",
@@ -398,19 +416,19 @@ void print_timeline(const BenchReport& r) {
 
 }  // namespace
 
-int command_bench(const std::string& config_path, int steps, bool timeline) {
+int command_bench(const std::string& config_path, int steps, bool timeline, int replicas) {
   const RunConfig cfg = load_config(config_path);
   const Model model = build_model(cfg);
   const PlatformChoice platform = pick_platform(cfg, "");
   const System& s = model.system;
   const std::string constraints = fmt::format("{}{}", to_string(cfg.system.constraints),
                                               cfg.system.rigid_water ? " + rigid water" : "");
-  const BenchReport report = run_bench(cfg, model, platform, steps, timeline);
+  const BenchReport report = run_bench(cfg, model, platform, steps, timeline, replicas);
   if (report.platform == PlatformKind::Cpu) {
     print_cpu_bench(cfg, s, report, constraints);
     return 0;
   }
-  if (report.parts) print_cuda_parts(cfg, s, *report.parts);
+  if (report.parts) print_cuda_parts(cfg, s, *report.parts, report.replicas);
   if (report.steps) print_cuda_steps(cfg, s, *report.steps, constraints);
   if (timeline) print_timeline(report);
   return 0;

@@ -41,7 +41,7 @@ int command_check(const std::string& config_path);
 // integrator (0: none; the CPU platform times steps/100), printing µs/step, ns/day and, on CUDA, the
 // launches per step.
 // timeline: also the CUDA step's timeline (kernels/cuda/step_timeline.hpp), mean µs of each point.
-int command_bench(const std::string& config_path, int steps, bool timeline = false);
+int command_bench(const std::string& config_path, int steps, bool timeline = false, int replicas = 1);
 int command_platforms();
 
 }  // namespace mdsim

@@ -83,6 +83,7 @@ Subcommand add_bench(CLI::App& app) {
     std::string config;
     int steps = 2000;
     bool timeline = false;
+    int replicas = 1;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("bench", "Time force evaluations and steps for the config's system (after the "
@@ -93,7 +94,14 @@ Subcommand add_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--timeline", options->timeline,
                 "CUDA: also time the points of a step on each stream (each step synchronised; diagnostic)");
-  return {cmd, [options] { return mdsim::command_bench(options->config, options->steps, options->timeline); }};
+  cmd->add_option("--replicas", options->replicas,
+                  "CUDA: time a replica batch of this many copies of the system, evaluated and stepped together "
+                  "(docs/replicas.md)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  return {cmd, [options] {
+            return mdsim::command_bench(options->config, options->steps, options->timeline, options->replicas);
+          }};
 }
 
 Subcommand add_platforms(CLI::App& app) {

@@ -18,27 +18,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// `warmup` steps, then `steps` timed; the velocities' download waits for the queued steps at both ends.
-StepBench time_steps(Context& context, const Model& model, const RunConfig& cfg, int warmup, int steps,
-                     bool count_builds) {
-  context.set_positions(model.positions_nm);
-  if (!model.system.constraints.empty()) context.apply_constraints(cfg.integrator.constraint_tolerance);
-  context.set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+// `warmup` steps, then `steps` timed; the velocities' download waits for the queued steps at both ends. Several
+// contexts: a replica batch's (each from the same positions), stepped together (the first one's step does the
+// work); the figures are the batch's, ns/day summed over the replicas.
+StepBench time_steps(const std::vector<Context*>& contexts, const Model& model, const RunConfig& cfg, int warmup,
+                     int steps, bool count_builds) {
+  for (Context* context : contexts) {
+    context->set_positions(model.positions_nm);
+    if (!model.system.constraints.empty()) context->apply_constraints(cfg.integrator.constraint_tolerance);
+    context->set_velocities_to_temperature(cfg.integrator.temperature_k, 0);
+  }
+  Context& first = *contexts.front();
   StateRequest sync;
   sync.positions = false;
   sync.velocities = true;
-  context.step(warmup);
-  context.state(sync);
-  const int builds_before = count_builds ? cuda_list_builds(context) : 0;
+  for (Context* context : contexts) context->step(warmup);
+  first.state(sync);
+  const int builds_before = count_builds ? cuda_list_builds(first) : 0;
   const auto t0 = Clock::now();
-  context.step(steps);
-  context.state(sync);
+  for (Context* context : contexts) context->step(steps);
+  first.state(sync);
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   StepBench t;
   t.steps = steps;
-  if (count_builds) t.list_builds = cuda_list_builds(context) - builds_before;
+  t.replicas = static_cast<int>(contexts.size());
+  if (count_builds) t.list_builds = cuda_list_builds(first) - builds_before;
   t.us_per_step = s * 1e6 / steps;
-  t.ns_per_day = cfg.integrator.timestep_ps * 1e-3 * steps * 86400.0 / s;
+  t.ns_per_day = t.replicas * cfg.integrator.timestep_ps * 1e-3 * steps * 86400.0 / s;
   return t;
 }
 
@@ -57,7 +63,7 @@ double cpu_ms_per_evaluation(ForceEvaluator& evaluator, const Model& model) {
 StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps) {
   const std::size_t free_before = cuda_free_memory_bytes();
   auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
-  StepBench t = time_steps(*context, model, cfg, std::min(steps, 500), steps, /*count_builds=*/true);
+  StepBench t = time_steps({context.get()}, model, cfg, std::min(steps, 500), steps, /*count_builds=*/true);
   const std::size_t free_after = cuda_free_memory_bytes();
   t.context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
   const CudaStepLaunches l = cuda_step_launches(*context);
@@ -68,12 +74,26 @@ StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformCho
   return t;
 }
 
+// A batch of `replicas` copies (make_replica_batch), each with a seed of its own, stepped together.
+StepBench cuda_batch_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
+                           int replicas) {
+  const std::size_t free_before = cuda_free_memory_bytes();
+  const std::vector<DynamicsSettings> settings(static_cast<std::size_t>(replicas), dynamics_settings(cfg));
+  std::vector<std::unique_ptr<Context>> batch = make_replica_batch(model.system, settings, platform, cfg.platform);
+  std::vector<Context*> contexts;
+  for (auto& c : batch) contexts.push_back(c.get());
+  StepBench t = time_steps(contexts, model, cfg, std::min(steps, 500), steps, /*count_builds=*/false);
+  const std::size_t free_after = cuda_free_memory_bytes();
+  t.context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
+  return t;
+}
+
 // A context whose graphs record the timeline's points, warmed up, then `steps` single steps, each waited for.
 std::vector<TimelineRow> cuda_timeline(const RunConfig& cfg, const Model& model, const PlatformChoice& platform,
                                        int steps) {
   cuda::enable_step_timeline();
   auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
-  (void)time_steps(*context, model, cfg, 500, 1, false);
+  (void)time_steps({context.get()}, model, cfg, 500, 1, false);
   std::vector<TimelineRow> rows;
   for (int s = 0; s < steps; ++s) {
     context->step(1);
@@ -108,6 +128,8 @@ std::optional<Model> minimized(const RunConfig& cfg, const Model& model, const P
 
 BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const PlatformChoice& platform, int steps,
                       bool timeline, int replicas) {
+  if (replicas > 1 && timeline)
+    throw InputError("bench --timeline times the steps of one system: leave out --replicas for it");
   if (replicas > 1 && platform.kind == PlatformKind::Cpu)
     throw InputError(fmt::format("bench --replicas {}: a replica batch runs on the CUDA platform only, and this config "
                                  "runs on the CPU platform",
@@ -125,7 +147,7 @@ BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const Plat
     if (steps > 0) {
       auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
       const int cpu_steps = std::max(1, steps / 100);  // the CPU reference is ~1000x slower per step
-      report.steps = time_steps(*context, model, cfg, 1, cpu_steps, false);
+      report.steps = time_steps({context.get()}, model, cfg, 1, cpu_steps, false);
     }
     return report;
   }
@@ -135,7 +157,9 @@ BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const Plat
     for (int r = 0; r < replicas; ++r) batch.insert(batch.end(), model.positions_nm.begin(), model.positions_nm.end());
     report.parts = evaluator->time_parts(batch, 200);
   }
-  if (steps > 0 && replicas == 1) report.steps = cuda_steps(cfg, model, platform, steps);
+  if (steps > 0)
+    report.steps = replicas > 1 ? cuda_batch_steps(cfg, model, platform, steps, replicas)
+                                : cuda_steps(cfg, model, platform, steps);
   if (timeline) {
     report.timeline_steps = std::max(steps / 10, 100);
     report.timeline = cuda_timeline(cfg, model, platform, report.timeline_steps);

@@ -18,6 +18,7 @@ namespace mdsim {
 // (synchronised at both ends).
 struct StepBench {
   int steps = 0;
+  int replicas = 1;                 // a replica batch's: µs per step of the whole batch, ns/day summed over it
   double us_per_step = 0, ns_per_day = 0;
   // The CUDA platform only:
   int list_builds = -1;             // tile-list builds during the timed steps (-1: not counted)

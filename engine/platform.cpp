@@ -32,6 +32,15 @@ std::unique_ptr<Context> make_context(const System& system, const DynamicsSettin
   return make_cpu_context(system, settings);
 }
 
+std::vector<std::unique_ptr<Context>> make_replica_batch(const System& system,
+                                                         const std::vector<DynamicsSettings>& settings,
+                                                         const PlatformChoice& platform,
+                                                         const PlatformConfig& platform_settings) {
+  if (platform.kind != PlatformKind::Cuda)
+    throw InputError("a replica batch runs on the CUDA platform (the CPU platform runs replicas one by one)");
+  return make_cuda_replica_batch(system, settings, cuda_options(platform_settings, platform.device));
+}
+
 std::string platform_description(const PlatformChoice& platform, const PlatformConfig& platform_settings) {
   if (platform.kind == PlatformKind::Cpu) return "cpu (double precision)";
   return platform_settings.precision == Precision::Double ? "cuda (double precision)" : "cuda (mixed precision)";

@@ -37,6 +37,14 @@ CudaProbe probe_devices();
 std::unique_ptr<Context> make_context(const System& system, const DynamicsSettings& settings,
                                       const PlatformChoice& platform, const PlatformConfig& platform_settings);
 
+// K = settings.size() replicas of `system` stepped together in one batch on the CUDA platform (CudaOptions::replicas;
+// kernels/cuda/cuda_context.hpp's make_cuda_replica_batch says what they share and guarantee): one Context per
+// replica. InputError on the CPU platform.
+std::vector<std::unique_ptr<Context>> make_replica_batch(const System& system,
+                                                         const std::vector<DynamicsSettings>& settings,
+                                                         const PlatformChoice& platform,
+                                                         const PlatformConfig& platform_settings);
+
 // "cpu (double precision)", "cuda (mixed precision)", "cuda (double precision)".
 std::string platform_description(const PlatformChoice& platform, const PlatformConfig& platform_settings);
 
