@@ -206,6 +206,8 @@ struct EnsembleRun {
   void set_up();
   void choose_seeds();
   void create_replicas();
+  bool choose_batch() const;
+  std::vector<std::unique_ptr<Context>> make_batch();
   void start_outputs();
   void begin_summary();
   void step_to_end();
@@ -229,6 +231,8 @@ struct EnsembleRun {
   Model model;                        // until each replica holds its copy
   std::optional<EnsembleCheckpoint> restart;
   int device = 0;
+  PlatformChoice platform;
+  bool batched = false;  // this rank's replicas stepped together in one batch (CUDA)
   std::uint64_t ensemble_seed = 0, exchange_seed = 0;
   std::optional<ReplicaExchange> rex;
   std::vector<std::unique_ptr<Simulation>> sims;  // this rank's replicas
@@ -264,7 +268,6 @@ void EnsembleRun::set_up() {
     check_output_paths(cfg);
     model = build_model(cfg);
     if (request.resume) restart = read_ensemble_restart(cfg, checkpoint_file, model.system);
-    PlatformChoice platform;
     device = rank_device(cfg, comm);
     try {
       platform = choose_platform(cfg.platform.name, device);
@@ -281,13 +284,38 @@ void EnsembleRun::choose_seeds() {
   exchange_seed = restart ? restart->exchange_seed : (rc.seed != 0 ? rc.seed : derived_exchange_seed(ensemble_seed));
 }
 
-// The exchange's state and this rank's replicas.
+// Whether this rank's replicas run as one batch (docs/replicas.md): on the CUDA platform, more than one here, unless
+// replicas.batch is false or a barostat needs the volume of each to move (a one-line notice says so).
+bool EnsembleRun::choose_batch() const {
+  if (platform.kind != PlatformKind::Cuda || last - first < 2 || !rc.batch) return false;
+  if (cfg.barostat) {
+    if (comm.rank() == 0)
+      std::fprintf(stderr, "notice: the replicas run one by one on each GPU: a batch runs at constant volume, and this "
+                           "config has a barostat\n");
+    return false;
+  }
+  return true;
+}
+
+// This rank's replicas' views of one batch, each with its replica's temperature and seed.
+std::vector<std::unique_ptr<Context>> EnsembleRun::make_batch() {
+  std::vector<DynamicsSettings> settings;
+  for (int k = first; k < last; ++k)
+    settings.push_back(dynamics_settings(
+        replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device)));
+  return make_replica_batch(model.system, settings, platform, cfg.platform);
+}
+
+// The exchange's state and this rank's replicas (their contexts a batch's views when batched).
 void EnsembleRun::create_replicas() {
   collectively(comm, [&] {
     if (exchange) {
       rex.emplace(rc.temperatures_k, exchange_seed);
       if (restart) rex->set_state(restart->exchange_state);
     }
+    batched = choose_batch();
+    std::vector<std::unique_ptr<Context>> views;
+    if (batched) views = make_batch();
     for (int k = first; k < last; ++k) {
       RunRequest r;
       r.config_text = request.config_text;
@@ -295,6 +323,10 @@ void EnsembleRun::create_replicas() {
       if (restart) r.restart = restart->replicas[static_cast<std::size_t>(k)];
       r.platform_notice = comm.rank() == 0 && k == first;
       r.label = fmt::format("replica {}: ", k);
+      if (batched) {
+        auto view = std::make_shared<std::unique_ptr<Context>>(std::move(views[static_cast<std::size_t>(k - first)]));
+        r.context = [view] { return std::move(*view); };
+      }
       sims.push_back(std::make_unique<Simulation>(
           replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device), std::move(r)));
     }
@@ -335,6 +367,7 @@ void EnsembleRun::begin_summary() {
   summary.exchange = to_string(rc.exchange);
   summary.first_step = step;
   summary.platform = sims.front()->platform_description();
+  if (batched) summary.platform += fmt::format(", {} replicas a batch", last - first);
   summary.ensemble_seed = ensemble_seed;
   summary.exchange_seed = exchange ? exchange_seed : 0;
 }
@@ -353,6 +386,10 @@ void EnsembleRun::step_to_end() {
     std::int64_t target = std::min<std::int64_t>(cfg.run.steps, next_multiple(step, kRestartIntervalSteps));
     target = std::min(target, next_multiple(step, every_exchange));
     target = std::min(target, next_multiple(step, every_checkpoint));
+    if (batched) {  // a batch's replicas advance together: every replica reports at a step before the batch moves on
+      target = std::min(target, next_multiple(step, cfg.output.trajectory.interval_steps));
+      target = std::min(target, next_multiple(step, cfg.output.state.interval_steps));
+    }
     collectively(comm, [&] {
       for (auto& sim : sims) sim->run_to(target);
     });

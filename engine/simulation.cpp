@@ -95,12 +95,15 @@ RunPlatform run_platform(const RunConfig& cfg, const PlatformChoice& choice, Run
   return p;
 }
 
-// The platform's context, with the checkpoint's seed when the run resumes.
+// The platform's context, with the checkpoint's seed when the run resumes; or the one `made` gives (a replica batch's).
 std::unique_ptr<Context> make_run_context(const RunConfig& cfg, const System& system, const RunPlatform& platform,
-                                          const std::optional<Checkpoint>& restart, RunSummary& summary) {
+                                          const std::optional<Checkpoint>& restart, RunSummary& summary,
+                                          const std::function<std::unique_ptr<Context>()>& made) {
   DynamicsSettings settings = dynamics_settings(cfg);
   if (restart) settings.integrator.seed = restart->seed;
-  std::unique_ptr<Context> context = make_context(system, settings, platform.choice, platform.settings);
+  std::unique_ptr<Context> context =
+      made ? made() : make_context(system, settings, platform.choice, platform.settings);
+  if (made && restart && restart->seed != 0) context->set_seed(restart->seed);
   summary.seed = context->seed();
   return context;
 }
@@ -738,7 +741,7 @@ Simulation::Simulation(RunConfig config, RunRequest request) : impl_(std::make_u
     }
   }
   const RunConfig effective = s.effective_config();
-  s.context = make_run_context(effective, s.model.system, s.platform, s.setup.restart, s.summary);
+  s.context = make_run_context(effective, s.model.system, s.platform, s.setup.restart, s.summary, s.request.context);
   s.settings = dynamics_settings(effective);
   s.settings.integrator.seed = s.context->seed();
   s.set_restraints({});  // the topology's, from the start (a stage adds its own when it starts)

@@ -33,6 +33,9 @@ struct RunRequest {
   bool platform_notice = true;
   std::string label;  // printed before the run's own messages ("replica 3: ")
   bool quiet = false;  // no minimisation line and no progress (the Python package's quiet=True)
+  // A context made for this run by its caller (a replica batch's view of one replica: engine/replicas), used instead
+  // of one the run makes on its platform; called once. The run's settings must be the context's.
+  std::function<std::unique_ptr<Context>()> context;
 };
 
 // Something called at each multiple of `interval_steps` that a run (run(), run_for()) reaches, after that step's

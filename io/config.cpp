@@ -746,7 +746,7 @@ void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cf
   if (!n.IsMap())
     r.fail(n, "'replicas' must be a mapping, e.g. {exchange: temperature, temperatures: {min: 300 K, max: 400 K, "
               "count: 4}, exchange_interval: 2 ps} or {exchange: none, count: 8}");
-  r.check_keys(n, {"exchange", "temperatures", "count", "exchange_interval", "seed", "log"}, "replicas");
+  r.check_keys(n, {"exchange", "temperatures", "count", "exchange_interval", "seed", "log", "batch"}, "replicas");
   ReplicaConfig rc;
   if (const auto v = n["exchange"])
     rc.exchange = r.choice<ReplicaExchangeKind>(v, "exchange", {{"temperature", ReplicaExchangeKind::Temperature},
@@ -768,6 +768,7 @@ void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cf
       r.fail(v, "'replicas.seed' seeds the exchange decisions; independent copies take their seeds from integrator.seed");
     rc.seed = r.unsigned_integer(v, "seed");
   }
+  if (const auto v = n["batch"]) rc.batch = r.boolean(v, "batch");
   if (root["stages"])
     r.fail(n, "'replicas' and 'stages' cannot be combined: equilibrate with a staged run first, then start the "
               "replicas from its final structure (system.structure)");

@@ -147,6 +147,7 @@ struct ReplicaConfig {
   std::int64_t exchange_interval_steps = 0;   // temperature exchange: steps between exchange rounds
   std::uint64_t seed = 0;                     // exchange decisions; 0 = derived from the run's seed
   std::string log = "exchange.csv";           // temperature exchange: the exchange log in output.directory
+  bool batch = true;                          // CUDA: a rank's replicas stepped together in one batch (engine/replicas)
 };
 
 struct SourceLocation {

@@ -576,9 +576,17 @@ class CudaReplicaView final : public Context {
     step_ += steps;
     batch().advance_to(step_);
   }
+  // What the batch holds at its step; a request for nothing but the header (step, time, box) answers with this
+  // replica's own step, also while the batch is ahead of it (a run's step loop asks where the replica is).
   SimulationState state(const StateRequest& request) override {
-    check_in_step("state");
-    return batch().replica_state(r_, request);
+    const bool header_only = !request.positions && !request.velocities && !request.forces && !request.energy;
+    if (!header_only) check_in_step("state");
+    SimulationState s = batch().replica_state(r_, request);
+    if (header_only && s.step != step_) {
+      s.time_ps -= static_cast<double>(s.step - step_) * settings_.integrator.timestep_ps;
+      s.step = step_;
+    }
+    return s;
   }
   std::function<void()> capture_frame(const FrameTarget& target) override {
     check_in_step("capture_frame");

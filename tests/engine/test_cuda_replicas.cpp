@@ -1,6 +1,7 @@
 // Replica ensembles on the CUDA platform: set_temperature moves the GPU context's heat bath (its step
-// graphs are captured again), and a 4-replica ladder on alanine dipeptide in water (mixed precision) runs,
-// exchanges, and resumes from its checkpoint bit for bit as the uninterrupted run. Exits 77 (CTest:
+// graphs are captured again), and a 4-replica ladder on alanine dipeptide in water (mixed precision, its replicas in
+// one batch) runs, exchanges, resumes from its checkpoint bit for bit as the uninterrupted run, and ends in the state
+// the same ladder run replica by replica reaches. Exits 77 (CTest:
 // skipped) without a GPU.
 #include "support/catch.hpp"
 
@@ -32,12 +33,13 @@ namespace {
 
 const std::string kWater = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-RunConfig config(const fs::path& dir, const std::string& out, int steps) {
+RunConfig config(const fs::path& dir, const std::string& out, int steps, bool batch = true) {
   std::ostringstream c;
   c << "system: {structure: " << kWater << ", cutoff: 1.0 nm, constraints: hbonds}\n"
     << "platform: {name: cuda, precision: mixed}\n"
     << "integrator: {friction: 1/ps, timestep: 2 fs, seed: 11}\n"
-    << "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 312 K, count: 4}, exchange_interval: 0.1 ps}\n"
+    << "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 312 K, count: 4}, exchange_interval: 0.1 ps, "
+    << "batch: " << (batch ? "true" : "false") << "}\n"
     << "run: {steps: " << steps << "}\n"
     << "output: {directory: " << out << ", trajectory: {interval: 100}, state: {interval: 50}, "
     << "checkpoint: {interval: 200}, progress: false}\n";
@@ -86,7 +88,7 @@ TEST_CASE("CUDA: a replica ladder runs, exchanges and resumes bit for bit") {
   SingleProcess alone;
   RunRequest request;
   const EnsembleSummary full = run_ensemble(config(dir, "full", 600), request, alone);
-  CHECK(full.platform == "cuda (mixed precision)");
+  CHECK(full.platform == "cuda (mixed precision), 4 replicas a batch");
   std::int64_t accepted = 0;
   for (const ReplicaPairStatistics& p : full.pairs) accepted += p.accepted;
   CHECK(accepted > 0);
@@ -105,5 +107,17 @@ TEST_CASE("CUDA: a replica ladder runs, exchanges and resumes bit for bit") {
     CHECK(differing_vectors(a.replicas[k].velocities_nm_per_ps, b.replicas[k].velocities_nm_per_ps) == 0);
   }
   CHECK(a.exchange_state == b.exchange_state);
+  // The same ensemble with its replicas one by one (replicas.batch: false): a replica of the batch follows its own
+  // trajectory bit for bit (kernels/cuda/cuda_context.hpp), so the exchanges and the final states are the same.
+  const EnsembleSummary in_turn = run_ensemble(config(dir, "in_turn", 600, false), request, alone);
+  CHECK(in_turn.platform == "cuda (mixed precision)");
+  const EnsembleCheckpoint c = read_ensemble_checkpoint((dir / "in_turn" / "checkpoint.h5").string(), fingerprint);
+  for (std::size_t k = 0; k < a.replicas.size(); ++k) {
+    INFO("replica " << k << ", batched against one by one");
+    CHECK(differing_vectors(a.replicas[k].positions_nm, c.replicas[k].positions_nm) == 0);
+    CHECK(differing_vectors(a.replicas[k].velocities_nm_per_ps, c.replicas[k].velocities_nm_per_ps) == 0);
+  }
+  CHECK(a.exchange_state == c.exchange_state);
+  for (std::size_t p = 0; p < full.pairs.size(); ++p) CHECK(full.pairs[p].accepted == in_turn.pairs[p].accepted);
   fs::remove_all(dir);
 }
