@@ -92,6 +92,7 @@ class CudaContext final : public Context {
     check_size(velocities, "velocities");
     check_finite_input(velocities, "velocities");
     atoms_.v.upload(velocities, stream_);
+    replica_kinetic_.clear();
   }
 
   // As the CPU: Maxwell-Boltzmann draws and the COM removal on the host (the same arithmetic), the
@@ -102,6 +103,7 @@ class CudaContext final : public Context {
     if (settings_.remove_cm_motion) remove_com_velocity(v, system_.mass_amu, atoms_.host_inverse_mass);
     require_positions("set_velocities_to_temperature");
     atoms_.v.upload(v, stream_);
+    replica_kinetic_.clear();
     constrain_velocities(atoms_.v.data(), settings_.integrator.constraint_tolerance);
     MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -245,6 +247,7 @@ class CudaContext final : public Context {
   // A non-finite value written through a view is found by the neighbour list's check at the next
   // synchronisation, as a blown-up step is.
   void state_written(StateField field) override {
+    if (field == StateField::Velocities) replica_kinetic_.clear();
     if (field == StateField::Positions) {
       positions_set_ = true;
       evaluator_.place_virtual_sites();
@@ -262,7 +265,7 @@ class CudaContext final : public Context {
     };
     read.forces = [this] { return evaluator_.forces(); };
     read.potential = [this] { return evaluator_.energies(); };
-    read.kinetic_energy = [this] { return integrator_.kinetic_energy(); };
+    read.kinetic_energy = [this] { return integrator_.kinetic_energies().front(); };
     return assemble_state(request, step_, time_ps_, system_.box ? &box_ : nullptr, dof_, read);
   }
 
@@ -315,6 +318,7 @@ class CudaContext final : public Context {
   }
   void set_replica_velocities(int r, const std::vector<Vec3d>& v) {
     check_replica_rows(v, "velocities");
+    replica_kinetic_.clear();
     MDSIM_CUDA_CHECK(cudaMemcpyAsync(atoms_.v.data() + first_row(r), v.data(), v.size() * sizeof(Vec3d),
                                      cudaMemcpyHostToDevice, stream_));
     MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -337,8 +341,14 @@ class CudaContext final : public Context {
       ensure_forces(request.energy);
     };
     read.forces = [&] { return evaluator_.forces_rows(first, count); };
-    read.potential = [&] { return evaluator_.replica_energies().at(static_cast<std::size_t>(r)); };
-    read.kinetic_energy = [&] { return integrator_.kinetic_energy(r); };
+    read.potential = [&] {
+      if (replica_potentials_.empty()) replica_potentials_ = evaluator_.replica_energies();
+      return replica_potentials_.at(static_cast<std::size_t>(r));
+    };
+    read.kinetic_energy = [&] {
+      if (replica_kinetic_.empty()) replica_kinetic_ = integrator_.kinetic_energies();
+      return replica_kinetic_.at(static_cast<std::size_t>(r));
+    };
     return assemble_state(request, step_, time_ps_, system_.box ? &box_ : nullptr, dof_, read);
   }
 
@@ -402,7 +412,12 @@ class CudaContext final : public Context {
     if (!positions_set_) throw RuntimeError(std::string(what) + ": positions have not been set");
   }
 
-  void invalidate_forces() { forces_valid_ = energy_valid_ = false; }
+  // Also every replica's energies read at the last evaluation (a batch reads them all at once for its views).
+  void invalidate_forces() {
+    forces_valid_ = energy_valid_ = false;
+    replica_potentials_.clear();
+    replica_kinetic_.clear();
+  }
 
   // The evaluator's hook: every external force adds into one zeroed N x 3 double array (on the stream,
   // after the evaluation), which then goes into the fixed-point sums. Non-finite forces end the run at
@@ -436,6 +451,7 @@ class CudaContext final : public Context {
 
   void ensure_forces(bool with_energy) {
     if (forces_valid_ && (energy_valid_ || !with_energy)) return;
+    replica_potentials_.clear();
     evaluator_.compute(with_energy);
     forces_valid_ = true;
     energy_valid_ = with_energy;
@@ -494,6 +510,8 @@ class CudaContext final : public Context {
   std::size_t ccma_shared_attribute_ = 0;
 
   bool forces_valid_ = false, energy_valid_ = false, positions_set_ = false;
+  std::vector<EnergyTerms> replica_potentials_;  // a batch's, of the last evaluation with energies (empty: not read)
+  std::vector<double> replica_kinetic_;          // a batch's kinetic energies at the current velocities (empty: not read)
   Boxd box_{};
   std::int64_t step_ = 0;
   double time_ps_ = 0.0;

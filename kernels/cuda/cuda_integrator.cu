@@ -60,7 +60,7 @@ DynamicsArrays::DynamicsArrays(const System& system, cudaStream_t stream, int re
   com_done_count.zero(stream);
   step_done_count.resize(1);
   step_done_count.zero(stream);
-  scalar.resize(1);
+  scalar.resize(per_replica);  // the kinetic energy of each replica
   step.upload(std::vector<long long>{0}, stream);
 }
 
@@ -348,7 +348,7 @@ void CudaIntegrator::enqueue_verlet_step() {
       n_, pos, atoms_.v.data(), atoms_.x_old.data(), atoms_.inverse_mass.data(), 1.0 / dt, atoms_.step.data());
 }
 
-double CudaIntegrator::kinetic_energy(int replica) {
+std::vector<double> CudaIntegrator::kinetic_energies() {
   const cudaStream_t stream = streams_.main;
   const Vec3d* v = atoms_.v.data();
   if (config_.type == IntegratorType::Verlet) {
@@ -359,13 +359,12 @@ double CudaIntegrator::kinetic_energy(int replica) {
     if (constrained_) constrain_velocities(atoms_.v_scratch.data(), config_.constraint_tolerance);
     v = atoms_.v_scratch.data();
   }
-  // A batch's replica: its rows alone, summed in the same order as a context of the replica alone.
-  const int per_replica = n_ / replicas_;
-  const std::size_t first = static_cast<std::size_t>(replica) * static_cast<std::size_t>(per_replica);
-  cuda::twice_kinetic_energy_kernel<<<1, cuda::kReduceThreads, 0, stream>>>(per_replica, atoms_.mass.data() + first,
-                                                                           v + first, atoms_.scalar.data());
+  cuda::twice_kinetic_energy_kernel<<<replicas_, cuda::kReduceThreads, 0, stream>>>(n_ / replicas_, atoms_.mass.data(),
+                                                                                   v, atoms_.scalar.data());
   MDSIM_CUDA_CHECK_LAUNCH();
-  return 0.5 * atoms_.scalar.download(stream)[0];
+  std::vector<double> out = atoms_.scalar.download(stream);
+  for (double& e : out) e *= 0.5;
+  return out;
 }
 
 }  // namespace mdsim

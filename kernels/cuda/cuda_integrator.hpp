@@ -110,8 +110,8 @@ class CudaIntegrator {
   void set_seed(std::uint64_t seed);  // the noise kernels' key, baked into the step graphs
 
   // Kinetic energy (kJ/mol) as the CPU defines it (Verlet: of the on-step velocity estimate, so it
-  // needs the forces of the current positions). Synchronises. A batch's: of replica `replica`, as alone.
-  double kinetic_energy(int replica = 0);
+  // needs the forces of the current positions), one per replica of a batch (each as alone). Synchronises.
+  std::vector<double> kinetic_energies();
 
   // A replica batch (CudaOptions::replicas > 1): each replica's bath temperature (K) and seed, read by the step
   // graphs from device memory (no recapture). The configuration's temperature and seed are every replica's

@@ -91,11 +91,16 @@ __global__ void __launch_bounds__(kComVelocityThreads)
   }
 }
 
-// Twice the kinetic energy, sum m v^2 (kJ/mol), one block of kReduceThreads.
+// Twice the kinetic energy, sum m v^2 (kJ/mol), one block of kReduceThreads per system of n atoms: block b sums a
+// replica batch's replica b (rows b n ...) into out[b], as a context of the replica alone does.
 __global__ void __launch_bounds__(kReduceThreads)
     twice_kinetic_energy_kernel(int n, const double* __restrict__ mass, const Vec3d* __restrict__ v,
                                 double* __restrict__ out) {
   __shared__ double shared[kReduceThreads];
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * static_cast<std::size_t>(n);
+  mass += first;
+  v += first;
+  out += blockIdx.x;
   double sum = 0.0;
   for (int i = threadIdx.x; i < n; i += kReduceThreads) sum += twice_kinetic_energy(mass[i], v[i]);
   const double total = block_sum(sum, shared);
