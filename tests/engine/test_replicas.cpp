@@ -97,6 +97,8 @@ TEST_CASE("replicas: the config section and its errors") {
   const RunConfig copies = parse(ladder_config("out", 100, "replicas: {exchange: none, count: 3}\n"), dir);
   CHECK(copies.replicas->exchange == ReplicaExchangeKind::None);
   CHECK(copies.replicas->count == 3);
+  CHECK(copies.replicas->batch);  // a rank's replicas as one batch on the CUDA platform, by default
+  CHECK_FALSE(parse(ladder_config("out", 100, "replicas: {exchange: none, count: 3, batch: false}\n"), dir).replicas->batch);
   // The physics settings a resume compares name the ladder, not the integrator's temperature.
   bool ladder = false, integrator_temperature = false;
   for (const auto& [key, value] : physics_settings(c)) {
@@ -117,6 +119,7 @@ TEST_CASE("replicas: the config section and its errors") {
   CHECK(has(with("replicas: {exchange: none, count: 1}\n"), {"'count' must be at least 2"}));
   CHECK(has(with("replicas: {exchange: none, count: 4, temperatures: [300 K, 310 K]}\n"), {"'replicas.temperatures' belongs to temperature exchange"}));
   CHECK(has(with("replicas: {exchange: swap, count: 4}\n"), {"'exchange'"}));
+  CHECK(has(with("replicas: {exchange: none, count: 4, batch: sometimes}\n"), {"rex.yaml:4:", "batch"}));
   CHECK(has(error_of("system: {structure: " + kVacuum + ", nonbonded_method: no_cutoff}\n"
                       "integrator: {type: verlet, timestep: 2 fs}\n"
                       "replicas: {exchange: temperature, temperatures: [300 K, 310 K], exchange_interval: 1 ps}\n"), {"rex.yaml:3:", "temperature exchange needs a heat bath"}));
