@@ -563,6 +563,9 @@ class CudaReplicaView final : public Context {
   CudaReplicaView(std::shared_ptr<CudaReplicaBatch> batch, int replica, const DynamicsSettings& settings,
                   std::uint64_t seed)
       : batch_(std::move(batch)), r_(replica), settings_(settings), seed_(seed) {}
+  ~CudaReplicaView() override { frames_.synchronize(); }  // no frame copy in flight from the staging buffer
+  CudaReplicaView(const CudaReplicaView&) = delete;
+  CudaReplicaView& operator=(const CudaReplicaView&) = delete;
 
   void set_positions(const std::vector<Vec3d>& x) override { batch().set_replica_positions(r_, x); }
   void set_velocities(const std::vector<Vec3d>& v) override { batch().set_replica_velocities(r_, v); }
