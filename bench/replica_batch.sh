@@ -3,7 +3,7 @@
 # against the same ensemble run one replica at a time (batch: false) and against one plain run, all with OpenMM's
 # benchmark settings (amber99sb/TIP3P, PME 0.9 nm, HBonds, H 1.5 amu, LangevinMiddle 4 fs). Each replica writes a
 # state line every 1 ps and a frame every 10 ps; the ladder exchanges every 1 ps.
-#   SYSTEM=ala2_water COUNTS="8 32" TIME_PS=50 bench/replica_batch.sh
+#   SYSTEM=ala2_water COUNTS="8 32" TIME_PS=50 [BATCH_MODES="true false"] bench/replica_batch.sh
 # Needs build-device/mdsim. Summaries go to stdout, logs to $OUT/batch_*.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ echo "## $system: one plain run, $time_ps ps"
 /usr/bin/time -f "wall %e s" $MDSIM run "$OUT/plain.yaml" > "$OUT/batch_plain.txt" 2>&1; echo "rc=$?"
 grep -E "^ran|wall" "$OUT/batch_plain.txt"
 for count in ${COUNTS:-8 32}; do
-  for batch in true false; do
+  for batch in ${BATCH_MODES:-true false}; do
     cfg=$OUT/ladder_${count}_$batch.yaml
     { sed 's/integrator: {type: langevin_middle, temperature: 300 K,/integrator: {type: langevin_middle,/' "$base"
       echo "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 400 K, count: $count}, exchange_interval: 1 ps, batch: $batch}"

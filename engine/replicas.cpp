@@ -173,16 +173,6 @@ EnsembleCheckpoint unpack_states(const std::vector<double>& in, int count, int a
   return e;
 }
 
-// Velocities times `scale` (a replica moved to another temperature: sqrt(T_new / T_old)).
-void scale_velocities(Context& context, double scale) {
-  StateRequest request;
-  request.positions = false;
-  request.velocities = true;
-  std::vector<Vec3d> v = context.state(request).velocities_nm_per_ps;
-  for (Vec3d& x : v) x = x * scale;
-  context.set_velocities(v);
-}
-
 // Next multiple of `every` after step `s`; never when `every` is 0.
 std::int64_t next_multiple(std::int64_t s, std::int64_t every) {
   return every > 0 ? (s / every + 1) * every : std::numeric_limits<std::int64_t>::max();
@@ -463,7 +453,7 @@ void EnsembleRun::move_exchanged(const std::vector<ExchangeAttempt>& attempts) {
       if (replica < first || replica >= last) continue;
       Simulation& sim = *sims[static_cast<std::size_t>(replica - first)];
       sim.context().set_temperature(rex->temperature_of(replica));
-      scale_velocities(sim.context(), scale);
+      sim.context().scale_velocities(scale);
     }
   }
 }

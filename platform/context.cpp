@@ -134,6 +134,15 @@ SimulationState assemble_state(const StateRequest& request, std::int64_t step, d
   return st;
 }
 
+void Context::scale_velocities(double factor) {
+  StateRequest request;
+  request.positions = false;
+  request.velocities = true;
+  std::vector<Vec3d> v = state(request).velocities_nm_per_ps;
+  for (Vec3d& x : v) x = x * factor;
+  set_velocities(v);
+}
+
 double checked_external_energy(const ExternalForce& force, double energy) {
   if (!std::isfinite(energy))
     throw RuntimeError(force.name() + " returned a non-finite energy (" + quoted_number(energy) + " kJ/mol)");

@@ -131,6 +131,9 @@ class Context {
   virtual ~Context() = default;
   virtual void set_positions(const std::vector<Vec3d>&) = 0;  // as given (apply constraints via apply_constraints())
   virtual void set_velocities(const std::vector<Vec3d>&) = 0;
+  // Every velocity times `factor` (temperature exchange's rescaling, v sqrt(T_new / T_old)), in the context's own
+  // storage, each component multiplied once in double precision. Default: through state() and set_velocities().
+  virtual void scale_velocities(double factor);
   // Maxwell-Boltzmann at temperature_k, constrained, COM motion removed (when the settings remove
   // it). seed 0 = the context's seed().
   virtual void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) = 0;

@@ -95,6 +95,12 @@ class CudaContext final : public Context {
     replica_kinetic_.clear();
   }
 
+  // On the device, no copy (an exchange's rescaling).
+  void scale_velocities(double factor) override {
+    integrator_.scale_velocities(0, n_, factor);
+    replica_kinetic_.clear();
+  }
+
   // As the CPU: Maxwell-Boltzmann draws and the COM removal on the host (the same arithmetic), the
   // velocity constraints on the device.
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
@@ -363,6 +369,10 @@ class CudaContext final : public Context {
   }
 
   void set_replica_temperature(int r, double temperature_k) { integrator_.set_replica_temperature(r, temperature_k); }
+  void scale_replica_velocities(int r, double factor) {
+    integrator_.scale_velocities(static_cast<int>(first_row(r)), replica_atoms(), factor);
+    replica_kinetic_.clear();
+  }
   void set_replica_seed(int r, std::uint64_t seed) { integrator_.set_replica_seed(r, seed); }
 
   // The batch's step count brought to `step` (the replicas advance together: a view asking for a step the batch
@@ -569,6 +579,7 @@ class CudaReplicaView final : public Context {
 
   void set_positions(const std::vector<Vec3d>& x) override { batch().set_replica_positions(r_, x); }
   void set_velocities(const std::vector<Vec3d>& v) override { batch().set_replica_velocities(r_, v); }
+  void scale_velocities(double factor) override { batch().scale_replica_velocities(r_, factor); }
   void set_velocities_to_temperature(double temperature_k, std::uint64_t seed) override {
     Context& alone = batch_->alone(r_);
     alone.set_velocities_to_temperature(temperature_k, seed != 0 ? seed : seed_);

@@ -174,6 +174,12 @@ void CudaIntegrator::set_replica_temperature(int replica, double temperature_k) 
   upload_replica_coefficients();
 }
 
+void CudaIntegrator::scale_velocities(int first, int count, double factor) {
+  cuda::scale_velocities_kernel<<<blocks_for(count), cuda::kAtomThreads, 0, streams_.main>>>(
+      count, atoms_.v.data() + first, factor);
+  MDSIM_CUDA_CHECK_LAUNCH();
+}
+
 void CudaIntegrator::set_replica_seed(int replica, std::uint64_t seed) {
   replica_seed_.at(static_cast<std::size_t>(replica)) = seed;
   replica_seeds_.upload(replica_seed_, streams_.main);

@@ -118,6 +118,8 @@ class CudaIntegrator {
   // until set.
   void set_replica_temperature(int replica, double temperature_k);
   void set_replica_seed(int replica, std::uint64_t seed);
+  // Velocities of `count` atoms from `first` times `factor` (Context::scale_velocities), on the main stream.
+  void scale_velocities(int first, int count, double factor);
 
   // What the last step launched: graphs, their kernel nodes (for the two-part step: the step graph's),
   // kernels launched on their own (launch_side_kernels).

@@ -199,4 +199,10 @@ __global__ void shifted_velocity_kernel(int n, const Vec3d* __restrict__ v, cons
 
 __global__ void advance_step_kernel(long long* step) { *step += 1; }
 
+// v *= factor for n velocities (Context::scale_velocities: each component multiplied once, as on the host).
+__global__ void scale_velocities_kernel(int n, Vec3d* __restrict__ v, double factor) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) v[i] = v[i] * factor;
+}
+
 }  // namespace mdsim::cuda
