@@ -50,8 +50,15 @@ double relative_rms(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
+// Rows of a and b equal bit for bit.
+std::size_t identical_rows(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += a[i].x == b[i].x && a[i].y == b[i].y && a[i].z == b[i].z;
+  return same;
+}
+
 void check_energy(const char* term, double batch, double alone) {
-  INFO(term << ": batch " << batch << ", alone " << batch);
+  INFO(term << ": batch " << batch << ", alone " << alone);
   CHECK(std::fabs(batch - alone) <= 1e-9 * std::max(1.0, std::fabs(alone)));
 }
 
@@ -107,8 +114,7 @@ void compare(const std::string& name, const System& s, const std::vector<Vec3d>&
                                   batch_forces.begin() + static_cast<long>(r + 1) * n);
       const EnergyTerms& eb = batch_energies[static_cast<std::size_t>(r)];
       const double rms = relative_rms(fb, f);
-      std::size_t identical = 0;
-      for (int i = 0; i < n; ++i) identical += fb[i].x == f[i].x && fb[i].y == f[i].y && fb[i].z == f[i].z;
+      const std::size_t identical = identical_rows(fb, f);
       std::printf("%-14s %-6s replica %d: %zu of %d atoms' forces identical, relative RMS difference %.2e; total "
                   "energy batch %.9f alone %.9f kJ/mol\n",
                   name.c_str(), double_precision ? "double" : "mixed", r, identical, n, rms, eb.total, e.total);
@@ -175,12 +181,6 @@ void start_replica(Context& c, const std::vector<Vec3d>& x, int r) {
   c.apply_constraints(1e-6);
   c.minimize(10.0, 20);
   c.set_velocities_to_temperature(replica_settings(r).integrator.temperature_k, 0);
-}
-
-std::size_t identical_rows(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
-  std::size_t same = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) same += a[i].x == b[i].x && a[i].y == b[i].y && a[i].z == b[i].z;
-  return same;
 }
 
 }  // namespace
