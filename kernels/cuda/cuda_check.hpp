@@ -120,11 +120,21 @@ class DeviceBuffer {
     resize(host.size());
     upload(host.data(), host.size(), stream);
   }
-  std::vector<T> download(cudaStream_t stream = nullptr) const {
-    std::vector<T> host(n_);
-    if (n_ == 0) return host;
+  std::vector<T> download(cudaStream_t stream = nullptr) const { return download_range(0, n_, stream); }
+  // Elements [first, first + n) only (a replica batch's rows), without resizing.
+  void upload_range(std::size_t first, const T* host, std::size_t n, cudaStream_t stream = nullptr) {
+    check_range(first, n);
+    if (n == 0) return;
     count_transfer();
-    MDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(ptr_ + first, host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  std::vector<T> download_range(std::size_t first, std::size_t n, cudaStream_t stream = nullptr) const {
+    check_range(first, n);
+    std::vector<T> host(n);
+    if (n == 0) return host;
+    count_transfer();
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), ptr_ + first, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
     MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return host;
   }
@@ -138,6 +148,11 @@ class DeviceBuffer {
   std::size_t bytes() const { return n_ * sizeof(T); }
 
  private:
+  void check_range(std::size_t first, std::size_t n) const {
+    if (first + n > n_)
+      throw RuntimeError("DeviceBuffer: elements " + std::to_string(first) + " .. " + std::to_string(first + n) +
+                         " of " + std::to_string(n_));
+  }
   void release() {
     if (ptr_) cudaFree(ptr_);
     ptr_ = nullptr;

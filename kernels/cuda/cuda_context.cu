@@ -325,9 +325,7 @@ class CudaContext final : public Context {
   void set_replica_velocities(int r, const std::vector<Vec3d>& v) {
     check_replica_rows(v, "velocities");
     replica_kinetic_.clear();
-    MDSIM_CUDA_CHECK(cudaMemcpyAsync(atoms_.v.data() + first_row(r), v.data(), v.size() * sizeof(Vec3d),
-                                     cudaMemcpyHostToDevice, stream_));
-    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    atoms_.v.upload_range(first_row(r), v.data(), v.size(), stream_);
   }
 
   // Replica r's state as a context of the replica alone reports it (one evaluation for the whole batch).
@@ -335,13 +333,7 @@ class CudaContext final : public Context {
     const std::size_t first = first_row(r), count = static_cast<std::size_t>(replica_atoms());
     StateReaders read;
     read.positions = [&] { return evaluator_.positions_rows(first, count); };
-    read.velocities = [&] {
-      std::vector<Vec3d> v(count);
-      MDSIM_CUDA_CHECK(cudaMemcpyAsync(v.data(), atoms_.v.data() + first, count * sizeof(Vec3d),
-                                       cudaMemcpyDeviceToHost, stream_));
-      MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      return v;
-    };
+    read.velocities = [&] { return atoms_.v.download_range(first, count, stream_); };
     read.evaluate = [&] {
       require_positions("state");
       ensure_forces(request.energy);

@@ -146,30 +146,18 @@ class Evaluator {
 
   // Rows [first, first + count) (a batch's replica): uploaded, the sites placed, a re-sort requested.
   void set_positions_rows(const std::vector<Vec3d>& x, std::size_t first) {
-    check_rows(first, x.size());
     std::vector<double4_16a> p(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) p[i] = make_double4_16a(x[i].x, x[i].y, x[i].z, 0.0);
-    MDSIM_CUDA_CHECK(cudaMemcpyAsync(pos_.data() + first, p.data(), p.size() * sizeof(double4_16a),
-                                     cudaMemcpyHostToDevice, stream_));
-    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    pos_.upload_range(first, p.data(), p.size(), stream_);
     launch_place_sites();
     list_->request_sort();
   }
 
   std::vector<Vec3d> positions_rows(std::size_t first, std::size_t count) const {
-    check_rows(first, count);
-    std::vector<double4_16a> p(count);
-    MDSIM_CUDA_CHECK(cudaMemcpyAsync(p.data(), pos_.data() + first, count * sizeof(double4_16a),
-                                     cudaMemcpyDeviceToHost, stream_));
-    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const std::vector<double4_16a> p = pos_.download_range(first, count, stream_);
     std::vector<Vec3d> x(count);
     for (std::size_t i = 0; i < count; ++i) x[i] = Vec3d(p[i].x, p[i].y, p[i].z);
     return x;
-  }
-
-  void check_rows(std::size_t first, std::size_t count) const {
-    if (first + count > static_cast<std::size_t>(n_))
-      throw RuntimeError(fmt::format("CUDA platform: rows {} .. {} of {} particles", first, first + count, n_));
   }
 
   void set_box(const Boxd& box) {
@@ -244,15 +232,15 @@ class Evaluator {
   // Rows [first, first + count) of forces() (a batch's replica).
   std::vector<Vec3d> forces_rows(std::size_t first, std::size_t count) {
     settle_overflow();
-    check_rows(first, count);
-    std::vector<unsigned long long> f(3 * count);
-    for (std::size_t d = 0; d < 3; ++d)
-      MDSIM_CUDA_CHECK(cudaMemcpyAsync(f.data() + d * count, force_.data() + d * npad_ + first,
-                                       count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream_));
-    MDSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (first + count > static_cast<std::size_t>(n_))
+      throw RuntimeError(fmt::format("CUDA platform: rows {} .. {} of {} particles", first, first + count, n_));
+    const std::size_t plane = static_cast<std::size_t>(npad_);  // x, y, z planes of the fixed-point sums
+    const std::vector<unsigned long long> fx = force_.download_range(first, count, stream_);
+    const std::vector<unsigned long long> fy = force_.download_range(plane + first, count, stream_);
+    const std::vector<unsigned long long> fz = force_.download_range(2 * plane + first, count, stream_);
     std::vector<Vec3d> out(count);
     for (std::size_t i = 0; i < count; ++i)
-      out[i] = Vec3d(cuda::from_fixed(f[i]), cuda::from_fixed(f[count + i]), cuda::from_fixed(f[2 * count + i]));
+      out[i] = Vec3d(cuda::from_fixed(fx[i]), cuda::from_fixed(fy[i]), cuda::from_fixed(fz[i]));
     return out;
   }
 
