@@ -287,7 +287,6 @@ class Evaluator {
   int force_stride() const { return npad_; }
   void* device_stream() const { return stream_; }
   const unsigned long long* device_energies_fixed() const { return energy_.data(); }
-  int energy_slots() const { return kNumSlots; }
   double energy_constant() const {
     return (pme_ ? self_energy_ : 0.0) +
            (periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0);
@@ -890,9 +889,6 @@ std::vector<EnergyTerms> CudaForceEvaluator::replica_energies() const {
 }
 int CudaForceEvaluator::replicas() const {
   return impl_->visit([](auto& e) { return e.replicas(); });
-}
-int CudaForceEvaluator::energy_slots() const {
-  return impl_->visit([](auto& e) { return e.energy_slots(); });
 }
 CudaTimings CudaForceEvaluator::benchmark(int repetitions) {
   return impl_->visit([&](auto& e) { return e.benchmark(repetitions); });

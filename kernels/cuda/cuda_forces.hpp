@@ -134,11 +134,9 @@ class CudaForceEvaluator {
   unsigned long long* device_forces_fixed_consumed();  // for a consumer that leaves them zero (above)
   int force_stride() const;
   void* device_stream() const;
-  // Energy sums of the last evaluation with energies (64-bit fixed point, kJ/mol): energy_slots() per replica,
-  // replica r's at [r energy_slots(), (r + 1) energy_slots()); their sum is a replica's potential energy less
-  // energy_constant().
+  // Energy sums of the last evaluation with energies (64-bit fixed point, kJ/mol), one block of slots per replica
+  // of a batch (the first replica's first); a block's sum is its replica's potential energy less energy_constant().
   const unsigned long long* device_energies_fixed() const;
-  int energy_slots() const;
   double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box, per replica
 
   // Virtual sites (System::virtual_sites; nothing is launched for a system without). Every evaluation places them
