@@ -60,31 +60,30 @@ double cpu_ms_per_evaluation(ForceEvaluator& evaluator, const Model& model) {
   return ms[2];
 }
 
-StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps) {
+// One context, or (replicas > 1) a batch of that many copies stepped together (make_replica_batch, each replica
+// with a seed of its own): the steps, the device memory they hold, and a single context's launches and list builds.
+StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
+                     int replicas) {
   const std::size_t free_before = cuda_free_memory_bytes();
-  auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
-  StepBench t = time_steps({context.get()}, model, cfg, std::min(steps, 500), steps, /*count_builds=*/true);
-  const std::size_t free_after = cuda_free_memory_bytes();
-  t.context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
-  const CudaStepLaunches l = cuda_step_launches(*context);
-  t.graphs = l.graphs;
-  t.steps_per_graph = l.steps_per_graph;
-  t.kernels_per_step = l.kernels;
-  t.separate_kernels_per_step = l.separate_kernels;
-  return t;
-}
-
-// A batch of `replicas` copies (make_replica_batch), each with a seed of its own, stepped together.
-StepBench cuda_batch_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
-                           int replicas) {
-  const std::size_t free_before = cuda_free_memory_bytes();
-  const std::vector<DynamicsSettings> settings(static_cast<std::size_t>(replicas), dynamics_settings(cfg));
-  std::vector<std::unique_ptr<Context>> batch = make_replica_batch(model.system, settings, platform, cfg.platform);
+  std::vector<std::unique_ptr<Context>> owned;
+  if (replicas > 1) {
+    const std::vector<DynamicsSettings> settings(static_cast<std::size_t>(replicas), dynamics_settings(cfg));
+    owned = make_replica_batch(model.system, settings, platform, cfg.platform);
+  } else {
+    owned.push_back(make_context(model.system, dynamics_settings(cfg), platform, cfg.platform));
+  }
   std::vector<Context*> contexts;
-  for (auto& c : batch) contexts.push_back(c.get());
-  StepBench t = time_steps(contexts, model, cfg, std::min(steps, 500), steps, /*count_builds=*/false);
+  for (auto& c : owned) contexts.push_back(c.get());
+  StepBench t = time_steps(contexts, model, cfg, std::min(steps, 500), steps, /*count_builds=*/replicas == 1);
   const std::size_t free_after = cuda_free_memory_bytes();
   t.context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
+  if (replicas == 1) {
+    const CudaStepLaunches l = cuda_step_launches(*owned.front());
+    t.graphs = l.graphs;
+    t.steps_per_graph = l.steps_per_graph;
+    t.kernels_per_step = l.kernels;
+    t.separate_kernels_per_step = l.separate_kernels;
+  }
   return t;
 }
 
@@ -157,9 +156,7 @@ BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const Plat
     for (int r = 0; r < replicas; ++r) batch.insert(batch.end(), model.positions_nm.begin(), model.positions_nm.end());
     report.parts = evaluator->time_parts(batch, 200);
   }
-  if (steps > 0)
-    report.steps = replicas > 1 ? cuda_batch_steps(cfg, model, platform, steps, replicas)
-                                : cuda_steps(cfg, model, platform, steps);
+  if (steps > 0) report.steps = cuda_steps(cfg, model, platform, steps, replicas);
   if (timeline) {
     report.timeline_steps = std::max(steps / 10, 100);
     report.timeline = cuda_timeline(cfg, model, platform, report.timeline_steps);
