@@ -351,7 +351,6 @@ py::array host_array(const StateArray& a, const py::handle& base) {
                    base);
 }
 
-
 py::object view(const std::shared_ptr<PySimulation>& s, StateField field) {
   const StateArray a = s->context().state_array(field);
   s->handed_out(field);
