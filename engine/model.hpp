@@ -48,6 +48,11 @@ Model build_system_xml_model(const RunConfig& config);
 // the prmtop's, else system.box.
 Model build_topology_file_model(const RunConfig& config);
 
+// A coordinate file, its format chosen by name: PDB / PDBx/mmCIF (any name is_structure_path takes; its atoms into
+// *structure when given), a serialized State (.xml, .xml.gz), GROMACS .gro, CHARMM .crd/.cor, else AMBER inpcrd/rst7.
+// The count is the caller's to check.
+CoordinateFile read_coordinate_file(const std::string& path, Topology* structure = nullptr);
+
 // "notice: FILE: NOTE" on stderr, one line per note.
 void print_notices(const std::string& file, const std::vector<std::string>& notes);
 

@@ -118,21 +118,6 @@ Model build_system_xml_model(const RunConfig& config) {
 
 namespace {
 
-// The coordinates of a topology file: its format's own (AMBER inpcrd/rst7, GROMACS .gro) or a PDB / PDBx/mmCIF file.
-// The count is checked against the System later (check_count).
-CoordinateFile read_coordinates(const SystemConfig& sc) {
-  if (is_structure_path(sc.pdb)) {
-    std::vector<std::string> notes;
-    const Topology top = read_run_structure(sc.pdb, &notes);
-    print_notices(sc.pdb, notes);
-    return CoordinateFile{sc.pdb, top.positions_nm, {}, top.box};
-  }
-  if (ends_with_ci(sc.pdb, ".gro")) return read_gro(sc.pdb);
-  const bool crd = ends_with_ci(sc.pdb, ".crd") || ends_with_ci(sc.pdb, ".chm");  // CHARMM's or AMBER's
-  if (ends_with_ci(sc.pdb, ".cor") || (crd && is_charmm_crd_file(sc.pdb))) return read_charmm_crd(sc.pdb, -1);
-  return read_amber_coordinates(sc.pdb, -1);  // .inpcrd, .rst7, AMBER's .crd, ...
-}
-
 TopologyFileOptions topology_file_options(const SystemConfig& sc) {
   TopologyFileOptions o;
   o.nonbonded = sc.nonbonded;
@@ -188,9 +173,28 @@ TopologyFileModel read_topology_file(const RunConfig& config, TopologyFileOption
 
 }  // namespace
 
+CoordinateFile read_coordinate_file(const std::string& path, Topology* structure) {
+  if (is_structure_path(path)) {
+    std::vector<std::string> notes;
+    Topology top = read_run_structure(path, &notes);
+    print_notices(path, notes);
+    CoordinateFile out{path, top.positions_nm, {}, top.box};
+    if (structure) *structure = std::move(top);
+    return out;
+  }
+  if (is_openmm_xml_path(path)) {
+    StateXml state = read_state_xml(path);
+    return CoordinateFile{path, std::move(state.positions_nm), std::move(state.velocities_nm_per_ps), state.box};
+  }
+  if (ends_with_ci(path, ".gro")) return read_gro(path);
+  const bool crd = ends_with_ci(path, ".crd") || ends_with_ci(path, ".chm");  // CHARMM's or AMBER's
+  if (ends_with_ci(path, ".cor") || (crd && is_charmm_crd_file(path))) return read_charmm_crd(path, -1);
+  return read_amber_coordinates(path, -1);  // .inpcrd, .rst7, AMBER's .crd, ...
+}
+
 Model build_topology_file_model(const RunConfig& config) {
   const SystemConfig& sc = config.system;
-  const CoordinateFile coords = read_coordinates(sc);
+  const CoordinateFile coords = read_coordinate_file(sc.pdb);
   TopologyFileOptions options = topology_file_options(sc);
   if (coords.box) options.box = coords.box;  // a prmtop without a box of its own takes the coordinates'
   options.atom_limit = static_cast<long>(coords.positions_nm.size());

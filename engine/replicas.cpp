@@ -14,6 +14,7 @@
 
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
+#include "engine/replica_starts.hpp"
 #include "engine/resources.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/exchange_log.hpp"
@@ -219,6 +220,7 @@ struct EnsembleRun {
   const double pv_per_nm3;            // pressure times volume in kJ/mol per nm^3 (0 without a barostat)
   int first = 0, last = 0;            // this rank's replicas: first .. last - 1
   Model model;                        // until each replica holds its copy
+  std::vector<CoordinateFile> starts;  // replicas.coordinates: this rank's replicas' own starts (fresh runs)
   std::optional<EnsembleCheckpoint> restart;
   int device = 0;
   PlatformChoice platform;
@@ -258,6 +260,8 @@ void EnsembleRun::set_up() {
     check_output_paths(cfg);
     model = build_model(cfg);
     if (request.resume) restart = read_ensemble_restart(cfg, checkpoint_file, model.system);
+    if (!request.resume && !rc.coordinates.empty())
+      for (int k = first; k < last; ++k) starts.push_back(replica_start(cfg, model, k));
     device = rank_device(cfg, comm);
     try {
       platform = choose_platform(cfg.platform.name, device);
@@ -284,6 +288,12 @@ bool EnsembleRun::choose_batch() const {
                            "config has a barostat\n");
     return false;
   }
+  if (is_periodic(model.system.nonbonded.method) && !starts.empty() && !shared_box(starts)) {
+    if (comm.rank() == 0)
+      std::fprintf(stderr, "notice: the replicas run one by one on each GPU: a batch shares one box, and the boxes of "
+                           "replicas.coordinates differ\n");
+    return false;
+  }
   return true;
 }
 
@@ -293,7 +303,10 @@ std::vector<std::unique_ptr<Context>> EnsembleRun::make_batch() {
   for (int k = first; k < last; ++k)
     settings.push_back(dynamics_settings(
         replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device)));
-  return make_replica_batch(model.system, settings, platform, cfg.platform);
+  if (starts.empty()) return make_replica_batch(model.system, settings, platform, cfg.platform);
+  System system = model.system;  // in the box its replicas' starts share
+  system.box = starts.front().box;
+  return make_replica_batch(system, settings, platform, cfg.platform);
 }
 
 // The exchange's state and this rank's replicas (their contexts a batch's views when batched).
@@ -309,7 +322,9 @@ void EnsembleRun::create_replicas() {
     for (int k = first; k < last; ++k) {
       RunRequest r;
       r.config_text = request.config_text;
-      r.model = &model;
+      Model start;  // the replica's own start (replicas.coordinates), copied by its Simulation
+      if (!starts.empty()) start = with_start(model, starts[static_cast<std::size_t>(k - first)]);
+      r.model = starts.empty() ? &model : &start;
       if (restart) r.restart = restart->replicas[static_cast<std::size_t>(k)];
       r.platform_notice = comm.rank() == 0 && k == first;
       r.label = fmt::format("replica {}: ", k);
@@ -322,6 +337,7 @@ void EnsembleRun::create_replicas() {
     }
   });
   model = Model{};  // each replica holds its copy
+  starts.clear();
 }
 
 // Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0;

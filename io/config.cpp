@@ -739,14 +739,42 @@ void check_exchange_context(const ConfigReader& r, const YAML::Node& root, const
   }
 }
 
+// `coordinates`: one coordinate file per replica (a list of `count`), or one mdsim trajectory (.h5) whose frames the
+// replicas start from; resolved paths, checked to be files when `check_files`.
+std::vector<std::string> replica_coordinates(const ConfigReader& r, const YAML::Node& v, int count, bool check_files) {
+  std::vector<std::string> files;
+  std::vector<YAML::Node> at;
+  if (v.IsSequence()) {
+    if (static_cast<int>(v.size()) != count)
+      r.fail(v, fmt::format("'replicas.coordinates' lists {} files for {} replicas: give one per replica, or one "
+                            "trajectory (.h5) whose frames they start from",
+                            v.size(), count));
+    for (std::size_t k = 0; k < v.size(); ++k) files.push_back(r.path(r.str(v[k], "coordinates"))), at.push_back(v[k]);
+  } else {
+    files.push_back(r.path(r.str(v, "coordinates")));
+    at.push_back(v);
+    if (!ends_with_ci(files.front(), ".h5"))
+      r.fail(v, fmt::format("'replicas.coordinates' names one file, {}, for {} replicas: give a list of {} coordinate "
+                            "files (one per replica), or one mdsim trajectory (.h5) whose frames they start from",
+                            files.front(), count, count));
+  }
+  for (std::size_t k = 0; k < files.size() && check_files; ++k) {
+    std::error_code ec;
+    if (!fs::is_regular_file(files[k], ec))
+      r.fail(at[k], fmt::format("'replicas.coordinates': {} is not a file", files[k]));
+  }
+  return files;
+}
+
 // The `replicas:` section (docs/replicas.md), after the integrator, run and output sections it is
 // checked against.
-void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg) {
+void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cfg, bool check_files) {
   const YAML::Node n = root["replicas"];
   if (!n.IsMap())
     r.fail(n, "'replicas' must be a mapping, e.g. {exchange: temperature, temperatures: {min: 300 K, max: 400 K, "
               "count: 4}, exchange_interval: 2 ps} or {exchange: none, count: 8}");
-  r.check_keys(n, {"exchange", "temperatures", "count", "exchange_interval", "seed", "log", "batch"}, "replicas");
+  r.check_keys(n, {"exchange", "temperatures", "count", "exchange_interval", "seed", "log", "batch", "coordinates"},
+               "replicas");
   ReplicaConfig rc;
   if (const auto v = n["exchange"])
     rc.exchange = r.choice<ReplicaExchangeKind>(v, "exchange", {{"temperature", ReplicaExchangeKind::Temperature},
@@ -769,6 +797,7 @@ void parse_replicas(const ConfigReader& r, const YAML::Node& root, RunConfig& cf
     rc.seed = r.unsigned_integer(v, "seed");
   }
   if (const auto v = n["batch"]) rc.batch = r.boolean(v, "batch");
+  if (const auto v = n["coordinates"]) rc.coordinates = replica_coordinates(r, v, rc.count, check_files);
   if (root["stages"])
     r.fail(n, "'replicas' and 'stages' cannot be combined: equilibrate with a staged run first, then start the "
               "replicas from its final structure (system.structure)");
@@ -890,7 +919,7 @@ RunConfig parse_config(const std::string& text, const std::string& source, const
   cfg.output.directory = r.path(cfg.output.directory);
   check_distinct_outputs(r, root["output"], cfg.output);
   if (root["stages"]) parse_stages(r, root, cfg, check_files);
-  if (root["replicas"]) parse_replicas(r, root, cfg);
+  if (root["replicas"]) parse_replicas(r, root, cfg, check_files);
   return cfg;
 }
 

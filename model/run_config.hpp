@@ -148,6 +148,9 @@ struct ReplicaConfig {
   std::uint64_t seed = 0;                     // exchange decisions; 0 = derived from the run's seed
   std::string log = "exchange.csv";           // temperature exchange: the exchange log in output.directory
   bool batch = true;                          // CUDA: a rank's replicas stepped together in one batch (engine/replicas)
+  // Each replica's own start (key `coordinates`, resolved paths): `count` coordinate files, one per replica, or one
+  // mdsim HDF5 trajectory whose frames they start from (engine/replica_starts.hpp); empty = the system's structure.
+  std::vector<std::string> coordinates;
 };
 
 struct SourceLocation {

@@ -1,8 +1,8 @@
 // Replica ensembles on the CUDA platform: set_temperature moves the GPU context's heat bath (its step
 // graphs are captured again), and a 4-replica ladder on alanine dipeptide in water (mixed precision, its replicas in
 // one batch) runs, exchanges, resumes from its checkpoint bit for bit as the uninterrupted run, and ends in the state
-// the same ladder run replica by replica reaches. Exits 77 (CTest:
-// skipped) without a GPU.
+// the same ladder run replica by replica reaches; independent copies from frames of a trajectory do the same. Exits
+// 77 (CTest: skipped) without a GPU.
 #include "support/catch.hpp"
 
 #include <unistd.h>
@@ -33,13 +33,17 @@ namespace {
 
 const std::string kWater = std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb";
 
-RunConfig config(const fs::path& dir, const std::string& out, int steps, bool batch = true) {
+// The ladder, or the `replicas` mapping's other keys (`replicas` = "exchange: none, count: 3").
+RunConfig config(const fs::path& dir, const std::string& out, int steps, bool batch = true,
+                 const std::string& replicas = {}) {
   std::ostringstream c;
   c << "system: {structure: " << kWater << ", cutoff: 1.0 nm, constraints: hbonds}\n"
     << "platform: {name: cuda, precision: mixed}\n"
     << "integrator: {friction: 1/ps, timestep: 2 fs, seed: 11}\n"
-    << "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 312 K, count: 4}, exchange_interval: 0.1 ps, "
-    << "batch: " << (batch ? "true" : "false") << "}\n"
+    << "replicas: {"
+    << (replicas.empty() ? "exchange: temperature, temperatures: {min: 300 K, max: 312 K, count: 4}, exchange_interval: 0.1 ps"
+                         : replicas)
+    << ", batch: " << (batch ? "true" : "false") << "}\n"
     << "run: {steps: " << steps << "}\n"
     << "output: {directory: " << out << ", trajectory: {interval: 100}, state: {interval: 50}, "
     << "checkpoint: {interval: 200}, progress: false}\n";
@@ -119,5 +123,21 @@ TEST_CASE("CUDA: a replica ladder runs, exchanges and resumes bit for bit") {
   }
   CHECK(a.exchange_state == c.exchange_state);
   for (std::size_t p = 0; p < full.pairs.size(); ++p) CHECK(full.pairs[p].accepted == in_turn.pairs[p].accepted);
+
+  // Independent copies from frames 0, 2 and 4 of a replica's trajectory (replicas.coordinates), batched and one by
+  // one: each replica starts from its own frame and both end in the same states.
+  const std::string copies = "exchange: none, count: 3, coordinates: " + (dir / "full" / "replica_00" / "trajectory.h5").string();
+  const EnsembleSummary batched_copies = run_ensemble(config(dir, "copies", 200, true, copies), request, alone);
+  CHECK(batched_copies.platform == "cuda (mixed precision), 3 replicas a batch");
+  run_ensemble(config(dir, "copies_in_turn", 200, false, copies), request, alone);
+  const EnsembleCheckpoint d = read_ensemble_checkpoint((dir / "copies" / "checkpoint.h5").string(), fingerprint);
+  const EnsembleCheckpoint e = read_ensemble_checkpoint((dir / "copies_in_turn" / "checkpoint.h5").string(), fingerprint);
+  REQUIRE(d.replicas.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    INFO("copy " << k << ", batched against one by one");
+    CHECK(differing_vectors(d.replicas[k].positions_nm, e.replicas[k].positions_nm) == 0);
+    CHECK(differing_vectors(d.replicas[k].velocities_nm_per_ps, e.replicas[k].velocities_nm_per_ps) == 0);
+  }
+  CHECK(differing_vectors(d.replicas[0].positions_nm, d.replicas[1].positions_nm) > 1000);  // different starts
   fs::remove_all(dir);
 }

@@ -18,11 +18,15 @@
 #include "engine/demux.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
+#include "engine/replica_starts.hpp"
 #include "engine/replicas.hpp"
 #include "engine/resources.hpp"
 #include "io/checkpoint_h5.hpp"
 #include "io/config.hpp"
 #include "io/exchange_log.hpp"
+#include "io/pdb_reader.hpp"
+#include "io/pdb_writer.hpp"
+#include "io/trajectory_reader.hpp"
 #include "kernels/cpu/cpu_context.hpp"
 #include "platform/context.hpp"
 #include "support/scratch.hpp"
@@ -340,5 +344,95 @@ TEST_CASE("replicas: independent copies and the ranks' checks") {
   CHECK(has(message_of([&] { check_platform_memory(c, model.system, cpu, 2000000000); }),
             {"rex.yaml:4:", "replicas: 2000000000 replicas in one process need about", "spread them over more devices"}));
   CHECK(has(message_of([&] { demux_ensemble(c); }), {"demux sorts a temperature ladder's outputs"}));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Two replicas of alanine dipeptide in vacuum without constraints (so a start's positions are those the checkpoint
+// holds after 0 steps), from `coordinates`, with `velocities` as run.initial_velocities.
+std::string starts_config(const std::string& out, const std::string& coordinates, int steps,
+                          const std::string& velocities = "temperature", int count = 2) {
+  std::ostringstream c;
+  c << "system: {structure: " << kVacuum << ", forcefield: [amber14-all.xml], nonbonded_method: no_cutoff, "
+    << "constraints: none}\n"
+    << "platform: cpu\n"
+    << "integrator: {friction: 1/ps, timestep: 1 fs, seed: 5}\n"
+    << "replicas: {exchange: none, count: " << count << ", coordinates: " << coordinates << "}\n"
+    << "run: {steps: " << steps << ", initial_velocities: " << velocities << "}\n"
+    << "output: {directory: " << out << ", trajectory: {interval: 25, velocities: true}, state: {interval: 25}, "
+    << "progress: false}\n";
+  return c.str();
+}
+
+std::vector<Vec3d> vectors(const std::vector<float>& v) {
+  std::vector<Vec3d> out;
+  for (std::size_t i = 0; i + 2 < v.size(); i += 3) out.emplace_back(v[i], v[i + 1], v[i + 2]);
+  return out;
+}
+
+double largest_difference(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
+  double worst = a.size() == b.size() ? 0.0 : 1e300;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) worst = std::max(worst, norm(a[i] - b[i]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("replicas: each replica from coordinates of its own") {
+  const fs::path dir = scratch("starts");
+  const Model model = build_model(parse_config(starts_config("unused", "[a.pdb, b.pdb]", 0), (dir / "rex.yaml").string(),
+                                               dir.string(), false));
+  const SystemFingerprint fingerprint = system_fingerprint(model.system);
+  // Start b: every atom moved by a few hundredths of a nm (a different structure, no overlaps).
+  std::vector<Vec3d> moved = model.positions_nm;
+  for (std::size_t i = 0; i < moved.size(); ++i)
+    moved[i] += Vec3d(0.02 * std::sin(1.0 + i), 0.02 * std::cos(2.0 * i), 0.01 * std::sin(0.5 * i));
+  write_pdb((dir / "a.pdb").string(), model.topology, model.positions_nm, std::nullopt);
+  write_pdb((dir / "b.pdb").string(), model.topology, moved, std::nullopt);
+  SingleProcess alone;
+  RunRequest request;
+  // After 0 steps each replica is at its own file's positions.
+  run_ensemble(parse(starts_config("files", "[a.pdb, b.pdb]", 0), dir), request, alone);
+  const EnsembleCheckpoint files = read_ensemble_checkpoint((dir / "files" / "checkpoint.h5").string(), fingerprint);
+  CHECK(largest_difference(files.replicas[0].positions_nm, read_pdb((dir / "a.pdb").string()).positions_nm) == 0.0);
+  CHECK(largest_difference(files.replicas[1].positions_nm, read_pdb((dir / "b.pdb").string()).positions_nm) == 0.0);
+  CHECK(largest_difference(files.replicas[0].positions_nm, files.replicas[1].positions_nm) > 0.01);
+
+  // The frames of one trajectory (2 frames: steps 25 and 50): replica k starts from frame floor(2 k / 2) = k, with
+  // that frame's velocities.
+  CHECK(replica_frame(0, 2, 2) == 0);
+  CHECK(replica_frame(1, 3, 7) == 2);
+  CHECK(replica_frame(63, 64, 1000) == 984);
+  run_ensemble(parse(starts_config("source", "[a.pdb, b.pdb]", 50), dir), request, alone);
+  const fs::path source = dir / "source" / "replica_01" / "trajectory.h5";
+  run_ensemble(parse(starts_config("frames", source.string(), 0, "from_coordinates"), dir), request, alone);
+  const EnsembleCheckpoint frames = read_ensemble_checkpoint((dir / "frames" / "checkpoint.h5").string(), fingerprint);
+  const TrajectoryReader reader(source.string());
+  REQUIRE(reader.frames() == 2);
+  for (int k = 0; k < 2; ++k) {
+    INFO("replica " << k);
+    const TrajectoryFrame expected = reader.read(k);
+    CHECK(largest_difference(frames.replicas[k].positions_nm, vectors(expected.positions_nm)) == 0.0);
+    CHECK(largest_difference(frames.replicas[k].velocities_nm_per_ps, vectors(expected.velocities_nm_per_ps)) == 0.0);
+  }
+
+  // Located errors.
+  const auto error = [&](const std::string& coordinates, const std::string& velocities = "temperature", int count = 2) {
+    return message_of([&] { run_ensemble(parse(starts_config("bad", coordinates, 0, velocities, count), dir), request, alone); });
+  };
+  CHECK(has(error("[a.pdb]"), {"rex.yaml:4:", "'replicas.coordinates' lists 1 files for 2 replicas"}));
+  CHECK(has(error("a.pdb"), {"rex.yaml:4:", "names one file", "give a list of 2 coordinate files"}));
+  CHECK(has(error("[a.pdb, missing.pdb]"), {"rex.yaml:4:", "missing.pdb is not a file"}));
+  CHECK(has(error("[a.pdb, " + std::string(MDSIM_TEST_DATA_DIR) + "/systems/ala2_water.pdb]"),
+            {"rex.yaml:4:", "ala2_water.pdb has 2269 atoms, but the system has 22"}));
+  Topology swapped = model.topology;  // atoms 1 and 2 (HH31, CH3) in each other's place
+  std::swap(swapped.atoms[0], swapped.atoms[1]);
+  write_pdb((dir / "swapped.pdb").string(), swapped, model.positions_nm, std::nullopt);
+  CHECK(has(error("[a.pdb, swapped.pdb]"), {"rex.yaml:4:", "swapped.pdb line", "is C, but the system's atom 1",
+                                            "must list the system's atoms in its order"}));
+  CHECK(has(error(source.string(), "temperature", 3), {"holds 2 frames for 3 replicas"}));
+  CHECK(has(error("[a.pdb, b.pdb]", "from_coordinates"), {"from_coordinates starts replica 0 from the velocities of",
+                                                          "a.pdb, which holds none"}));
   fs::remove_all(dir);
 }
