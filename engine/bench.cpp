@@ -60,21 +60,32 @@ double cpu_ms_per_evaluation(ForceEvaluator& evaluator, const Model& model) {
   return ms[2];
 }
 
-// One context, or (replicas > 1) a batch of that many copies stepped together (make_replica_batch, each replica
-// with a seed of its own): the steps, the device memory they hold, and a single context's launches and list builds.
+// One context, or (replicas > 1) a batch of that many copies (make_replica_batch, each replica with a seed of its
+// own): a context per replica.
+std::vector<std::unique_ptr<Context>> bench_contexts(const RunConfig& cfg, const Model& model,
+                                                     const PlatformChoice& platform, int replicas) {
+  if (replicas > 1) {
+    const std::vector<DynamicsSettings> settings(static_cast<std::size_t>(replicas), dynamics_settings(cfg));
+    return make_replica_batch(model.system, settings, platform, cfg.platform);
+  }
+  std::vector<std::unique_ptr<Context>> one;
+  one.push_back(make_context(model.system, dynamics_settings(cfg), platform, cfg.platform));
+  return one;
+}
+
+std::vector<Context*> pointers(const std::vector<std::unique_ptr<Context>>& owned) {
+  std::vector<Context*> out;
+  for (const auto& c : owned) out.push_back(c.get());
+  return out;
+}
+
+// The steps of bench_contexts' context or batch, stepped together: the device memory they hold, and a single
+// context's launches and list builds.
 StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformChoice& platform, int steps,
                      int replicas) {
   const std::size_t free_before = cuda_free_memory_bytes();
-  std::vector<std::unique_ptr<Context>> owned;
-  if (replicas > 1) {
-    const std::vector<DynamicsSettings> settings(static_cast<std::size_t>(replicas), dynamics_settings(cfg));
-    owned = make_replica_batch(model.system, settings, platform, cfg.platform);
-  } else {
-    owned.push_back(make_context(model.system, dynamics_settings(cfg), platform, cfg.platform));
-  }
-  std::vector<Context*> contexts;
-  for (auto& c : owned) contexts.push_back(c.get());
-  StepBench t = time_steps(contexts, model, cfg, std::min(steps, 500), steps, /*count_builds=*/replicas == 1);
+  const auto owned = bench_contexts(cfg, model, platform, replicas);
+  StepBench t = time_steps(pointers(owned), model, cfg, std::min(steps, 500), steps, /*count_builds=*/replicas == 1);
   const std::size_t free_after = cuda_free_memory_bytes();
   t.context_bytes = free_before > free_after ? static_cast<double>(free_before - free_after) : 0.0;
   if (replicas == 1) {
@@ -87,15 +98,16 @@ StepBench cuda_steps(const RunConfig& cfg, const Model& model, const PlatformCho
   return t;
 }
 
-// A context whose graphs record the timeline's points, warmed up, then `steps` single steps, each waited for.
+// A context (or a batch) whose graphs record the timeline's points, warmed up, then `steps` single steps, each
+// waited for.
 std::vector<TimelineRow> cuda_timeline(const RunConfig& cfg, const Model& model, const PlatformChoice& platform,
-                                       int steps) {
+                                       int steps, int replicas) {
   cuda::enable_step_timeline();
-  auto context = make_context(model.system, dynamics_settings(cfg), platform, cfg.platform);
-  (void)time_steps({context.get()}, model, cfg, 500, 1, false);
+  const auto owned = bench_contexts(cfg, model, platform, replicas);
+  (void)time_steps(pointers(owned), model, cfg, 500, 1, false);
   std::vector<TimelineRow> rows;
   for (int s = 0; s < steps; ++s) {
-    context->step(1);
+    for (const auto& context : owned) context->step(1);  // a batch's first view steps them all
     for (const cuda::TimelinePoint& p : cuda::read_step_timeline()) {
       auto it = std::find_if(rows.begin(), rows.end(), [&](const TimelineRow& r) { return r.label == p.label; });
       if (it == rows.end()) it = rows.insert(rows.end(), TimelineRow{p.label, 0.0, 1e300, 0.0, 0});
@@ -127,8 +139,6 @@ std::optional<Model> minimized(const RunConfig& cfg, const Model& model, const P
 
 BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const PlatformChoice& platform, int steps,
                       bool timeline, int replicas) {
-  if (replicas > 1 && timeline)
-    throw InputError("bench --timeline times the steps of one system: leave out --replicas for it");
   if (replicas > 1 && platform.kind == PlatformKind::Cpu)
     throw InputError(fmt::format("bench --replicas {}: a replica batch runs on the CUDA platform only, and this config "
                                  "runs on the CPU platform",
@@ -159,7 +169,7 @@ BenchReport run_bench(const RunConfig& cfg, const Model& input_model, const Plat
   if (steps > 0) report.steps = cuda_steps(cfg, model, platform, steps, replicas);
   if (timeline) {
     report.timeline_steps = std::max(steps / 10, 100);
-    report.timeline = cuda_timeline(cfg, model, platform, report.timeline_steps);
+    report.timeline = cuda_timeline(cfg, model, platform, report.timeline_steps, replicas);
   }
   return report;
 }

@@ -138,8 +138,8 @@ __device__ __forceinline__ void add_tile_forces(int i, int j_own, const int* __r
 // own, so the total does not depend on which warp took which tile. At most 48 registers, so that 5 blocks
 // fit per SM (the compiler alone would take more).
 // The grid is resident as a whole (Evaluator::pair_kernel_blocks: 4 blocks per SM, leaving room for the
-// PME and bonded streams' kernels beside it); its warps take tiles kTileChunk at a time from a cursor in
-// the list's status, which the last warp to finish sets back to zero.
+// PME and bonded streams' kernels beside it; 5 in a replica batch); its warps take tiles kTileChunk at a
+// time from a cursor in the list's status, which the last warp to finish sets back to zero.
 constexpr int kTileChunk = 2;
 
 // A batch's k-th tile (0 <= k < tile_start[replicas]): tile k - tile_start[r] of replica r's region.

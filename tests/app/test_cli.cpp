@@ -107,7 +107,7 @@ TEST_CASE("input errors in run and energy exit 2 and create no output") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("bench --replicas needs the CUDA platform and no --timeline") {
+TEST_CASE("bench --replicas needs the CUDA platform") {
   const fs::path dir = scratch("bench_replicas");
   {
     std::ofstream(dir / "cpu.yaml") << "system: {pdb: " << MDSIM_SOURCE_DIR
@@ -117,9 +117,6 @@ TEST_CASE("bench --replicas needs the CUDA platform and no --timeline") {
   const Result cpu = run("bench " + (dir / "cpu.yaml").string() + " --steps 0 --replicas 2");
   CHECK(cpu.code == 2);
   CHECK(contains(cpu.out, "bench --replicas 2: a replica batch runs on the CUDA platform only"));
-  const Result timeline = run("bench " + (dir / "cpu.yaml").string() + " --steps 0 --replicas 2 --timeline");
-  CHECK(timeline.code == 2);
-  CHECK(contains(timeline.out, "--timeline times the steps of one system"));
   const Result zero = run("bench " + (dir / "cpu.yaml").string() + " --replicas 0");
   CHECK(zero.code == 2);
   fs::remove_all(dir);
