@@ -189,6 +189,8 @@ EnsembleCheckpoint read_ensemble_restart(const RunConfig& cfg, const std::string
   return restart;
 }
 
+}  // namespace
+
 // One rank's part of an ensemble run: the state its stages share. run_ensemble calls the stages in order, so
 // every rank makes the same collective calls in the same sequence.
 struct EnsembleRun {
@@ -202,6 +204,7 @@ struct EnsembleRun {
   void start_outputs();
   void begin_summary();
   void step_to_end();
+  bool advance(std::int64_t end, ProgressReporter* progress);
   void save_checkpoint();
   void exchange_round();
   void move_exchanged(const std::vector<ExchangeAttempt>& attempts);
@@ -385,11 +388,20 @@ void EnsembleRun::step_to_end() {
   if (cfg.output.progress && comm.rank() == 0)
     progress.emplace(stderr, step, cfg.run.steps, cfg.integrator.timestep_ps,
                      ProgressOptions{std::nullopt, 0.25, 10.0, fmt::format("{} replicas: ", count)});
+  const auto start = std::chrono::steady_clock::now();
+  advance(cfg.run.steps, progress ? &*progress : nullptr);
+  if (progress) progress->finish(step);
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Every replica to step `end`, stopping at each exchange, checkpoint and restart point (and, batched, each report
+// step) on the way for the agreed stop request, the exchange round and the checkpoint when due. False when a stop
+// request ended it early.
+bool EnsembleRun::advance(std::int64_t end, ProgressReporter* progress) {
   const std::int64_t every_exchange = exchange ? rc.exchange_interval_steps : 0;
   const std::int64_t every_checkpoint = checkpoint_file.empty() ? 0 : cfg.output.checkpoint.interval_steps;
-  const auto start = std::chrono::steady_clock::now();
-  while (step < cfg.run.steps) {
-    std::int64_t target = std::min<std::int64_t>(cfg.run.steps, next_multiple(step, kRestartIntervalSteps));
+  while (step < end) {
+    std::int64_t target = std::min<std::int64_t>(end, next_multiple(step, kRestartIntervalSteps));
     target = std::min(target, next_multiple(step, every_exchange));
     target = std::min(target, next_multiple(step, every_checkpoint));
     if (batched) {  // a batch's replicas advance together: every replica reports at a step before the batch moves on
@@ -406,11 +418,10 @@ void EnsembleRun::step_to_end() {
     if (progress) progress->update(step);
     if (stop) {
       summary.stopped_early = true;
-      break;
+      return false;
     }
   }
-  if (progress) progress->finish(step);
-  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
 }
 
 // Writes the ensemble's checkpoint at the current step: every replica's state gathered to rank 0.
@@ -531,7 +542,41 @@ EnsembleSummary EnsembleRun::summarise() {
   return std::move(summary);
 }
 
-}  // namespace
+Ensemble::Ensemble(RunConfig config, RunRequest request, EnsembleComm& comm)
+    : config_(std::move(config)), request_(std::move(request)) {
+  if (!config_.replicas) throw_config_error(config_, "replicas", "an Ensemble needs a config with 'replicas:'");
+  run_ = std::make_unique<EnsembleRun>(config_, request_, comm);
+  run_->set_up();
+  run_->choose_seeds();
+  run_->create_replicas();
+  run_->start_outputs();
+  run_->begin_summary();
+  if (run_->summary.stopped_in_minimization)
+    throw RuntimeError("the replicas' minimisation was interrupted; nothing was written");
+}
+
+Ensemble::~Ensemble() = default;
+
+std::int64_t Ensemble::current_step() const { return run_->step; }
+int Ensemble::first_replica() const { return run_->first; }
+int Ensemble::replicas() const { return run_->last - run_->first; }
+bool Ensemble::batched() const { return run_->batched; }
+Simulation& Ensemble::replica(int local_index) { return *run_->sims.at(static_cast<std::size_t>(local_index)); }
+double Ensemble::bath_temperature(int replica) const { return run_->bath_temperature(replica); }
+
+bool Ensemble::run_to(std::int64_t step) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool whole = run_->advance(step, nullptr);
+  run_->summary.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return whole;
+}
+
+EnsembleSummary Ensemble::finish(bool stopped_early) {
+  run_->summary.stopped_early = run_->summary.stopped_early || stopped_early;
+  run_->save_checkpoint();
+  run_->finish_outputs();
+  return run_->summarise();
+}
 
 EnsembleSummary run_ensemble(const RunConfig& cfg, const RunRequest& request, EnsembleComm& comm) {
   EnsembleRun run(cfg, request, comm);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +86,38 @@ struct EnsembleSummary {
   std::vector<ReplicaPairStatistics> pairs;  // temperature exchange: per neighbouring pair
   std::vector<int> round_trips;              // per replica
   std::vector<std::pair<std::string, std::string>> outputs;  // what, path (rank 0's view of the ensemble's)
+};
+
+struct EnsembleRun;  // engine/replicas.cpp
+
+// An ensemble driven step by step (the Python package's Ensemble; run_ensemble drives one to its end). The
+// constructor does what run_ensemble does before its steps: the model, this rank's replicas (a batch on CUDA), their
+// minimisations on a fresh start (a stop request during them is a RuntimeError here) and their outputs opened.
+// run_to() steps every replica to a step, with the exchange rounds and checkpoints due on the way; finish() writes
+// the final checkpoint and outputs. Every rank calls each in the same order.
+class Ensemble {
+ public:
+  Ensemble(RunConfig config, RunRequest request, EnsembleComm& comm);
+  ~Ensemble();
+  Ensemble(const Ensemble&) = delete;
+  Ensemble& operator=(const Ensemble&) = delete;
+
+  const RunConfig& config() const { return config_; }
+  std::int64_t current_step() const;
+  int first_replica() const;  // this rank's replicas: first_replica() .. first_replica() + replicas() - 1
+  int replicas() const;
+  bool batched() const;       // this rank's replicas are one batch (CUDA)
+  Simulation& replica(int local_index);
+  double bath_temperature(int replica) const;  // K: its ladder temperature now, or integrator.temperature
+  // Steps to `step` (not before the current step); false when a stop request ended it early.
+  bool run_to(std::int64_t step);
+  // The final checkpoint and outputs (stopped_early: no final structures); then the summary. Once.
+  EnsembleSummary finish(bool stopped_early = false);
+
+ private:
+  RunConfig config_;
+  RunRequest request_;
+  std::unique_ptr<EnsembleRun> run_;
 };
 
 // Runs the ensemble of a config with `replicas:` over `comm`: this rank's replicas (a contiguous block of

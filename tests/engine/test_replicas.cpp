@@ -436,3 +436,35 @@ TEST_CASE("replicas: each replica from coordinates of its own") {
                                                           "a.pdb, which holds none"}));
   fs::remove_all(dir);
 }
+
+TEST_CASE("replicas: an Ensemble stepped in parts ends where run_ensemble ends") {
+  const fs::path dir = scratch("parts");
+  SingleProcess alone;
+  run_ensemble(parse(ladder_config("whole", 400), dir), RunRequest{}, alone);
+  Ensemble parts(parse(ladder_config("parts", 400), dir), RunRequest{}, alone);
+  CHECK(parts.replicas() == 4);
+  CHECK(parts.first_replica() == 0);
+  CHECK_FALSE(parts.batched());  // the CPU platform runs them in turn
+  CHECK(parts.bath_temperature(3) == 400.0);
+  for (const std::int64_t step : {30, 100, 275, 400}) {
+    CHECK(parts.run_to(step));
+    CHECK(parts.current_step() == step);
+    CHECK(parts.replica(2).context().state(StateRequest{}).step == step);
+  }
+  const EnsembleSummary s = parts.finish();
+  CHECK(s.last_step == 400);
+  CHECK(mdsim_test::read_text((dir / "parts" / "exchange.csv").string()) ==
+        mdsim_test::read_text((dir / "whole" / "exchange.csv").string()));
+  const SystemFingerprint fingerprint = system_fingerprint(parts.replica(0).model().system);
+  const EnsembleCheckpoint a = read_ensemble_checkpoint((dir / "whole" / "checkpoint.h5").string(), fingerprint);
+  const EnsembleCheckpoint b = read_ensemble_checkpoint((dir / "parts" / "checkpoint.h5").string(), fingerprint);
+  for (std::size_t k = 0; k < 4; ++k) {
+    INFO("replica " << k);
+    CHECK(largest_difference(a.replicas[k].positions_nm, b.replicas[k].positions_nm) == 0.0);
+    CHECK(largest_difference(a.replicas[k].velocities_nm_per_ps, b.replicas[k].velocities_nm_per_ps) == 0.0);
+  }
+  const std::string none = message_of([&] { Ensemble(parse(ladder_config("none", 10, "\n"), dir), RunRequest{}, alone); });
+  INFO(none);
+  CHECK(has(none, {"an Ensemble needs a config with 'replicas:'"}));
+  fs::remove_all(dir);
+}
