@@ -29,6 +29,7 @@
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
+#include "engine/replicas.hpp"
 #include "engine/simulation.hpp"
 #include "engine/stop_signals.hpp"
 #include "io/config.hpp"
@@ -264,6 +265,18 @@ struct DeviceArray {
   StateArray array;
   StateField field;
   std::shared_ptr<bool> valid = std::make_shared<bool>(true);  // false once a callback's call has returned
+  std::size_t replicas = 0;  // > 0: a replica batch's array, (replicas, rows, 3), replica r's rows after r - 1's
+
+  // (rows, 3), or (replicas, rows, 3); strides in doubles.
+  std::vector<std::int64_t> shape() const {
+    if (replicas == 0) return {static_cast<std::int64_t>(array.rows), 3};
+    return {static_cast<std::int64_t>(replicas), static_cast<std::int64_t>(array.rows), 3};
+  }
+  std::vector<std::int64_t> strides() const {
+    const auto row = static_cast<std::int64_t>(array.row_stride);
+    if (replicas == 0) return {row, 1};
+    return {row * static_cast<std::int64_t>(array.rows), row, 1};
+  }
 
   void check_valid() const {
     if (!*valid)
@@ -275,11 +288,13 @@ struct DeviceArray {
   py::dict interface() const {
     check_valid();
     py::dict d;
-    d["shape"] = py::make_tuple(array.rows, 3);
+    std::vector<std::int64_t> byte_strides = strides();
+    for (std::int64_t& b : byte_strides) b *= static_cast<std::int64_t>(sizeof(double));
+    d["shape"] = py::tuple(py::cast(shape()));
     d["typestr"] = "<f8";
     d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(array.data), false);
     d["version"] = 3;
-    d["strides"] = py::make_tuple(array.row_stride * sizeof(double), sizeof(double));
+    d["strides"] = py::tuple(py::cast(byte_strides));
     // The stream the engine orders its work on; consumers synchronise with it (0 would mean the legacy
     // default stream, which this is not).
     d["stream"] = reinterpret_cast<std::uintptr_t>(array.stream);
@@ -293,8 +308,8 @@ struct DeviceArray {
 // What a DLPack capsule keeps alive: the owner, and the shape and strides the tensor points to.
 struct DlpackContext {
   py::object owner;
-  std::int64_t shape[2];
-  std::int64_t strides[2];
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
 };
 
 void delete_managed_tensor(DLManagedTensor* tensor) {
@@ -324,15 +339,14 @@ py::object DeviceArray::dlpack(const py::object& stream) const {
   if (s != -1) {
     if (context) context->order_stream_after_context(reinterpret_cast<void*>(static_cast<std::intptr_t>(s)));
   }
-  auto* ctx = new DlpackContext{owner, {static_cast<std::int64_t>(array.rows), 3},
-                                {static_cast<std::int64_t>(array.row_stride), 1}};
+  auto* ctx = new DlpackContext{owner, shape(), strides()};
   auto* tensor = new DLManagedTensor{};
   tensor->dl_tensor.data = array.data;
   tensor->dl_tensor.device = DLDevice{kDLCUDA, array.device_index};
-  tensor->dl_tensor.ndim = 2;
+  tensor->dl_tensor.ndim = static_cast<std::int32_t>(ctx->shape.size());
   tensor->dl_tensor.dtype = DLDataType{kDLFloat, 64, 1};
-  tensor->dl_tensor.shape = ctx->shape;
-  tensor->dl_tensor.strides = ctx->strides;
+  tensor->dl_tensor.shape = ctx->shape.data();
+  tensor->dl_tensor.strides = ctx->strides.data();
   tensor->dl_tensor.byte_offset = 0;
   tensor->manager_ctx = ctx;
   tensor->deleter = delete_managed_tensor;
@@ -632,7 +646,8 @@ void bind_module_functions(py::module_& m) {
 
 void bind_device_array(py::module_& m) {
   py::class_<DeviceArray>(m, "DeviceArray",
-                          "A CUDA device array of the engine's own memory (N x 3 float64), for CuPy, Numba, "
+                          "A CUDA device array of the engine's own memory (N x 3 float64, or K x N x 3 for a replica "
+                          "batch), for CuPy, Numba, "
                           "PyTorch and others through __cuda_array_interface__")
       .def_property_readonly("__cuda_array_interface__", &DeviceArray::interface)
       .def(
@@ -642,13 +657,14 @@ void bind_device_array(py::module_& m) {
           "A DLPack capsule of the engine's memory; `stream` (the consumer's) waits for the engine's work first")
       .def("__dlpack_device__",
            [](const DeviceArray& a) { return py::make_tuple(static_cast<int>(kDLCUDA), a.array.device_index); })
-      .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.array.rows, 3); },
-                             "(N, 3)")
+      .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); },
+                             "(N, 3), or (K, N, 3) for an Ensemble's replica batch")
       .def_property_readonly("device", [](const DeviceArray& a) { return a.array.device_index; },
                              "The CUDA device index the memory is on")
       .def("__repr__", [](const DeviceArray& a) {
-        return "<mdsim.DeviceArray " + std::string(field_name(a.field)) + " (" + std::to_string(a.array.rows) +
-               ", 3) float64 " + field_unit(a.field) + " on cuda:" + std::to_string(a.array.device_index) + ">";
+        return "<mdsim.DeviceArray " + std::string(field_name(a.field)) + " " +
+               std::string(py::str(py::tuple(py::cast(a.shape())))) + " float64 " + field_unit(a.field) +
+               " on cuda:" + std::to_string(a.array.device_index) + ">";
       });
 }
 
@@ -920,6 +936,170 @@ void bind_simulation(py::module_& m) {
   bind_simulation_settings(cls);
 }
 
+// ---- replica ensembles ----
+
+// An ensemble of a config with `replicas:` in this process (engine Ensemble over SingleProcess), and whether views of
+// its batch were handed out.
+class PyEnsemble {
+ public:
+  PyEnsemble(RunConfig config, std::string config_text, bool quiet) {
+    RunRequest request;
+    request.config_text = std::move(config_text);
+    request.quiet = quiet;
+    request.platform_notice = !quiet;
+    request.stop = &StopSignals::requested();
+    ensemble_ = std::make_unique<Ensemble>(std::move(config), std::move(request), comm_);
+  }
+  ~PyEnsemble() {
+    try {
+      close();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mdsim: closing the ensemble's outputs failed: %s\n", e.what());
+    }
+  }
+  PyEnsemble(const PyEnsemble&) = delete;
+  PyEnsemble& operator=(const PyEnsemble&) = delete;
+
+  Ensemble& ensemble() {
+    if (!ensemble_) throw InputError("the ensemble is closed: make a new one to go on (its checkpoint continues it)");
+    return *ensemble_;
+  }
+  int count() const { return ensemble_ ? ensemble_->replicas() : 0; }
+  // A batch's views write the engine's memory: what they wrote becomes the state the next operation starts from.
+  void take_view_writes() {
+    if (!ensemble_ || !ensemble_->batched()) return;
+    if (positions_out) ensemble_->replica(0).context().state_written(StateField::Positions);
+    if (velocities_out) ensemble_->replica(0).context().state_written(StateField::Velocities);
+  }
+  py::dict close() {
+    py::dict summary;
+    if (!ensemble_) return summary;
+    const EnsembleSummary s = ensemble_->finish();
+    summary["first_step"] = s.first_step;
+    summary["last_step"] = s.last_step;
+    summary["wall_s"] = s.wall_s;
+    summary["ns_per_day_total"] = s.ns_per_day_total;
+    summary["platform"] = s.platform;
+    summary["outputs"] = s.outputs;
+    ensemble_.reset();
+    return summary;
+  }
+  bool positions_out = false, velocities_out = false;
+
+ private:
+  SingleProcess comm_;  // before ensemble_, which refers to it
+  std::unique_ptr<Ensemble> ensemble_;
+};
+
+// Every replica's `field` as one array (K, N, 3): on a CUDA batch a view of the batch's memory; otherwise a read-only
+// numpy copy (the replicas' contexts hold their own memory).
+py::object ensemble_array(const std::shared_ptr<PyEnsemble>& e, StateField field) {
+  Ensemble& ens = e->ensemble();
+  e->take_view_writes();
+  if (ens.batched()) {
+    Context& first = ens.replica(0).context();
+    DeviceArray a{py::cast(e), &first, first.state_array(field), field};
+    a.replicas = static_cast<std::size_t>(ens.replicas());
+    if (field == StateField::Positions) e->positions_out = true;
+    if (field == StateField::Velocities) e->velocities_out = true;
+    return py::cast(a);
+  }
+  const auto n = static_cast<py::ssize_t>(ens.replica(0).model().system.num_particles());
+  py::array_t<double> out({static_cast<py::ssize_t>(ens.replicas()), n, py::ssize_t{3}});
+  double* p = out.mutable_data();
+  StateRequest request;
+  request.positions = field == StateField::Positions;
+  request.velocities = field == StateField::Velocities;
+  request.forces = field == StateField::Forces;
+  for (int k = 0; k < ens.replicas(); ++k) {
+    const SimulationState st = ens.replica(k).context().state(request);
+    const std::vector<Vec3d>& v = field == StateField::Positions    ? st.positions_nm
+                                  : field == StateField::Velocities ? st.velocities_nm_per_ps
+                                                                    : st.forces_kj_per_mol_nm;
+    for (const Vec3d& x : v) *p++ = x.x, *p++ = x.y, *p++ = x.z;
+  }
+  out.attr("flags").attr("writeable") = false;
+  return out;
+}
+
+// Per replica: potential energy (kJ/mol) and instantaneous temperature (K) at the current step.
+py::dict ensemble_energies(PyEnsemble& e) {
+  Ensemble& ens = e.ensemble();
+  e.take_view_writes();
+  StateRequest request;
+  request.positions = false;
+  request.energy = true;
+  py::array_t<double> potential(ens.replicas()), temperature(ens.replicas()), bath(ens.replicas());
+  for (int k = 0; k < ens.replicas(); ++k) {
+    const SimulationState st = ens.replica(k).context().state(request);
+    potential.mutable_at(k) = st.potential.total;
+    temperature.mutable_at(k) = st.temperature_k;
+    bath.mutable_at(k) = ens.bath_temperature(ens.first_replica() + k);
+  }
+  py::dict d;
+  d["step"] = ens.current_step();
+  d["potential_energy_kj_per_mol"] = potential;
+  d["temperature_k"] = temperature;
+  d["bath_temperature_k"] = bath;
+  return d;
+}
+
+void ensemble_step(PyEnsemble& e, const py::object& steps) {
+  const long long n = steps_argument(steps);
+  Ensemble& ens = e.ensemble();
+  e.take_view_writes();
+  StopSignals signals{/*sigterm_too=*/false};
+  StopSignals::requested().store(false);
+  bool whole = true;
+  {
+    py::gil_scoped_release release;
+    whole = ens.run_to(ens.current_step() + n);
+  }
+  if (!whole || StopSignals::requested().exchange(false)) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+}
+
+void bind_ensemble(py::module_& m) {
+  py::class_<PyEnsemble, std::shared_ptr<PyEnsemble>>(
+      m, "Ensemble",
+      "The replicas of a config with `replicas:` (docs/replicas.md) in this process, stepped together: on the CUDA "
+      "platform one batch, whose positions / velocities / forces are K x N x 3 arrays of the engine's own memory. "
+      "Exchange rounds, reporters and checkpoints happen at their steps as in `mdsim run`.")
+      .def(py::init([](const py::object& config, const py::object& platform, const py::object& seed, bool quiet) {
+             std::string text;
+             RunConfig c = load_config(py::str(py::module_::import("os").attr("fspath")(config)), &text);
+             apply_overrides(c, Overrides{platform, seed, quiet});
+             return std::make_shared<PyEnsemble>(std::move(c), std::move(text), quiet);
+           }),
+           py::arg("config"), py::kw_only(), py::arg("platform") = py::none(), py::arg("seed") = py::none(),
+           py::arg("quiet") = false,
+           "The ensemble `mdsim run CONFIG` would run: its replicas made (minimised on a fresh start when the config "
+           "says so) and their outputs opened; platform=, seed=, quiet= as for Simulation()")
+      .def_property_readonly("count", &PyEnsemble::count, "K, the number of replicas")
+      .def_property_readonly("batched", [](PyEnsemble& e) { return e.ensemble().batched(); },
+                             "True when the replicas are one batch on the GPU (their arrays views of its memory)")
+      .def_property_readonly("current_step", [](PyEnsemble& e) { return e.ensemble().current_step(); })
+      .def("step", &ensemble_step, py::arg("steps"),
+           "Advance every replica `steps` time steps, with the exchange rounds, reporters and checkpoints due on the "
+           "way; Ctrl-C stops at the next exchange or restart point and raises KeyboardInterrupt")
+      .def("state", &ensemble_energies,
+           "Per replica (numpy arrays of K): potential energy (kJ/mol), temperature (K) and bath temperature (K)")
+      .def_property_readonly(
+          "positions", [](const std::shared_ptr<PyEnsemble>& e) { return ensemble_array(e, StateField::Positions); },
+          "Every replica's positions (nm), K x N x 3 float64: a DeviceArray of the batch's memory (write to it to move "
+          "atoms), or a read-only numpy copy when the replicas run one by one")
+      .def_property_readonly(
+          "velocities", [](const std::shared_ptr<PyEnsemble>& e) { return ensemble_array(e, StateField::Velocities); },
+          "Every replica's velocities (nm/ps), K x N x 3, as positions")
+      .def_property_readonly(
+          "forces", [](const std::shared_ptr<PyEnsemble>& e) { return ensemble_array(e, StateField::Forces); },
+          "Every replica's forces (kJ/mol/nm) at the current positions, K x N x 3, as positions")
+      .def("close", &PyEnsemble::close,
+           "The final checkpoint and outputs, as the end of `mdsim run`; returns the summary. Also on deletion");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_mdsim, m) {
@@ -929,5 +1109,6 @@ PYBIND11_MODULE(_mdsim, m) {
   bind_module_functions(m);
   bind_device_array(m);
   bind_simulation(m);
+  bind_ensemble(m);
   python::bind_topology(m);
 }

@@ -11,7 +11,7 @@ See docs/python.md.
 import json
 import os
 
-from ._mdsim import ConfigError, DeviceArray, InputError, Simulation, SimulationError, __version__
+from ._mdsim import ConfigError, DeviceArray, Ensemble, InputError, Simulation, SimulationError, __version__
 from ._mdsim import _set_bundled_data_root
 
 # A pip-installed package carries the bundled force fields and data in share/mdsim (setup.py): found there first, so
@@ -24,7 +24,7 @@ from .reporters import CheckpointReporter, StateReporter, TrajectoryReporter
 from .topology import Topology
 from .trajectory import Trajectory, load_trajectory
 
-__all__ = ["Simulation", "InputError", "ConfigError", "SimulationError", "DeviceArray", "Topology",
+__all__ = ["Simulation", "Ensemble", "InputError", "ConfigError", "SimulationError", "DeviceArray", "Topology",
            "TrajectoryReporter", "StateReporter", "CheckpointReporter", "Trajectory", "load_trajectory", "__version__"]
 
 
@@ -233,5 +233,5 @@ def _from_structure(structure, forcefield=("amber14-all.xml", "amber14/tip3p.xml
 
 Simulation.from_structure = staticmethod(_from_structure)
 
-for _cls in (Simulation, InputError, SimulationError, DeviceArray):
+for _cls in (Simulation, Ensemble, InputError, SimulationError, DeviceArray):
     _cls.__module__ = "mdsim"

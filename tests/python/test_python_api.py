@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import mdsim
-from checks import check, failures  # tests/python/checks.py
+from checks import check, failures, raises  # tests/python/checks.py
 
 MDSIM, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 
@@ -331,6 +331,38 @@ try:
     second.step(20)
     check(different_seed and second.seed == first.seed and np.array_equal(second.positions, first.positions),
           "load_checkpoint into a new Simulation continues bit for bit (the checkpoint's seed)")
+
+    # mdsim.Ensemble (issue 38): a config's replicas in this process. On the CPU platform they run one by one, so its
+    # K x N x 3 arrays are read-only copies; exchange rounds, reporters and checkpoints come at their steps.
+    ens_yaml = os.path.join(work, "ensemble.yaml")
+    with open(ens_yaml, "w") as f:
+        f.write(f"system: {{pdb: {DATA}/systems/ala2_vacuum.pdb, nonbonded_method: no_cutoff}}\nplatform: cpu\n"
+                f"integrator: {{seed: 3}}\n"
+                "replicas: {exchange: temperature, temperatures: [300 K, 330 K, 360 K], exchange_interval: 0.02 ps}\n"
+                f"run: {{steps: 40}}\noutput: {{directory: {work}/ensemble, trajectory: {{interval: 20}}, "
+                "state: {interval: 10}, progress: false}\n")
+    ens = mdsim.Ensemble(ens_yaml, quiet=True)
+    x0 = ens.positions
+    check(ens.count == 3 and not ens.batched and isinstance(x0, np.ndarray) and x0.shape == (3, 22, 3) and
+          not x0.flags.writeable, f"Ensemble on the CPU: {ens.count} replicas, positions {x0.shape} read-only copy")
+    ens.step(25)
+    st = ens.state()
+    check(ens.current_step == 25 and st["step"] == 25 and st["potential_energy_kj_per_mol"].shape == (3,) and
+          sorted(st["bath_temperature_k"]) == [300.0, 330.0, 360.0],
+          f"Ensemble.step(25), state(): baths {list(st['bath_temperature_k'])}")
+    check(not np.array_equal(ens.positions, x0) and ens.velocities.shape == (3, 22, 3) and ens.forces.shape == (3, 22, 3),
+          "Ensemble positions moved; velocities and forces K x N x 3")
+    ens.step(15)
+    summary = ens.close()
+    rounds = open(os.path.join(work, "ensemble", "exchange.csv")).read().splitlines()[1:]
+    check(summary["last_step"] == 40 and len({r.split(",")[2] for r in rounds}) == 4,
+          f"Ensemble.close(): step {summary['last_step']}, {len({r.split(',')[2] for r in rounds})} exchange rounds")
+    check("closed" in str(raises(lambda: ens.step(1), mdsim.InputError)), "a closed Ensemble refuses step()")
+    plain = os.path.join(work, "plain.yaml")
+    with open(plain, "w") as f:
+        f.write(vac_yaml)
+    check("needs a config with 'replicas:'" in raises(lambda: mdsim.Ensemble(plain), mdsim.InputError),
+          "Ensemble(config without replicas:) is refused")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 

@@ -173,5 +173,36 @@ with tempfile.TemporaryDirectory(prefix="mdsim_cuda_reporters_") as work:
     first = 50000 + 50
     check(steps == list(range(first, first + 400, 50)), f"CUDA: trajectory frames of step() and run(): {steps[:3]}..")
 
+# Issue 38: an Ensemble's replica batch as K x N x 3 arrays of the engine's memory. A replica's forces in the batch
+# equal the same positions' forces in a Simulation alone, bit for bit; a write through the view moves its replica.
+with tempfile.TemporaryDirectory(prefix="mdsim_cuda_ensemble_") as work:
+    yaml_path = os.path.join(work, "copies.yaml")
+    with open(yaml_path, "w") as f:
+        f.write(config("cuda") + "replicas: {exchange: none, count: 3}\nrun: {steps: 100}\n"
+                f"output: {{directory: {work}/out, trajectory: null, state: {{interval: 50}}, progress: false}}\n")
+    ens = mdsim.Ensemble(yaml_path, quiet=True)
+    xv = ens.positions
+    cai = xv.__cuda_array_interface__
+    check(ens.batched and cai["shape"] == (3, 2269, 3) and cai["strides"] == (2269 * 32, 32, 8),
+          f"Ensemble: a batch; positions {cai['shape']}, strides {cai['strides']}")
+    xs = cupy.asarray(xv)
+    check(xs.data.ptr == cai["data"][0] and cupy.from_dlpack(ens.positions).data.ptr == cai["data"][0],
+          "cupy.asarray / from_dlpack(ensemble.positions) are the batch's memory")
+    ens.step(60)
+    xs = cupy.asarray(ens.positions)  # imported again: CuPy waits for the engine's stream (the interface's)
+    check(not cupy.array_equal(xs[0], xs[1]), "the copies move apart (their own seeds)")
+    xs[1] = xs[0]  # replica 1 at replica 0's positions, through the view
+    cupy.cuda.Stream.null.synchronize()
+    u = ens.state()["potential_energy_kj_per_mol"]
+    check(u[1] == u[0] and u[2] != u[0], f"a write through the view moves replica 1: energies {u[0]:.6f} {u[1]:.6f}")
+    alone = mdsim.Simulation.from_yaml(config("cuda"), quiet=True)
+    alone.positions = cupy.asnumpy(xs[2])
+    f_batch = cupy.asnumpy(cupy.asarray(ens.forces)[2])
+    check(np.array_equal(f_batch, cupy.asnumpy(cupy.asarray(alone.forces))),
+          "a replica's forces in the batch equal the Simulation alone's at its positions, bit for bit")
+    ens.step(40)
+    check(ens.close()["last_step"] == 100 and os.path.exists(os.path.join(work, "out", "replica_02", "state.csv")),
+          "Ensemble.close() at step 100 with each replica's state log")
+
 print(f"test_python_cuda: {len(failures)} failed" if failures else "test_python_cuda: all passed")
 sys.exit(1 if failures else 0)
