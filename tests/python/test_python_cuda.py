@@ -194,12 +194,18 @@ with tempfile.TemporaryDirectory(prefix="mdsim_cuda_ensemble_") as work:
     xs[1] = xs[0]  # replica 1 at replica 0's positions, through the view
     cupy.cuda.Stream.null.synchronize()
     u = ens.state()["potential_energy_kj_per_mol"]
-    check(u[1] == u[0] and u[2] != u[0], f"a write through the view moves replica 1: energies {u[0]:.6f} {u[1]:.6f}")
+    # The same positions, the same energy: to the fixed-point sums' grouping (~1e-13 relative, docs/replicas.md).
+    check(abs(u[1] - u[0]) <= 1e-11 * abs(u[0]) and u[2] != u[0],
+          f"a write through the view moves replica 1: energies {u[0]:.9f} {u[1]:.9f} {u[2]:.9f}")
     alone = mdsim.Simulation.from_yaml(config("cuda"), quiet=True)
     alone.positions = cupy.asnumpy(xs[2])
     f_batch = cupy.asnumpy(cupy.asarray(ens.forces)[2])
-    check(np.array_equal(f_batch, cupy.asnumpy(cupy.asarray(alone.forces))),
-          "a replica's forces in the batch equal the Simulation alone's at its positions, bit for bit")
+    f_alone = cupy.asnumpy(cupy.asarray(alone.forces))
+    # Not bit for bit here: the batch's list was sorted steps ago and the new Simulation's now, so a pair may be
+    # imaged about another block's centre (float rounding); layout errors would differ by whole forces.
+    worst = float(np.max(np.abs(f_batch - f_alone)) / np.max(np.abs(f_alone)))
+    check(worst < 1e-5, f"replica 2's forces in the batch are a Simulation's at its positions: largest difference "
+                        f"{worst:.1e} of the largest force")
     ens.step(40)
     check(ens.close()["last_step"] == 100 and os.path.exists(os.path.join(work, "out", "replica_02", "state.csv")),
           "Ensemble.close() at step 100 with each replica's state log")
