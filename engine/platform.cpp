@@ -41,6 +41,11 @@ std::vector<std::unique_ptr<Context>> make_replica_batch(const System& system,
   return make_cuda_replica_batch(system, settings, cuda_options(platform_settings, platform.device));
 }
 
+void add_batch_force(Context& replica, std::shared_ptr<ExternalForce> force) {
+  add_replica_batch_force(replica, std::move(force));
+}
+void remove_batch_force(Context& replica, const ExternalForce* force) { remove_replica_batch_force(replica, force); }
+
 std::string platform_description(const PlatformChoice& platform, const PlatformConfig& platform_settings) {
   if (platform.kind == PlatformKind::Cpu) return "cpu (double precision)";
   return platform_settings.precision == Precision::Double ? "cuda (double precision)" : "cuda (mixed precision)";

@@ -45,6 +45,11 @@ std::vector<std::unique_ptr<Context>> make_replica_batch(const System& system,
                                                          const PlatformChoice& platform,
                                                          const PlatformConfig& platform_settings);
 
+// A force from outside on every replica of a batch at once (ExternalForce::add_batch), through any replica's Context of
+// make_replica_batch; remove_batch_force takes it out. RuntimeError for a Context that is not a replica of a batch.
+void add_batch_force(Context& replica, std::shared_ptr<ExternalForce> force);
+void remove_batch_force(Context& replica, const ExternalForce* force);
+
 // "cpu (double precision)", "cuda (mixed precision)", "cuda (double precision)".
 std::string platform_description(const PlatformChoice& platform, const PlatformConfig& platform_settings);
 

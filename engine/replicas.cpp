@@ -564,6 +564,14 @@ bool Ensemble::batched() const { return run_->batched; }
 Simulation& Ensemble::replica(int local_index) { return *run_->sims.at(static_cast<std::size_t>(local_index)); }
 double Ensemble::bath_temperature(int replica) const { return run_->bath_temperature(replica); }
 
+void Ensemble::add_batch_force(std::shared_ptr<ExternalForce> force) {
+  if (!batched())
+    throw InputError("a force on the whole ensemble acts on a replica batch: these replicas run one by one (the CPU "
+                     "platform, replicas.batch: false, a barostat, or starts in different boxes)");
+  mdsim::add_batch_force(replica(0).context(), std::move(force));
+}
+void Ensemble::remove_batch_force(const ExternalForce* force) { mdsim::remove_batch_force(replica(0).context(), force); }
+
 bool Ensemble::run_to(std::int64_t step) {
   const auto start = std::chrono::steady_clock::now();
   const bool whole = run_->advance(step, nullptr);

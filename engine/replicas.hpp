@@ -109,6 +109,10 @@ class Ensemble {
   bool batched() const;       // this rank's replicas are one batch (CUDA)
   Simulation& replica(int local_index);
   double bath_temperature(int replica) const;  // K: its ladder temperature now, or integrator.temperature
+  // A force from outside on every replica of this rank's batch at once (ExternalForce::add_batch; the replicas'
+  // potentials, and so the exchanges, include its energies); InputError when the replicas are not one batch.
+  void add_batch_force(std::shared_ptr<ExternalForce> force);
+  void remove_batch_force(const ExternalForce* force);
   // Steps to `step` (not before the current step); false when a stop request ended it early.
   bool run_to(std::int64_t step);
   // The final checkpoint and outputs (stopped_early: no final structures); then the summary. Once.

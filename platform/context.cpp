@@ -143,6 +143,10 @@ void Context::scale_velocities(double factor) {
   set_velocities(v);
 }
 
+void ExternalForce::add_batch(const StateArray&, const StateArray&, int, const Boxd*, bool, double*) {
+  throw RuntimeError(name() + " acts on one system, not on a batch of replicas");
+}
+
 double checked_external_energy(const ExternalForce& force, double energy) {
   if (!std::isfinite(energy))
     throw RuntimeError(force.name() + " returned a non-finite energy (" + quoted_number(energy) + " kJ/mol)");

@@ -99,6 +99,11 @@ class ExternalForce {
  public:
   virtual ~ExternalForce() = default;
   virtual double add(const StateArray& positions, const StateArray& forces, const Boxd* box, bool energy_wanted) = 0;
+  // The same on a replica batch (kernels/cuda's make_cuda_replica_batch): `positions` and `forces` hold the K =
+  // `replicas` replicas' rows one after another (K N rows), and replica r's energy goes to energies[r] (kJ/mol; when
+  // energy_wanted). By default a RuntimeError: a force made for one system.
+  virtual void add_batch(const StateArray& positions, const StateArray& forces, int replicas, const Boxd* box,
+                         bool energy_wanted, double* energies);
   virtual std::string name() const = 0;  // for messages ("the force added by add_force #1")
 };
 

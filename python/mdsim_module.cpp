@@ -428,6 +428,68 @@ class PyExternalForce final : public ExternalForce {
   std::string label_;
 };
 
+// ens.add_force(callback): callback(positions, forces, box) inside every force evaluation of a replica batch, with K x
+// N x 3 arrays of all the replicas (valid during the call); it adds its forces and returns the K replicas' energies
+// (kJ/mol: a sequence, a numpy / CuPy / PyTorch array of K values) or None. Converted only when the energy is wanted.
+class PyBatchForce final : public ExternalForce {
+ public:
+  PyBatchForce(py::object callback, int index, Context* context)
+      : callback_(std::move(callback)), context_(context) {
+    label_ = "the force added by Ensemble.add_force #" + std::to_string(index);
+    if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
+  }
+  ~PyBatchForce() override {
+    py::gil_scoped_acquire gil;
+    callback_ = py::object();
+  }
+  double add(const StateArray&, const StateArray&, const Boxd*, bool) override {
+    throw RuntimeError(label_ + " acts on a replica batch only");
+  }
+  void add_batch(const StateArray& positions, const StateArray& forces, int replicas, const Boxd* box,
+                 bool energy_wanted, double* energies) override {
+    py::gil_scoped_acquire gil;
+    const auto valid = std::make_shared<bool>(true);
+    struct Expire {  // however the call ends
+      std::shared_ptr<bool> flag;
+      ~Expire() { *flag = false; }
+    } expire{valid};
+    const auto k = static_cast<std::size_t>(replicas);
+    const auto batch_array = [&](const StateArray& a, StateField field) {
+      StateArray rows = a;
+      rows.rows = a.rows / k;
+      DeviceArray d{py::none(), nullptr, rows, field, valid};
+      d.replicas = k;
+      return py::cast(d);
+    };
+    const py::object box_nm = box != nullptr ? py::object(python::box_array(*box)) : py::none();
+    const py::object result = callback_(batch_array(positions, StateField::Positions),
+                                        batch_array(forces, StateField::Forces), box_nm);
+    if (!energy_wanted || result.is_none()) return;
+    context_->order_stream_after_context(reinterpret_cast<void*>(std::intptr_t{1}));  // cudaStreamLegacy
+    const py::module_ np = py::module_::import("numpy");
+    py::object host = result;
+    if (py::hasattr(result, "get") && py::hasattr(result, "__cuda_array_interface__")) host = result.attr("get")();
+    else if (py::hasattr(result, "detach") && py::hasattr(result, "cpu")) host = result.attr("detach")().attr("cpu")();
+    py::array_t<double> values;
+    try {
+      values = np.attr("asarray")(host, "float64").attr("reshape")(-1).cast<py::array_t<double>>();
+    } catch (const py::error_already_set&) {
+      values = py::array_t<double>();
+    }
+    if (values.size() != static_cast<py::ssize_t>(k))
+      throw RuntimeError(fmt::format("{} returned {}, not the energies of the {} replicas: return {} numbers (kJ/mol) "
+                                     "or None",
+                                     label_, std::string(py::repr(result)), k, k));
+    for (std::size_t r = 0; r < k; ++r) energies[r] = values.at(static_cast<py::ssize_t>(r));
+  }
+  std::string name() const override { return label_; }
+
+ private:
+  py::object callback_;
+  Context* context_;
+  std::string label_;
+};
+
 // Array of N×3 float64 values for a setter, with a ValueError naming what was expected.
 std::vector<Vec3d> vectors_from(const py::handle& values, std::size_t rows, const char* name, const char* unit) {
   py::array arr = py::array::ensure(values);
@@ -985,6 +1047,8 @@ class PyEnsemble {
     return summary;
   }
   bool positions_out = false, velocities_out = false;
+  std::map<int, std::shared_ptr<PyBatchForce>> forces;  // Ensemble.add_force's, by handle
+  int forces_added = 0;
 
  private:
   SingleProcess comm_;  // before ensemble_, which refers to it
@@ -1029,16 +1093,19 @@ py::dict ensemble_energies(PyEnsemble& e) {
   StateRequest request;
   request.positions = false;
   request.energy = true;
-  py::array_t<double> potential(ens.replicas()), temperature(ens.replicas()), bath(ens.replicas());
+  py::array_t<double> potential(ens.replicas()), external(ens.replicas()), temperature(ens.replicas()),
+      bath(ens.replicas());
   for (int k = 0; k < ens.replicas(); ++k) {
     const SimulationState st = ens.replica(k).context().state(request);
     potential.mutable_at(k) = st.potential.total;
+    external.mutable_at(k) = st.potential.external;
     temperature.mutable_at(k) = st.temperature_k;
     bath.mutable_at(k) = ens.bath_temperature(ens.first_replica() + k);
   }
   py::dict d;
   d["step"] = ens.current_step();
   d["potential_energy_kj_per_mol"] = potential;
+  d["external_energy_kj_per_mol"] = external;  // add_force's, included in the potential
   d["temperature_k"] = temperature;
   d["bath_temperature_k"] = bath;
   return d;
@@ -1096,6 +1163,31 @@ void bind_ensemble(py::module_& m) {
       .def_property_readonly(
           "forces", [](const std::shared_ptr<PyEnsemble>& e) { return ensemble_array(e, StateField::Forces); },
           "Every replica's forces (kJ/mol/nm) at the current positions, K x N x 3, as positions")
+      .def(
+          "add_force",
+          [](PyEnsemble& e, const py::object& callback) {
+            if (!PyCallable_Check(callback.ptr()))
+              throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energies or None");
+            Ensemble& ens = e.ensemble();
+            const int handle = ++e.forces_added;
+            auto force = std::make_shared<PyBatchForce>(callback, handle, &ens.replica(0).context());
+            ens.add_batch_force(force);
+            e.forces[handle] = std::move(force);
+            return handle;
+          },
+          py::arg("callback"),
+          "callback(positions, forces, box) is called inside every force evaluation of the batch with K x N x 3 device "
+          "arrays of all the replicas: it adds its forces (kJ/mol/nm) and returns the K replicas' energies (kJ/mol) "
+          "or None. Returns a handle for remove_force. The replicas must be one batch (CUDA)")
+      .def(
+          "remove_force",
+          [](PyEnsemble& e, int handle) {
+            const auto it = e.forces.find(handle);
+            if (it == e.forces.end()) throw py::key_error("remove_force: no force with handle " + std::to_string(handle));
+            e.ensemble().remove_batch_force(it->second.get());
+            e.forces.erase(it);
+          },
+          py::arg("handle"), "Takes a force add_force added out of every later evaluation")
       .def("close", &PyEnsemble::close,
            "The final checkpoint and outputs, as the end of `mdsim run`; returns the summary. Also on deletion");
 }

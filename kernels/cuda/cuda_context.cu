@@ -423,15 +423,23 @@ class CudaContext final : public Context {
 
   // The evaluator's hook: every external force adds into one zeroed N x 3 double array (on the stream,
   // after the evaluation), which then goes into the fixed-point sums. Non-finite forces end the run at
-  // the next synchronisation like a blown-up step; a non-finite energy here, naming the force.
-  double run_external_forces(bool with_energy) {
+  // the next synchronisation like a blown-up step; a non-finite energy here, naming the force. A batch's forces
+  // take every replica's rows at once (ExternalForce::add_batch) and give an energy per replica.
+  std::vector<double> run_external_forces(bool with_energy) {
     external_forces_.zero(stream_);
     const StateArray positions = device_array(evaluator_.device_positions(), 4);
     const StateArray forces = device_array(external_forces_.data(), 3);
-    double energy = 0.0;
+    const Boxd* box = system_.box ? &evaluator_.box() : nullptr;
+    std::vector<double> energy(static_cast<std::size_t>(replicas_), 0.0), each(energy.size(), 0.0);
     for (const auto& external : externals_) {
-      const double e = external->add(positions, forces, system_.box ? &evaluator_.box() : nullptr, with_energy);
-      if (with_energy) energy += checked_external_energy(*external, e);
+      if (replicas_ == 1) {
+        each[0] = external->add(positions, forces, box, with_energy);
+      } else {
+        std::fill(each.begin(), each.end(), 0.0);
+        external->add_batch(positions, forces, replicas_, box, with_energy, each.data());
+      }
+      if (with_energy)
+        for (std::size_t r = 0; r < energy.size(); ++r) energy[r] += checked_external_energy(*external, each[r]);
     }
     evaluator_.add_external_forces(forces.data);
     return energy;
@@ -656,6 +664,7 @@ class CudaReplicaView final : public Context {
     seed_ = seed;
     batch().set_replica_seed(r_, seed);
   }
+  CudaContext& batch_context() const { return batch(); }
   std::vector<double> barostat_state() const override { return {}; }
   void set_barostat_state(const std::vector<double>& state) override {
     if (!state.empty()) throw InputError("a replica batch has no barostat, but the state to load has one");
@@ -725,6 +734,21 @@ std::vector<std::unique_ptr<Context>> make_cuda_replica_batch(const System& syst
     views.push_back(std::make_unique<CudaReplicaView>(batch, replica, settings[r], seed));
   }
   return views;
+}
+
+namespace {
+CudaContext& batch_of(Context& view) {
+  auto* v = dynamic_cast<CudaReplicaView*>(&view);
+  if (v == nullptr) throw RuntimeError("a force on a replica batch needs a replica of a batch (make_cuda_replica_batch)");
+  return v->batch_context();
+}
+}  // namespace
+
+void add_replica_batch_force(Context& view, std::shared_ptr<ExternalForce> force) {
+  batch_of(view).add_external_force(std::move(force));
+}
+void remove_replica_batch_force(Context& view, const ExternalForce* force) {
+  batch_of(view).remove_external_force(force);
 }
 
 std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsSettings& settings,

@@ -46,6 +46,12 @@ std::vector<std::unique_ptr<Context>> make_cuda_replica_batch(const System& syst
                                                               const std::vector<DynamicsSettings>& settings,
                                                               const CudaOptions& options);
 
+// A force on every replica of a batch at once (ExternalForce::add_batch), through any of the batch's views (a
+// replica's own add_external_force is refused); remove_replica_batch_force takes it out. RuntimeError when `view`
+// is not a replica of a batch.
+void add_replica_batch_force(Context& view, std::shared_ptr<ExternalForce> force);
+void remove_replica_batch_force(Context& view, const ExternalForce* force);
+
 // What steady-state steps (no rebuild, no re-sort, no barostat move) launch: `graphs` graph launches
 // for every `steps_per_graph` steps, holding `kernels` kernels a step, plus `separate_kernels` a step
 // launched on their own. Valid after the context has stepped (the graphs are captured then).

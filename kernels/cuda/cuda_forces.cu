@@ -210,11 +210,11 @@ class Evaluator {
     }
     // Outside the graph, after it on the same stream: the external forces add into the sums (then the sites'
     // forces are spread, which the evaluation left to this point).
-    external_energy_ = external_ ? external_(with_energy) : 0.0;
+    external_energies_ = external_ ? external_(with_energy) : std::vector<double>{};
     if (external_) launch_spread_sites();
   }
 
-  void set_external_hook(std::function<double(bool)> hook, std::string names) {
+  void set_external_hook(std::function<std::vector<double>(bool)> hook, std::string names) {
     external_ = std::move(hook);
     external_names_ = std::move(names);
     if (num_sites_ > 0) invalidate_graphs();  // whether the evaluation spreads the sites' forces depends on it
@@ -263,7 +263,7 @@ class Evaluator {
       t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + self_energy_ : 0.0;
       t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
       t.restraint = cuda::from_fixed(e[kSlotRestraint]);
-      t.external = r == 0 ? external_energy_ : 0.0;
+      t.external = static_cast<std::size_t>(r) < external_energies_.size() ? external_energies_[r] : 0.0;
       t.total = t.bonded_sum() + t.nonbonded + t.external + t.restraint;
     }
     return out;
@@ -727,8 +727,8 @@ class Evaluator {
                          with_energy ? energy_.data() + kSlotReciprocal : nullptr, stream, list_->sorted_atoms());
   }
 
-  std::function<double(bool)> external_;  // Context::add_external_force's forces, after each evaluation
-  double external_energy_ = 0.0;           // of the last evaluation (valid when it wanted the energy)
+  std::function<std::vector<double>(bool)> external_;  // Context::add_external_force's forces, after each evaluation
+  std::vector<double> external_energies_;  // per replica, of the last evaluation (valid when it wanted the energy)
   std::string external_names_;             // for messages
   System sys_;
   NonbondedPlan plan_;  // checks, PME parameters, dispersion coefficient, self energy, exclusion partners
@@ -849,7 +849,7 @@ void CudaForceEvaluator::set_position_restraints(const PositionRestraints& restr
 const Boxd& CudaForceEvaluator::box() const {
   return impl_->visit([](const auto& e) -> const Boxd& { return e.box(); });
 }
-void CudaForceEvaluator::set_external_hook(std::function<double(bool)> hook, std::string names) {
+void CudaForceEvaluator::set_external_hook(std::function<std::vector<double>(bool)> hook, std::string names) {
   impl_->visit([&](auto& e) { e.set_external_hook(hook, names); });
 }
 void CudaForceEvaluator::add_external_forces(const double* forces_kj_per_mol_nm) {

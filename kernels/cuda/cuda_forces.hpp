@@ -86,10 +86,11 @@ class CudaForceEvaluator {
   // Forces from outside (Context::add_external_force): `hook` is called at the end of every evaluation,
   // after the platform's work is enqueued on device_stream(), with whether the energy is wanted; it
   // enqueues its own work on that stream, adds its forces through add_external_forces() and returns its
-  // energy (kJ/mol; energies() reports it as EnergyTerms::external). An empty hook removes it.
+  // energy per replica (kJ/mol, one value for a single system; energies() reports it as EnergyTerms::external). An
+  // empty hook removes it.
   const Boxd& box() const;  // the box of the evaluations (a barostat trial's during one)
   // `names` says which forces the hook adds, for the message when the run blows up while they are active.
-  void set_external_hook(std::function<double(bool with_energy)> hook, std::string names);
+  void set_external_hook(std::function<std::vector<double>(bool with_energy)> hook, std::string names);
   // Adds N rows of x, y, z double forces (kJ/mol/nm, device memory) into the evaluation's sums, on the stream.
   void add_external_forces(const double* forces_kj_per_mol_nm);
 

@@ -146,4 +146,6 @@ class Ensemble:
     def velocities(self) -> StateArray: ...  # nm/ps
     @property
     def forces(self) -> StateArray: ...  # kJ/mol/nm
+    def add_force(self, callback: ForceCallback) -> int: ...  # returns K energies or None
+    def remove_force(self, handle: int) -> None: ...
     def close(self) -> dict: ...

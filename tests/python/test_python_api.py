@@ -352,6 +352,8 @@ try:
           f"Ensemble.step(25), state(): baths {list(st['bath_temperature_k'])}")
     check(not np.array_equal(ens.positions, x0) and ens.velocities.shape == (3, 22, 3) and ens.forces.shape == (3, 22, 3),
           "Ensemble positions moved; velocities and forces K x N x 3")
+    check("acts on a replica batch" in raises(lambda: ens.add_force(lambda x, f, box: None), mdsim.InputError),
+          "Ensemble.add_force needs a batch: refused on the CPU platform")
     ens.step(15)
     summary = ens.close()
     rounds = open(os.path.join(work, "ensemble", "exchange.csv")).read().splitlines()[1:]

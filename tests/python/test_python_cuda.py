@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 import mdsim
-from checks import bath_means, check, failures  # tests/python/checks.py
+from checks import bath_means, check, failures, raises  # tests/python/checks.py
 
 DATA = os.path.abspath(sys.argv[1])
 
@@ -206,6 +206,35 @@ with tempfile.TemporaryDirectory(prefix="mdsim_cuda_ensemble_") as work:
     worst = float(np.max(np.abs(f_batch - f_alone)) / np.max(np.abs(f_alone)))
     check(worst < 1e-5, f"replica 2's forces in the batch are a Simulation's at its positions: largest difference "
                         f"{worst:.1e} of the largest force")
+    # A force on the whole batch: atom 0 of replica r on a spring k_r = 100 (r + 1) kJ/mol/nm^2 to the origin, in CuPy
+    # on the engine's stream; the callback returns the K energies.
+    k_spring = cupy.asarray([100.0, 200.0, 300.0])
+
+    def springs(positions, forces, box):
+        with cupy.cuda.ExternalStream(positions.__cuda_array_interface__["stream"]):
+            x0 = cupy.asarray(positions)[:, 0, :]
+            f = cupy.asarray(forces)
+            f[:, 0, :] -= k_spring[:, None] * x0
+            return 0.5 * k_spring * (x0 * x0).sum(axis=1)
+
+    before = ens.state()["potential_energy_kj_per_mol"]
+    handle = ens.add_force(springs)
+    st = ens.state()
+    x0 = cupy.asnumpy(cupy.asarray(ens.positions)[:, 0, :])
+    expected = 0.5 * np.array([100.0, 200.0, 300.0]) * (x0 * x0).sum(axis=1)
+    check(np.allclose(st["external_energy_kj_per_mol"], expected, rtol=1e-12) and
+          np.allclose(st["potential_energy_kj_per_mol"] - before, expected, rtol=1e-9),
+          f"Ensemble.add_force: each replica's energy its own spring's ({st['external_energy_kj_per_mol']})")
+    f_with = cupy.asnumpy(cupy.asarray(ens.forces))
+    ens.remove_force(handle)
+    f_without = cupy.asnumpy(cupy.asarray(ens.forces))
+    check(np.allclose(f_with[:, 0, :] - f_without[:, 0, :], -np.array([100.0, 200.0, 300.0])[:, None] * x0, rtol=1e-6,
+                      atol=1e-6) and np.array_equal(f_with[:, 1:, :], f_without[:, 1:, :]),
+          "Ensemble.add_force's forces act on atom 0 of each replica alone; remove_force takes them out")
+    ens.add_force(lambda positions, forces, box: [1.0, 2.0])
+    err = raises(lambda: ens.state(), mdsim.SimulationError)
+    check("not the energies of the 3 replicas" in err, f"a callback returning 2 energies for 3 replicas: {err}")
+    ens.remove_force(2)
     ens.step(40)
     check(ens.close()["last_step"] == 100 and os.path.exists(os.path.join(work, "out", "replica_02", "state.csv")),
           "Ensemble.close() at step 100 with each replica's state log")
