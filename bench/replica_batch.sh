@@ -4,6 +4,8 @@
 # benchmark settings (amber99sb/TIP3P, PME 0.9 nm, HBonds, H 1.5 amu, LangevinMiddle 4 fs). Each replica writes a
 # state line every 1 ps and a frame every 10 ps; the ladder exchanges every 1 ps.
 #   SYSTEM=ala2_water COUNTS="8 32" TIME_PS=50 [BATCH_MODES="true false"] bench/replica_batch.sh
+# What the runner adds to the steps: TRAJECTORY_EVERY and STATE_EVERY (steps; 0: none; default 2500 and 250) and
+# EXCHANGE=none (independent copies instead of the ladder).
 # Needs build-device/mdsim. Summaries go to stdout, logs to $OUT/batch_*.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +18,17 @@ steps=$(python3 -c "print(int(round($time_ps / 0.004)))")
 base=$OUT/.bench_$system.yaml
 sed -e "s|pdb: ../tests/data/shared/systems/dhfr.pdb|pdb: $PWD/tests/data/shared/systems/$system.pdb|" \
     -e "s|^run: .*|run: {steps: $steps}|" -e '/^output:/,$d' configs/dhfr_benchmark.yaml > "$base"
+every() { [ "$1" = 0 ] && echo null || echo "{interval: $1}"; }
 output() {  # directory
-  printf 'output: {directory: %s, trajectory: {interval: 2500}, state: {interval: 250}, checkpoint: null, final_pdb: null, progress: false}\n' "$1"
+  printf 'output: {directory: %s, trajectory: %s, state: %s, checkpoint: null, final_pdb: null, progress: false}\n' \
+    "$1" "$(every "${TRAJECTORY_EVERY:-2500}")" "$(every "${STATE_EVERY:-250}")"
+}
+replicas() {  # count batch
+  if [ "${EXCHANGE:-temperature}" = none ]; then
+    echo "replicas: {exchange: none, count: $1, batch: $2}"
+  else
+    echo "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 400 K, count: $1}, exchange_interval: 1 ps, batch: $2}"
+  fi
 }
 summary() { grep -E "^(ran|stopped)|notice" "$1" | head -3; }
 { cat "$base"; output "$OUT/plain_$system"; } > "$OUT/plain.yaml"
@@ -27,10 +38,11 @@ grep -E "^ran|wall" "$OUT/batch_plain.txt"
 for count in ${COUNTS:-8 32}; do
   for batch in ${BATCH_MODES:-true false}; do
     cfg=$OUT/ladder_${count}_$batch.yaml
-    { sed 's/integrator: {type: langevin_middle, temperature: 300 K,/integrator: {type: langevin_middle,/' "$base"
-      echo "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 400 K, count: $count}, exchange_interval: 1 ps, batch: $batch}"
+    { if [ "${EXCHANGE:-temperature}" = none ]; then cat "$base"
+      else sed 's/integrator: {type: langevin_middle, temperature: 300 K,/integrator: {type: langevin_middle,/' "$base"; fi
+      replicas "$count" "$batch"
       output "$OUT/ladder_${system}_${count}_$batch"; } > "$cfg"
-    echo "## $system: $count-replica ladder 300-400 K, $time_ps ps each, one process, batch: $batch"
+    echo "## $system: $count replicas (exchange ${EXCHANGE:-temperature}), $time_ps ps each, one process, batch: $batch, frames every ${TRAJECTORY_EVERY:-2500} steps, state lines every ${STATE_EVERY:-250}"
     /usr/bin/time -f "wall %e s" $MDSIM run "$cfg" > "$OUT/batch_${count}_$batch.txt" 2>&1; echo "rc=$?"
     summary "$OUT/batch_${count}_$batch.txt"; grep wall "$OUT/batch_${count}_$batch.txt"
   done
