@@ -5,7 +5,8 @@
 # state line every 1 ps and a frame every 10 ps; the ladder exchanges every 1 ps.
 #   SYSTEM=ala2_water COUNTS="8 32" TIME_PS=50 [BATCH_MODES="true false"] bench/replica_batch.sh
 # What the runner adds to the steps: TRAJECTORY_EVERY and STATE_EVERY (steps; 0: none; default 2500 and 250) and
-# EXCHANGE=none (independent copies instead of the ladder).
+# EXCHANGE=none (independent copies instead of the ladder), EXCHANGE_PS (the ladder's exchange interval, default 1) and
+# TMAX (its highest temperature, default 400 K).
 # Needs build-device/mdsim. Summaries go to stdout, logs to $OUT/batch_*.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ replicas() {  # count batch
   if [ "${EXCHANGE:-temperature}" = none ]; then
     echo "replicas: {exchange: none, count: $1, batch: $2}"
   else
-    echo "replicas: {exchange: temperature, temperatures: {min: 300 K, max: 400 K, count: $1}, exchange_interval: 1 ps, batch: $2}"
+    echo "replicas: {exchange: temperature, temperatures: {min: 300 K, max: ${TMAX:-400} K, count: $1}, exchange_interval: ${EXCHANGE_PS:-1} ps, batch: $2}"
   fi
 }
 summary() { grep -E "^(ran|stopped)|notice" "$1" | head -3; }
@@ -42,7 +43,7 @@ for count in ${COUNTS:-8 32}; do
       else sed 's/integrator: {type: langevin_middle, temperature: 300 K,/integrator: {type: langevin_middle,/' "$base"; fi
       replicas "$count" "$batch"
       output "$OUT/ladder_${system}_${count}_$batch"; } > "$cfg"
-    echo "## $system: $count replicas (exchange ${EXCHANGE:-temperature}), $time_ps ps each, one process, batch: $batch, frames every ${TRAJECTORY_EVERY:-2500} steps, state lines every ${STATE_EVERY:-250}"
+    echo "## $system: $count replicas (exchange ${EXCHANGE:-temperature}, every ${EXCHANGE_PS:-1} ps, 300-${TMAX:-400} K), $time_ps ps each, one process, batch: $batch, frames every ${TRAJECTORY_EVERY:-2500} steps, state lines every ${STATE_EVERY:-250}"
     /usr/bin/time -f "wall %e s" $MDSIM run "$cfg" > "$OUT/batch_${count}_$batch.txt" 2>&1; echo "rc=$?"
     summary "$OUT/batch_${count}_$batch.txt"; grep wall "$OUT/batch_${count}_$batch.txt"
   done
