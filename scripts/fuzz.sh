@@ -114,20 +114,28 @@ for t in "${targets[@]}"; do
   fi
 done
 
-# 2. Bounded fuzzing, one target at a time. build-fuzz/corpus/<target> keeps what earlier runs found.
-for t in "${targets[@]}"; do
+# 2. Bounded fuzzing, as many targets at once as there are cores (each target on a core of its own for SECONDS).
+# build-fuzz/corpus/<target> keeps what earlier runs found.
+fuzz_one() {  # target: its line on stdout, or its failure on stderr and status 1
+  local t=$1 log="build-fuzz/logs/$1.log"
+  local dict=()
   mkdir -p "build-fuzz/corpus/$t"
-  dict=()
   if [ -f "fuzz/$t.dict" ]; then dict=(-dict="fuzz/$t.dict"); fi
-  log="build-fuzz/logs/$t.log"
   if build-fuzz/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$t")" \
       "${dict[@]}" -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" \
       "build-fuzz/corpus/$t" "$seeds/$t" >"$log" 2>&1; then
     echo "fuzz: $t: $(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$log" | tail -n 1 | sed -E 's/ +/ /g')"
   else
-    echo "fuzz: $t: FAILED; the input is in build-fuzz/artifacts/ ($log):" >&2
-    grep -E 'ERROR|SUMMARY|runtime error|Test unit written|terminate|what\(\)' "$log" | head -n 20 >&2 || true
-    status=1
+    { echo "fuzz: $t: FAILED; the input is in build-fuzz/artifacts/ ($log):"
+      grep -E 'ERROR|SUMMARY|runtime error|Test unit written|terminate|what\(\)' "$log" | head -n 20 || true; } >&2
+    return 1
   fi
+}
+pids=()
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do sleep 1; done
+  fuzz_one "$t" &
+  pids+=($!)
 done
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 exit $status
