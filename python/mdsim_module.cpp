@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -379,38 +380,62 @@ py::object borrowed(const StateArray& a, StateField field, const std::shared_ptr
   return host_array(a, py::capsule(a.data, [](void*) {}));  // a base that frees nothing
 }
 
+// What the Python forces share: the callback (released under the GIL), the context that owns the force, and the
+// label messages name it by.
+class PyCallbackForce : public ExternalForce {
+ public:
+  PyCallbackForce(py::object callback, const std::string& what, int index, Context* context)
+      : callback_(std::move(callback)), context_(context) {
+    label_ = "the force added by " + what + " #" + std::to_string(index);
+    if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
+  }
+  ~PyCallbackForce() override {
+    py::gil_scoped_acquire gil;
+    callback_ = py::object();
+  }
+  std::string name() const override { return label_; }
+
+ protected:
+  // callback(positions, forces, box) with the arrays `arrays(valid)` makes (a pair); `valid` is cleared however the
+  // call ends, so arrays kept past it refuse to be used. Call with the GIL held.
+  template <typename Arrays>
+  py::object call(const Boxd* box, Arrays&& arrays) {
+    const auto valid = std::make_shared<bool>(true);
+    struct Expire {
+      std::shared_ptr<bool> flag;
+      ~Expire() { *flag = false; }
+    } expire{valid};
+    const py::object box_nm = box != nullptr ? py::object(python::box_array(*box)) : py::none();
+    const auto [positions, forces] = arrays(valid);
+    return callback_(positions, forces, box_nm);
+  }
+  // A device value is read on its library's current stream, which is usually the legacy default stream: that
+  // stream waits for the callback's work on the engine's stream first.
+  void order_legacy_stream() { context_->order_stream_after_context(reinterpret_cast<void*>(std::intptr_t{1})); }
+
+  py::object callback_;
+  Context* context_;  // owns this force
+  std::string label_;
+};
+
 // sim.add_force(callback): callback(positions, forces, box) inside every force evaluation. It adds its
 // forces (kJ/mol/nm) into `forces` and returns its energy (kJ/mol): a number, a 0-d array, or None. The
 // return value is converted only when the engine wants the energy, so a device scalar costs no
 // synchronisation during steps.
-class PyExternalForce final : public ExternalForce {
+class PyExternalForce final : public PyCallbackForce {
  public:
   PyExternalForce(py::object callback, int index, Context* context)
-      : callback_(std::move(callback)), context_(context) {
-    label_ = "the force added by add_force #" + std::to_string(index);
-    if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
-  }
-  ~PyExternalForce() override {
-    py::gil_scoped_acquire gil;
-    callback_ = py::object();
-  }
+      : PyCallbackForce(std::move(callback), "add_force", index, context) {}
   double add(const StateArray& positions, const StateArray& forces, const Boxd* box, bool energy_wanted) override {
     py::gil_scoped_acquire gil;
-    const py::object box_nm = box != nullptr ? py::object(python::box_array(*box)) : py::none();
-    const auto valid = std::make_shared<bool>(true);
-    struct Expire {  // however the call ends
-      std::shared_ptr<bool> flag;
-      ~Expire() { *flag = false; }
-    } expire{valid};
-    const py::object result = callback_(borrowed(positions, StateField::Positions, valid),
-                                        borrowed(forces, StateField::Forces, valid), box_nm);
+    const py::object result = call(box, [&](const std::shared_ptr<bool>& valid) {
+      return std::pair{borrowed(positions, StateField::Positions, valid), borrowed(forces, StateField::Forces, valid)};
+    });
     if (!energy_wanted) return 0.0;
     last_energy = 0.0;
     if (result.is_none()) return 0.0;
-    // A device scalar is read on its library's current stream, which is usually the legacy default stream:
-    // that stream waits for the callback's work on the engine's stream first.
     if (forces.on_device && !py::isinstance<py::float_>(result) && !py::isinstance<py::int_>(result))
-      context_->order_stream_after_context(reinterpret_cast<void*>(std::intptr_t{1}));  // cudaStreamLegacy
+      order_legacy_stream();
     try {
       last_energy = py::cast<double>(result.attr("__float__")());
       return last_energy;
@@ -419,75 +444,55 @@ class PyExternalForce final : public ExternalForce {
                          ", not an energy: return a number (kJ/mol), a 0-d array or None");
     }
   }
-  std::string name() const override { return label_; }
   double last_energy = 0.0;  // kJ/mol, of the last evaluation that wanted the energy
-
- private:
-  py::object callback_;
-  Context* context_;  // owns this force
-  std::string label_;
 };
+
+// The K values a batch force returned (a sequence, a numpy / CuPy / PyTorch array) as float64, on the host; an
+// empty array when it is not such a thing.
+py::array_t<double> host_values(const py::object& result) {
+  py::object host = result;
+  if (py::hasattr(result, "get") && py::hasattr(result, "__cuda_array_interface__")) host = result.attr("get")();
+  else if (py::hasattr(result, "detach") && py::hasattr(result, "cpu")) host = result.attr("detach")().attr("cpu")();
+  try {
+    return py::module_::import("numpy").attr("asarray")(host, "float64").attr("reshape")(-1).cast<py::array_t<double>>();
+  } catch (const py::error_already_set&) {
+    return py::array_t<double>();
+  }
+}
 
 // ens.add_force(callback): callback(positions, forces, box) inside every force evaluation of a replica batch, with K x
 // N x 3 arrays of all the replicas (valid during the call); it adds its forces and returns the K replicas' energies
 // (kJ/mol: a sequence, a numpy / CuPy / PyTorch array of K values) or None. Converted only when the energy is wanted.
-class PyBatchForce final : public ExternalForce {
+class PyBatchForce final : public PyCallbackForce {
  public:
   PyBatchForce(py::object callback, int index, Context* context)
-      : callback_(std::move(callback)), context_(context) {
-    label_ = "the force added by Ensemble.add_force #" + std::to_string(index);
-    if (py::hasattr(callback_, "__name__")) label_ += " (" + std::string(py::str(callback_.attr("__name__"))) + ")";
-  }
-  ~PyBatchForce() override {
-    py::gil_scoped_acquire gil;
-    callback_ = py::object();
-  }
+      : PyCallbackForce(std::move(callback), "Ensemble.add_force", index, context) {}
   double add(const StateArray&, const StateArray&, const Boxd*, bool) override {
     throw RuntimeError(label_ + " acts on a replica batch only");
   }
   void add_batch(const StateArray& positions, const StateArray& forces, int replicas, const Boxd* box,
                  bool energy_wanted, double* energies) override {
     py::gil_scoped_acquire gil;
-    const auto valid = std::make_shared<bool>(true);
-    struct Expire {  // however the call ends
-      std::shared_ptr<bool> flag;
-      ~Expire() { *flag = false; }
-    } expire{valid};
     const auto k = static_cast<std::size_t>(replicas);
-    const auto batch_array = [&](const StateArray& a, StateField field) {
-      StateArray rows = a;
-      rows.rows = a.rows / k;
-      DeviceArray d{py::none(), nullptr, rows, field, valid};
-      d.replicas = k;
-      return py::cast(d);
-    };
-    const py::object box_nm = box != nullptr ? py::object(python::box_array(*box)) : py::none();
-    const py::object result = callback_(batch_array(positions, StateField::Positions),
-                                        batch_array(forces, StateField::Forces), box_nm);
+    const py::object result = call(box, [&](const std::shared_ptr<bool>& valid) {
+      const auto batch_array = [&](const StateArray& a, StateField field) {
+        StateArray rows = a;
+        rows.rows = a.rows / k;
+        DeviceArray d{py::none(), nullptr, rows, field, valid};
+        d.replicas = k;
+        return py::cast(d);
+      };
+      return std::pair{batch_array(positions, StateField::Positions), batch_array(forces, StateField::Forces)};
+    });
     if (!energy_wanted || result.is_none()) return;
-    context_->order_stream_after_context(reinterpret_cast<void*>(std::intptr_t{1}));  // cudaStreamLegacy
-    const py::module_ np = py::module_::import("numpy");
-    py::object host = result;
-    if (py::hasattr(result, "get") && py::hasattr(result, "__cuda_array_interface__")) host = result.attr("get")();
-    else if (py::hasattr(result, "detach") && py::hasattr(result, "cpu")) host = result.attr("detach")().attr("cpu")();
-    py::array_t<double> values;
-    try {
-      values = np.attr("asarray")(host, "float64").attr("reshape")(-1).cast<py::array_t<double>>();
-    } catch (const py::error_already_set&) {
-      values = py::array_t<double>();
-    }
+    order_legacy_stream();
+    const py::array_t<double> values = host_values(result);
     if (values.size() != static_cast<py::ssize_t>(k))
       throw RuntimeError(fmt::format("{} returned {}, not the energies of the {} replicas: return {} numbers (kJ/mol) "
                                      "or None",
                                      label_, std::string(py::repr(result)), k, k));
     for (std::size_t r = 0; r < k; ++r) energies[r] = values.at(static_cast<py::ssize_t>(r));
   }
-  std::string name() const override { return label_; }
-
- private:
-  py::object callback_;
-  Context* context_;
-  std::string label_;
 };
 
 // Array of N×3 float64 values for a setter, with a ValueError naming what was expected.
