@@ -95,16 +95,22 @@ void apply_overrides(RunConfig& config, const Overrides& o) {
 
 class PyExternalForce;
 
+// The request of a simulation or ensemble made from Python: quiet=True prints no notices, minimisation line or
+// progress; Ctrl-C during run() or step() stops at the next restart point, outputs whole.
+RunRequest python_request(std::string config_text, bool quiet) {
+  RunRequest request;
+  request.config_text = std::move(config_text);
+  request.quiet = quiet;
+  request.platform_notice = !quiet;
+  request.stop = &StopSignals::requested();
+  return request;
+}
+
 // A Simulation and the views it has handed out.
 class PySimulation {
  public:
   PySimulation(RunConfig config, std::string config_text, bool quiet) {
-    RunRequest request;
-    request.config_text = std::move(config_text);
-    request.quiet = quiet;
-    request.platform_notice = !quiet;
-    request.stop = &StopSignals::requested();  // Ctrl-C during run(): stops at the next restart point, outputs whole
-    sim_ = std::make_unique<Simulation>(std::move(config), std::move(request));
+    sim_ = std::make_unique<Simulation>(std::move(config), python_request(std::move(config_text), quiet));
   }
 
   static std::shared_ptr<PySimulation> from_file(const std::string& path, const Overrides& o) {
@@ -1010,12 +1016,7 @@ void bind_simulation(py::module_& m) {
 class PyEnsemble {
  public:
   PyEnsemble(RunConfig config, std::string config_text, bool quiet) {
-    RunRequest request;
-    request.config_text = std::move(config_text);
-    request.quiet = quiet;
-    request.platform_notice = !quiet;
-    request.stop = &StopSignals::requested();
-    ensemble_ = std::make_unique<Ensemble>(std::move(config), std::move(request), comm_);
+    ensemble_ = std::make_unique<Ensemble>(std::move(config), python_request(std::move(config_text), quiet), comm_);
   }
   ~PyEnsemble() {
     try {
