@@ -573,6 +573,11 @@ void Ensemble::add_batch_force(std::shared_ptr<ExternalForce> force) {
 void Ensemble::remove_batch_force(const ExternalForce* force) { mdsim::remove_batch_force(replica(0).context(), force); }
 
 bool Ensemble::run_to(std::int64_t step) {
+  if (step > config_.run.steps)
+    throw_config_error(config_, "run",
+                       fmt::format("the ensemble ends at run.steps = {}: step {} is past it (its replicas' outputs and "
+                                   "exchanges are planned to that end); give a longer run",
+                                   config_.run.steps, step));
   const auto start = std::chrono::steady_clock::now();
   const bool whole = run_->advance(step, nullptr);
   run_->summary.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -113,7 +113,8 @@ class Ensemble {
   // potentials, and so the exchanges, include its energies); InputError when the replicas are not one batch.
   void add_batch_force(std::shared_ptr<ExternalForce> force);
   void remove_batch_force(const ExternalForce* force);
-  // Steps to `step` (not before the current step); false when a stop request ended it early.
+  // Steps to `step` (not before the current step; InputError past run.steps); false when a stop request ended it
+  // early.
   bool run_to(std::int64_t step);
   // The final checkpoint and outputs (stopped_early: no final structures); then the summary. Once.
   EnsembleSummary finish(bool stopped_early = false);

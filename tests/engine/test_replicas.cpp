@@ -451,6 +451,7 @@ TEST_CASE("replicas: an Ensemble stepped in parts ends where run_ensemble ends")
     CHECK(parts.current_step() == step);
     CHECK(parts.replica(2).context().state(StateRequest{}).step == step);
   }
+  CHECK(has(message_of([&] { parts.run_to(401); }), {"the ensemble ends at run.steps = 400: step 401 is past it"}));
   const EnsembleSummary s = parts.finish();
   CHECK(s.last_step == 400);
   CHECK(mdsim_test::read_text((dir / "parts" / "exchange.csv").string()) ==

@@ -354,6 +354,8 @@ try:
           "Ensemble positions moved; velocities and forces K x N x 3")
     check("acts on a replica batch" in raises(lambda: ens.add_force(lambda x, f, box: None), mdsim.InputError),
           "Ensemble.add_force needs a batch: refused on the CPU platform")
+    check("step 41 is past it" in raises(lambda: ens.step(16), mdsim.InputError),
+          "Ensemble.step past the config's run.steps is refused")
     ens.step(15)
     summary = ens.close()
     rounds = open(os.path.join(work, "ensemble", "exchange.csv")).read().splitlines()[1:]
