@@ -273,6 +273,9 @@ struct DeviceArray {
   StateField field;
   std::shared_ptr<bool> valid = std::make_shared<bool>(true);  // false once a callback's call has returned
   std::size_t replicas = 0;  // > 0: a replica batch's array, (replicas, rows, 3), replica r's rows after r - 1's
+  // Why, once not valid.
+  const char* gone = "was handed to a force callback and is gone now that the call returned; copy what you need during "
+                     "the call";
 
   // (rows, 3), or (replicas, rows, 3); strides in doubles.
   std::vector<std::int64_t> shape() const {
@@ -287,9 +290,7 @@ struct DeviceArray {
 
   void check_valid() const {
     if (!*valid)
-      throw py::value_error(std::string("this ") + field_name(field) +
-                            " array was handed to a force callback and is gone now that the call returned; copy "
-                            "what you need during the call");
+      throw py::value_error(std::string("this ") + field_name(field) + " array " + gone);
   }
 
   py::dict interface() const {
@@ -1049,10 +1050,12 @@ class PyEnsemble {
     summary["ns_per_day_total"] = s.ns_per_day_total;
     summary["platform"] = s.platform;
     summary["outputs"] = s.outputs;
+    *arrays_valid = false;  // the batch's memory goes with it
     ensemble_.reset();
     return summary;
   }
   bool positions_out = false, velocities_out = false;
+  std::shared_ptr<bool> arrays_valid = std::make_shared<bool>(true);  // the DeviceArrays handed out, until close()
   std::map<int, std::shared_ptr<PyBatchForce>> forces;  // Ensemble.add_force's, by handle
   int forces_added = 0;
 
@@ -1068,8 +1071,9 @@ py::object ensemble_array(const std::shared_ptr<PyEnsemble>& e, StateField field
   e->take_view_writes();
   if (ens.batched()) {
     Context& first = ens.replica(0).context();
-    DeviceArray a{py::cast(e), &first, first.state_array(field), field};
+    DeviceArray a{py::cast(e), &first, first.state_array(field), field, e->arrays_valid};
     a.replicas = static_cast<std::size_t>(ens.replicas());
+    a.gone = "belonged to an Ensemble that is closed now (its memory went with it)";
     if (field == StateField::Positions) e->positions_out = true;
     if (field == StateField::Velocities) e->velocities_out = true;
     return py::cast(a);

@@ -238,6 +238,8 @@ with tempfile.TemporaryDirectory(prefix="mdsim_cuda_ensemble_") as work:
     ens.step(40)
     check(ens.close()["last_step"] == 100 and os.path.exists(os.path.join(work, "out", "replica_02", "state.csv")),
           "Ensemble.close() at step 100 with each replica's state log")
+    check("belonged to an Ensemble that is closed now" in raises(lambda: xv.__cuda_array_interface__, ValueError),
+          "a DeviceArray of a closed Ensemble refuses to be used")
 
 print(f"test_python_cuda: {len(failures)} failed" if failures else "test_python_cuda: all passed")
 sys.exit(1 if failures else 0)
