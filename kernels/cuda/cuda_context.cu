@@ -389,7 +389,7 @@ class CudaContext final : public Context {
  private:
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
 
-  // A batch: same integrator, no barostat, no forces from outside (checked where they are added).
+  // A batch: same integrator, no barostat; forces from outside act on the whole batch (ExternalForce::add_batch).
   static void check_batch_settings(const DynamicsSettings& settings, const CudaOptions& options) {
     if (options.replicas < 1) throw RuntimeError("CUDA platform: a replica batch needs at least one replica");
     if (options.replicas > 1 && settings.barostat)
@@ -635,8 +635,8 @@ class CudaReplicaView final : public Context {
   void state_written(StateField field) override { batch().state_written(field); }
   void order_stream_after_context(void* stream) override { batch().order_stream_after_context(stream); }
   void add_external_force(std::shared_ptr<ExternalForce>) override {
-    throw InputError("forces added from outside (add_force) do not act in a replica batch; run the replicas one by "
-                     "one for them");
+    throw InputError("a force added from outside to one replica does not act in a replica batch: add it to the whole "
+                     "batch (Python: Ensemble.add_force), or run the replicas one by one");
   }
   void remove_external_force(const ExternalForce* force) override {
     std::vector<std::shared_ptr<ExternalForce>> none;

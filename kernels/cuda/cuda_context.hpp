@@ -35,7 +35,8 @@ std::unique_ptr<Context> make_cuda_context(const System& system, const DynamicsS
 
 // K replicas of `system` stepped together in one batch (CudaOptions::replicas; K = settings.size()): one Context per
 // replica, each with its own settings' temperature and seed (the integrator, friction, time step, constraint
-// tolerance and centre-of-mass removal the same for all; no barostat; no forces from outside). The replicas
+// tolerance and centre-of-mass removal the same for all; no barostat; forces from outside only on the whole batch:
+// add_replica_batch_force). The replicas
 // advance together: a replica's step(n) brings the whole batch to its step + n, or does nothing when another's
 // call already did, so a caller steps every replica to the same step before reading any (state() refuses
 // otherwise). In mixed precision a replica follows the trajectory of the same replica run alone (same seed, same
