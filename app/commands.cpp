@@ -13,6 +13,7 @@
 #include "engine/evaluator.hpp"
 #include "engine/model.hpp"
 #include "engine/platform.hpp"
+#include "engine/replica_starts.hpp"
 #include "engine/replicas.hpp"
 #include "engine/simulation.hpp"
 #include "engine/stop_signals.hpp"
@@ -135,6 +136,22 @@ std::string other_bonded_counts(const System& s) {
 
 }  // namespace
 
+namespace {
+
+// replicas.coordinates, every start read and checked as a run reads it (engine/replica_starts).
+void print_replica_starts(const RunConfig& cfg, const Model& model) {
+  if (!cfg.replicas || cfg.replicas->coordinates.empty()) return;
+  std::vector<CoordinateFile> starts;
+  for (int k = 0; k < cfg.replicas->count; ++k) starts.push_back(replica_start(cfg, model, k));
+  const bool periodic = is_periodic(model.system.nonbonded.method);
+  fmt::print("  replica starts: {} from {}{}\n", starts.size(),
+             cfg.replicas->coordinates.size() == 1 ? "the frames of " + cfg.replicas->coordinates.front()
+                                                   : std::string("a coordinate file each"),
+             periodic && !shared_box(starts) ? "; their boxes differ, so on CUDA they run one by one" : "");
+}
+
+}  // namespace
+
 int command_check(const std::string& config_path) {
   const RunConfig cfg = load_config(config_path);
   check_output_paths(cfg);
@@ -171,6 +188,7 @@ int command_check(const std::string& config_path) {
   if (!setup.trajectory_atoms.empty() && static_cast<int>(setup.trajectory_atoms.size()) != s.num_particles())
     fmt::print("  trajectory:     {} of {} atoms ({})\n", setup.trajectory_atoms.size(), s.num_particles(),
                cfg.output.trajectory.atoms);
+  print_replica_starts(cfg, model);
   fmt::print("config OK\n");
   return 0;
 }

@@ -92,6 +92,25 @@ TEST_CASE("check accepts the bundled example and rejects bad configs with exit 2
   fs::remove_all(dir);
 }
 
+TEST_CASE("check reads every replica's own start (replicas.coordinates)") {
+  const fs::path dir = scratch("check_starts");
+  const std::string systems = std::string(MDSIM_SOURCE_DIR) + "/tests/data/shared/systems/";
+  const auto config = [&](const std::string& second) {
+    std::ofstream(dir / "starts.yaml") << "system: {pdb: " << systems << "ala2_vacuum.pdb, nonbonded_method: no_cutoff}\n"
+                                       << "platform: cpu\nreplicas: {exchange: none, count: 2, coordinates: [" << systems
+                                       << "ala2_vacuum.pdb, " << second << "]}\n";
+    return run("check " + (dir / "starts.yaml").string());
+  };
+  const Result ok = config(systems + "ala2_vacuum.pdb");
+  CHECK(ok.code == 0);
+  CHECK(contains(ok.out, "replica starts: 2 from a coordinate file each"));
+  const Result bad = config(systems + "ala2_water.pdb");
+  CHECK(bad.code == 2);
+  CHECK(contains(bad.out, "starts.yaml:3:"));
+  CHECK(contains(bad.out, "replica 1: " + systems + "ala2_water.pdb has 2269 atoms, but the system has 22"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("input errors in run and energy exit 2 and create no output") {
   const fs::path dir = scratch("run");
   {
