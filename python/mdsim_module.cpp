@@ -1154,6 +1154,17 @@ void bind_ensemble(py::module_& m) {
            py::arg("quiet") = false,
            "The ensemble `mdsim run CONFIG` would run: its replicas made (minimised on a fresh start when the config "
            "says so) and their outputs opened; platform=, seed=, quiet= as for Simulation()")
+      .def_static(
+          "from_yaml",
+          [](const std::string& text, const std::string& base_dir, const py::object& platform, const py::object& seed,
+             bool quiet, const std::string& source) {
+            RunConfig c = parse_config(text, source, base_dir);
+            apply_overrides(c, Overrides{platform, seed, quiet});
+            return std::make_shared<PyEnsemble>(std::move(c), text, quiet);
+          },
+          py::arg("text"), py::arg("base_dir") = ".", py::kw_only(), py::arg("platform") = py::none(),
+          py::arg("seed") = py::none(), py::arg("quiet") = false, py::arg("_source") = "<yaml>",
+          "An ensemble from config text (YAML) with `replicas:`; relative paths resolve against base_dir")
       .def_property_readonly("count", &PyEnsemble::count, "K, the number of replicas")
       .def_property_readonly("batched", [](PyEnsemble& e) { return e.ensemble().batched(); },
                              "True when the replicas are one batch on the GPU (their arrays views of its memory)")

@@ -67,20 +67,31 @@ def _json_value(value):
                     "bool, None, lists and dicts")
 
 
+def _config_text(config, cls):
+    """A config dict as text the YAML reader takes (JSON is YAML: the dict goes through the reader, its checks and
+    messages, which name the key)."""
+    if not isinstance(config, dict):
+        raise TypeError(f"from_config(config): config must be a dict of the YAML config's keys, got "
+                        f"{type(config).__name__}; {cls}(path) takes a file, from_yaml(text) text")
+    return json.dumps(config, indent=1, default=_json_value, allow_nan=False)
+
+
 def _from_config(config, base_dir=".", *, platform=None, seed=None, quiet=False):
     """A simulation from a config given as a dict: the same keys, values and unit strings as the YAML config
     (``{"system": {"pdb": "x.pdb"}, "integrator": {"timestep": "2 fs"}, ...}``). Relative paths resolve against
     base_dir. platform ("cpu" | "cuda" | "auto") and seed (int >= 1) override the config's, as for Simulation()."""
-    if not isinstance(config, dict):
-        raise TypeError(f"from_config(config): config must be a dict of the YAML config's keys, got "
-                        f"{type(config).__name__}; Simulation(path) takes a file, from_yaml(text) text")
-    # JSON is YAML: the dict goes through the YAML reader, its checks and messages (which name the key).
-    text = json.dumps(config, indent=1, default=_json_value, allow_nan=False)
-    return Simulation.from_yaml(text, os.fspath(base_dir), platform=platform, seed=seed, quiet=quiet,
-                                _source="<config>")
+    return Simulation.from_yaml(_config_text(config, "Simulation"), os.fspath(base_dir), platform=platform, seed=seed,
+                                quiet=quiet, _source="<config>")
+
+
+def _ensemble_from_config(config, base_dir=".", *, platform=None, seed=None, quiet=False):
+    """An ensemble from a config dict with a "replicas" key, as Simulation.from_config takes one."""
+    return Ensemble.from_yaml(_config_text(config, "Ensemble"), os.fspath(base_dir), platform=platform, seed=seed,
+                              quiet=quiet, _source="<config>")
 
 
 Simulation.from_config = staticmethod(_from_config)
+Ensemble.from_config = staticmethod(_ensemble_from_config)
 
 
 def _from_openmm(system, topology, positions, integrator=None, *, platform=None, seed=None, quiet=False,

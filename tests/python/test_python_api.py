@@ -362,6 +362,16 @@ try:
     check(summary["last_step"] == 40 and len({r.split(",")[2] for r in rounds}) == 4,
           f"Ensemble.close(): step {summary['last_step']}, {len({r.split(',')[2] for r in rounds})} exchange rounds")
     check("closed" in str(raises(lambda: ens.step(1), mdsim.InputError)), "a closed Ensemble refuses step()")
+    copies = mdsim.Ensemble.from_config({
+        "system": {"pdb": f"{DATA}/systems/ala2_vacuum.pdb", "nonbonded_method": "no_cutoff"}, "platform": "cpu",
+        "replicas": {"exchange": "none", "count": 2}, "run": {"steps": 10},
+        "output": {"directory": os.path.join(work, "copies"), "progress": False}}, quiet=True)
+    copies.step(10)
+    check(copies.count == 2 and copies.close()["last_step"] == 10 and
+          os.path.isdir(os.path.join(work, "copies", "replica_01")),
+          "Ensemble.from_config(dict): 2 copies, 10 steps, their folders")
+    check("must be a dict" in raises(lambda: mdsim.Ensemble.from_config("x.yaml"), TypeError),
+          "Ensemble.from_config refuses what is not a dict")
     plain = os.path.join(work, "plain.yaml")
     with open(plain, "w") as f:
         f.write(vac_yaml)
