@@ -95,6 +95,31 @@ void apply_overrides(RunConfig& config, const Overrides& o) {
 
 class PyExternalForce;
 
+// The Python forces a simulation or ensemble added, by handle (what add_force returns; remove_force takes one out).
+template <typename Force>
+struct PyForces {
+  std::map<int, std::shared_ptr<Force>> by_handle;
+  int added = 0;
+
+  // The next handle, once `callback` is known to be callable (`returns`: what it returns, for the message).
+  int next_handle(const py::object& callback, const char* returns) {
+    if (!PyCallable_Check(callback.ptr()))
+      throw py::type_error(fmt::format("add_force: expected a callable f(positions, forces, box) -> {}", returns));
+    return ++added;
+  }
+  // The force of `handle`, taken out (ValueError when there is none).
+  std::shared_ptr<Force> take(int handle) {
+    const auto it = by_handle.find(handle);
+    if (it == by_handle.end())
+      throw py::value_error(fmt::format("remove_force: no force with handle {} (add_force returned the handles; a "
+                                        "removed force is gone)",
+                                        handle));
+    std::shared_ptr<Force> force = std::move(it->second);
+    by_handle.erase(it);
+    return force;
+  }
+};
+
 // The request of a simulation or ensemble made from Python: quiet=True prints no notices, minimisation line or
 // progress; Ctrl-C during run() or step() stops at the next restart point, outputs whole.
 RunRequest python_request(std::string config_text, bool quiet) {
@@ -139,9 +164,8 @@ class PySimulation {
     take_view_writes();
     return sim_->context();
   }
-  int add_force_count() { return ++forces_added_; }
-  // The forces add_force added, by handle (remove_force takes them out; state() reports each one's energy).
-  std::map<int, std::shared_ptr<PyExternalForce>> forces;
+  // The forces add_force added (state() reports each one's energy).
+  PyForces<PyExternalForce> forces;
   py::object reporters = py::none();  // the Python package's reporter list (python/mdsim/reporters.py)
   // Set while step(), run() or minimize() runs: a force callback that calls back into the simulation is refused.
   bool busy = false;
@@ -163,7 +187,6 @@ class PySimulation {
  private:
   std::unique_ptr<Simulation> sim_;
   bool positions_out_ = false, velocities_out_ = false, any_view_out_ = false;
-  int forces_added_ = 0;
 };
 
 // A force callback that calls back into the simulation gets an error, not a recursion.
@@ -555,7 +578,7 @@ py::dict state_of(PySimulation& s) {
   d["temperature_k"] = st.temperature_k;
   py::dict energies = energies_dict(st.potential);
   py::dict each;  // the add_force forces' own energies, by handle
-  for (const auto& [handle, force] : s.forces) each[py::int_(handle)] = force->last_energy;
+  for (const auto& [handle, force] : s.forces.by_handle) each[py::int_(handle)] = force->last_energy;
   energies["forces"] = each;
   d["energies_kj_per_mol"] = energies;
   if (st.has_box) {
@@ -910,15 +933,12 @@ void bind_simulation_extensions(SimulationClass& cls) {
   cls.def(
          "add_force",
          [](PySimulation& s, py::object callback) {
-           if (!PyCallable_Check(callback.ptr()))
-             throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energy or None");
            check_not_busy(s, "add_force()");
-           const int index = s.add_force_count();
-           Context& context = s.sim().context();
-           auto force = std::make_shared<PyExternalForce>(std::move(callback), index, &context);
+           const int handle = s.forces.next_handle(callback, "energy or None");
+           auto force = std::make_shared<PyExternalForce>(std::move(callback), handle, &s.sim().context());
            s.sim().add_external_force(force);
-           s.forces[index] = std::move(force);
-           return index;
+           s.forces.by_handle[handle] = std::move(force);
+           return handle;
          },
          py::arg("callback"),
          "callback(positions, forces, box) is called inside every force evaluation: it adds its forces (kJ/mol/nm) "
@@ -928,13 +948,7 @@ void bind_simulation_extensions(SimulationClass& cls) {
           "remove_force",
           [](PySimulation& s, int handle) {
             check_not_busy(s, "remove_force()");
-            const auto it = s.forces.find(handle);
-            if (it == s.forces.end())
-              throw py::value_error(fmt::format("remove_force: no force with handle {} (add_force returned the "
-                                                "handles; a removed force is gone)",
-                                                handle));
-            s.sim().remove_external_force(it->second.get());
-            s.forces.erase(it);
+            s.sim().remove_external_force(s.forces.take(handle).get());
           },
           py::arg("handle"), "Takes the force add_force returned `handle` for out of every later evaluation")
       .def(
@@ -1056,8 +1070,7 @@ class PyEnsemble {
   }
   bool positions_out = false, velocities_out = false;
   std::shared_ptr<bool> arrays_valid = std::make_shared<bool>(true);  // the DeviceArrays handed out, until close()
-  std::map<int, std::shared_ptr<PyBatchForce>> forces;  // Ensemble.add_force's, by handle
-  int forces_added = 0;
+  PyForces<PyBatchForce> forces;  // Ensemble.add_force's
 
  private:
   SingleProcess comm_;  // before ensemble_, which refers to it
@@ -1187,13 +1200,11 @@ void bind_ensemble(py::module_& m) {
       .def(
           "add_force",
           [](PyEnsemble& e, const py::object& callback) {
-            if (!PyCallable_Check(callback.ptr()))
-              throw py::type_error("add_force: expected a callable f(positions, forces, box) -> energies or None");
             Ensemble& ens = e.ensemble();
-            const int handle = ++e.forces_added;
+            const int handle = e.forces.next_handle(callback, "energies or None");
             auto force = std::make_shared<PyBatchForce>(callback, handle, &ens.replica(0).context());
             ens.add_batch_force(force);
-            e.forces[handle] = std::move(force);
+            e.forces.by_handle[handle] = std::move(force);
             return handle;
           },
           py::arg("callback"),
@@ -1202,12 +1213,7 @@ void bind_ensemble(py::module_& m) {
           "or None. Returns a handle for remove_force. The replicas must be one batch (CUDA)")
       .def(
           "remove_force",
-          [](PyEnsemble& e, int handle) {
-            const auto it = e.forces.find(handle);
-            if (it == e.forces.end()) throw py::key_error("remove_force: no force with handle " + std::to_string(handle));
-            e.ensemble().remove_batch_force(it->second.get());
-            e.forces.erase(it);
-          },
+          [](PyEnsemble& e, int handle) { e.ensemble().remove_batch_force(e.forces.take(handle).get()); },
           py::arg("handle"), "Takes a force add_force added out of every later evaluation")
       .def("close", &PyEnsemble::close,
            "The final checkpoint and outputs, as the end of `mdsim run`; returns the summary. Also on deletion");
