@@ -134,10 +134,6 @@ std::string other_bonded_counts(const System& s) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // replicas.coordinates, every start read and checked as a run reads it (engine/replica_starts).
 void print_replica_starts(const RunConfig& cfg, const Model& model) {
   if (!cfg.replicas || cfg.replicas->coordinates.empty()) return;

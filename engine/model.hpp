@@ -48,6 +48,9 @@ Model build_system_xml_model(const RunConfig& config);
 // the prmtop's, else system.box.
 Model build_topology_file_model(const RunConfig& config);
 
+// Whether every component of the two boxes' vectors agrees within tolerance_nm (0: the same box, bit for bit).
+bool same_box(const Boxd& a, const Boxd& b, double tolerance_nm);
+
 // A coordinate file, its format chosen by name: PDB / PDBx/mmCIF (any name is_structure_path takes; its atoms into
 // *structure when given), a serialized State (.xml, .xml.gz), GROMACS .gro, CHARMM .crd/.cor, else AMBER inpcrd/rst7.
 // The count is the caller's to check.

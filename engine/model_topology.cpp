@@ -34,13 +34,6 @@ void check_count(const RunConfig& config, std::size_t atoms, int particles) {
                                  sc.pdb, atoms, sc.topology, particles));
 }
 
-bool same_box(const Boxd& a, const Boxd& b, double tolerance_nm) {
-  const Vec3d d[3] = {a.a - b.a, a.b - b.b, a.c - b.c};
-  for (const Vec3d& v : d)
-    if (std::fabs(v.x) > tolerance_nm || std::fabs(v.y) > tolerance_nm || std::fabs(v.z) > tolerance_nm) return false;
-  return true;
-}
-
 std::string box_text(const Boxd& b) {
   return b.triclinic() ? fmt::format("a ({:.4f}, 0, 0), b ({:.4f}, {:.4f}, 0), c ({:.4f}, {:.4f}, {:.4f}) nm", b.a.x,
                                      b.b.x, b.b.y, b.c.x, b.c.y, b.c.z)
@@ -172,6 +165,13 @@ TopologyFileModel read_topology_file(const RunConfig& config, TopologyFileOption
 }
 
 }  // namespace
+
+bool same_box(const Boxd& a, const Boxd& b, double tolerance_nm) {
+  const Vec3d d[3] = {a.a - b.a, a.b - b.b, a.c - b.c};
+  for (const Vec3d& v : d)
+    if (std::fabs(v.x) > tolerance_nm || std::fabs(v.y) > tolerance_nm || std::fabs(v.z) > tolerance_nm) return false;
+  return true;
+}
 
 CoordinateFile read_coordinate_file(const std::string& path, Topology* structure) {
   if (is_structure_path(path)) {

@@ -60,15 +60,13 @@ CoordinateFile trajectory_start(const RunConfig& config, const std::string& path
                                    path, reader.frames(), count, count));
   const std::int64_t frame = replica_frame(replica, count, reader.frames());
   const TrajectoryFrame f = reader.read(frame);
-  CoordinateFile out;
-  out.source = fmt::format("{} (frame {}, step {})", path, frame, f.step);
-  out.box = f.box;
-  for (std::size_t i = 0; i + 2 < f.positions_nm.size(); i += 3)
-    out.positions_nm.emplace_back(f.positions_nm[i], f.positions_nm[i + 1], f.positions_nm[i + 2]);
-  for (std::size_t i = 0; i + 2 < f.velocities_nm_per_ps.size(); i += 3)
-    out.velocities_nm_per_ps.emplace_back(f.velocities_nm_per_ps[i], f.velocities_nm_per_ps[i + 1],
-                                          f.velocities_nm_per_ps[i + 2]);
-  return out;
+  const auto rows = [](const std::vector<float>& flat) {  // x, y, z per atom
+    std::vector<Vec3d> out;
+    for (std::size_t i = 0; i + 2 < flat.size(); i += 3) out.emplace_back(flat[i], flat[i + 1], flat[i + 2]);
+    return out;
+  };
+  return CoordinateFile{fmt::format("{} (frame {}, step {})", path, frame, f.step), rows(f.positions_nm),
+                        rows(f.velocities_nm_per_ps), f.box};
 }
 
 // The start's box: its file's for a periodic system (long enough for the cutoff), else the model's; none otherwise.
@@ -131,10 +129,9 @@ Model with_start(const Model& model, const CoordinateFile& start) {
 
 std::optional<Boxd> shared_box(const std::vector<CoordinateFile>& starts) {
   if (starts.empty() || !starts.front().box) return std::nullopt;
-  const auto same = [](const Vec3d& u, const Vec3d& v) { return u.x == v.x && u.y == v.y && u.z == v.z; };
   const Boxd& b = *starts.front().box;
   for (const CoordinateFile& s : starts)
-    if (!s.box || !same(s.box->a, b.a) || !same(s.box->b, b.b) || !same(s.box->c, b.c)) return std::nullopt;
+    if (!s.box || !same_box(*s.box, b, 0.0)) return std::nullopt;
   return b;
 }
 

@@ -212,6 +212,10 @@ struct EnsembleRun {
   void finish_outputs();
   EnsembleSummary summarise();
   double bath_temperature(int k) const { return rex ? rex->temperature_of(k) : cfg.integrator.temperature_k; }
+  // Replica k's config: its folder, seed and device, and its bath temperature now (replica_config).
+  RunConfig config_of(int k) const {
+    return replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device);
+  }
 
   const RunConfig& cfg;
   const RunRequest& request;
@@ -303,9 +307,7 @@ bool EnsembleRun::choose_batch() const {
 // This rank's replicas' views of one batch, each with its replica's temperature and seed.
 std::vector<std::unique_ptr<Context>> EnsembleRun::make_batch() {
   std::vector<DynamicsSettings> settings;
-  for (int k = first; k < last; ++k)
-    settings.push_back(dynamics_settings(
-        replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device)));
+  for (int k = first; k < last; ++k) settings.push_back(dynamics_settings(config_of(k)));
   if (starts.empty()) return make_replica_batch(model.system, settings, platform, cfg.platform);
   System system = model.system;  // in the box its replicas' starts share
   system.box = starts.front().box;
@@ -335,8 +337,7 @@ void EnsembleRun::create_replicas() {
         auto view = std::make_shared<std::unique_ptr<Context>>(std::move(views[static_cast<std::size_t>(k - first)]));
         r.context = [view] { return std::move(*view); };
       }
-      sims.push_back(std::make_unique<Simulation>(
-          replica_config(cfg, k, bath_temperature(k), replica_seed(ensemble_seed, k), device), std::move(r)));
+      sims.push_back(std::make_unique<Simulation>(config_of(k), std::move(r)));
     }
   });
   model = Model{};  // each replica holds its copy
