@@ -18,8 +18,8 @@ template <typename real>
 struct TilePairParams {
   PairConstants<real> pair;  // cutoff, switch distance, alpha, reaction field
   real cutoff2;              // nm^2 (infinite for no cutoff)
-  real image_limit;          // periodic: a tile whose block-I box half-diagonal h has 2h < image_limit is imaged
-                             // once per atom, not per pair (half the smallest box height − cutoff − buffer)
+  Vec3<real> image_limit;    // periodic: a tile whose block I's half-extents (block_half) are below these on
+                             // every axis is imaged once per atom, not per pair (nm; tile_image_limits)
 };
 
 // Loads from a shared-memory address held as a 32-bit window offset (see the tile kernel: the compiler
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       bool per_pair_image = PERIODIC;
       if (PERIODIC) {
         const real4_t<real> h = block_half[I];
-        if (real(2) * sqrt(h.x * h.x + h.y * h.y + h.z * h.z) < params.image_limit) {
+        if (h.x < params.image_limit.x && h.y < params.image_limit.y && h.z < params.image_limit.z) {
           per_pair_image = false;
           const real4_t<real> c = block_center[I];
           const Vec3<real> ci(c.x, c.y, c.z);
