@@ -1,7 +1,8 @@
 // CUDA platform versus the CPU reference platform on every shared system (same settings):
 // mixed precision to 1e-5 (energy, relative; forces, relative RMS; no atom worse than 1e-3 of the
 // RMS force), double precision to 1e-9; bit-identical repeats; the device-side neighbour-list
-// rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation.
+// rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation; the pair kernel's two
+// ways of imaging (per tile, per pair) in small rectangular and triclinic boxes.
 #include "support/catch.hpp"
 
 #include <algorithm>
@@ -231,6 +232,96 @@ TEST_CASE("the column search of large systems finds every interaction, also afte
                     name.c_str(), e.relative_rms, e.worst_atom, b.num_list_builds());
     }
     CHECK(b.num_list_builds() == 4);
+  }
+}
+
+namespace {
+
+// A gas of `n` charged LJ particles (charges +-0.5 e, sigma 0.2 nm, epsilon 0.5 kJ/mol, 1 amu), uniformly random
+// in `box` with no two closer than 0.25 nm (the nearest images), PME at `cutoff_nm`. (Closer pairs, on the LJ
+// wall's r^-13 slope, would magnify single precision's rounding of their displacement, ~3e-7 nm, into relative
+// force errors of 1e-5.)
+Model random_gas(const Boxd& box, int n, double cutoff_nm, unsigned seed) {
+  Model m;
+  m.system.box = box;
+  m.system.nonbonded.cutoff_nm = cutoff_nm;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  while (static_cast<int>(m.positions_nm.size()) < n) {
+    const Vec3d x = box.a * u(rng) + box.b * u(rng) + box.c * u(rng);
+    bool clear = true;
+    for (const Vec3d& y : m.positions_nm) clear = clear && norm2(box.minimum_image(x - y)) >= 0.0625;
+    if (!clear) continue;
+    m.positions_nm.push_back(x);
+    m.system.mass_amu.push_back(1.0);
+    m.system.charge_e.push_back(m.positions_nm.size() % 2 == 0 ? 0.5 : -0.5);
+    m.system.sigma_nm.push_back(0.2);
+    m.system.epsilon_kj_per_mol.push_back(0.5);
+  }
+  return m;
+}
+
+}  // namespace
+
+// A tile images its atoms once, next to its block's centre, when the block is small enough for the box (per axis in
+// a rectangular box, by length in a triclinic one; the limits count the atoms' drift since the list's build),
+// and each pair otherwise. Both paths, alone and mixed, against the CPU: ala2_water at cutoffs that put its tiles
+// on either side of the limit, with every atom moved just under half the buffer since the build; and a gas in a
+// triclinic box.
+TEST_CASE("the pair kernel's per-tile and per-pair imaging match the CPU in small and triclinic boxes") {
+  const Reference& ref = reference("ala2_water");
+  std::mt19937 rng(7);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Vec3d> moved = ref.model.positions_nm;
+  for (Vec3d& p : moved) {  // 0.049 nm each, in a random direction: half the 0.1 nm buffer is 0.05
+    const Vec3d dir(g(rng), g(rng), g(rng));
+    p += dir * (0.049 / norm(dir));
+  }
+  for (const double cutoff : {1.0, 1.2, 1.45}) {
+    Model m = ref.model;
+    m.system.nonbonded.cutoff_nm = cutoff;
+    CudaOptions opt;
+    opt.neighbor_buffer_nm = 0.1;
+    CudaForceEvaluator gpu(m.system, opt);
+    gpu.set_positions(m.positions_nm);
+    gpu.compute(false);
+    gpu.update_positions(moved);
+    gpu.compute(false);
+    std::vector<Vec3d> f_ref;
+    const EnergyTerms e_ref = cpu_compute(m.system, moved, &f_ref);
+    const ForceError err = compare_forces(gpu.forces(), f_ref);
+    std::printf("ala2_water cutoff %.2f nm, atoms moved 0.049 nm: forces rel RMS %.2e, worst atom %.2e of RMS\n",
+                cutoff, err.relative_rms, err.worst_atom);
+    INFO("cutoff " << cutoff);
+    CHECK(gpu.num_list_builds() == 1);  // the moved positions used the first build's list
+    CHECK(err.relative_rms < 1e-5);
+    CHECK(err.worst_atom < 1e-3);
+    std::vector<Vec3d> f;
+    const EnergyTerms e = gpu.compute(moved, &f);
+    CHECK(rel(e.nonbonded, e_ref.nonbonded) < 1e-5);
+  }
+  // Reduced triclinic, heights 3.0, 2.9 and 2.8 nm; blocks of ~0.8 nm^3, half-extents ~0.45 nm: at a cutoff of
+  // 0.5 nm some tiles image once (limit (1.4 - 0.5 - 0.051)/sqrt(3) = 0.49 nm), at 1.2 nm none. Double precision
+  // shows any wrong image (an O(1) error in its pair) at the 1e-9 level.
+  const Boxd tri{{3.0, 0.0, 0.0}, {1.0, 2.9, 0.0}, {-0.9, 1.2, 2.8}};
+  for (const double cutoff : {0.5, 1.2}) {
+    const Model gas = random_gas(tri, 1000, cutoff, 3);
+    std::vector<Vec3d> f_ref;
+    const EnergyTerms e_ref = cpu_compute(gas.system, gas.positions_nm, &f_ref);
+    for (const bool dbl : {false, true}) {
+      CudaOptions opt;
+      opt.double_precision = dbl;
+      CudaForceEvaluator gpu(gas.system, opt);
+      std::vector<Vec3d> f;
+      const EnergyTerms e = gpu.compute(gas.positions_nm, &f);
+      const ForceError err = compare_forces(f, f_ref);
+      std::printf("triclinic gas, cutoff %.2f nm, %s: energy rel %.2e, forces rel RMS %.2e, worst atom %.2e of RMS\n",
+                  cutoff, dbl ? "double" : "mixed", rel(e.total, e_ref.total), err.relative_rms, err.worst_atom);
+      INFO("triclinic, cutoff " << cutoff << (dbl ? " double" : " mixed"));
+      CHECK(rel(e.nonbonded, e_ref.nonbonded) < (dbl ? 1e-9 : 1e-5));
+      CHECK(err.relative_rms < (dbl ? 1e-9 : 1e-5));
+      CHECK(err.worst_atom < (dbl ? 1e-7 : 1e-3));
+    }
   }
 }
 
