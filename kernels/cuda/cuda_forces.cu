@@ -597,25 +597,12 @@ class Evaluator {
   static constexpr int kPairBlocksPerSm = 4;
   int pair_kernel_blocks() const { return num_sms_ * (replicas_ > 1 ? kPairBlocksPerSm + 1 : kPairBlocksPerSm); }
 
-  // Pair parameters for the current box (the image limits depend on it).
+  // Pair parameters for the current box (the image limit depends on it).
   cuda::TilePairParams<real> pair_params() const {
     cuda::TilePairParams<real> p = pair_;
-    const Vec3d limit = periodic_ ? tile_image_limits(box_, sys_.nonbonded.cutoff_nm, opt_.neighbor_buffer_nm) : Vec3d();
-    p.image_limit = Vec3<real>(real(limit.x), real(limit.y), real(limit.z));
+    const double half_height = 0.5 * std::min({box_.a.x, box_.b.y, box_.c.z});
+    p.image_limit = periodic_ ? real(half_height - sys_.nonbonded.cutoff_nm - opt_.neighbor_buffer_nm) : real(0);
     return p;
-  }
-  // The half-extents (nm, per axis) below which a tile images each atom once, next to its block I's centre c,
-  // instead of each pair. I's atoms lay within its half-extents h of c at the list's build and have moved at most
-  // half the buffer b since (more forces a rebuild before the pair kernel), so the nearest image of a partner
-  // within the cutoff rc lies within rc + h + b/2 of c: in a rectangular box it is the image nearest c while that
-  // stays below half the box edge on every axis; in a reduced triclinic box, while its length stays below half the
-  // smallest height, which h below (that half height - rc - b/2)/sqrt(3) on every axis ensures. Less 1e-3 nm for
-  // the single precision of h and the positions.
-  static Vec3d tile_image_limits(const Boxd& box, double cutoff_nm, double buffer_nm) {
-    const double reach = cutoff_nm + 0.5 * buffer_nm + 1e-3;
-    if (!box.triclinic()) return Vec3d(0.5 * box.a.x - reach, 0.5 * box.b.y - reach, 0.5 * box.c.z - reach);
-    const double m = (0.5 * std::min({box.a.x, box.b.y, box.c.z}) - reach) / std::sqrt(3.0);
-    return Vec3d(m, m, m);
   }
 
   template <CoulombMethod C, bool PERIODIC, bool SWITCH, bool ENERGY, bool TABLE>

@@ -176,7 +176,8 @@ class NeighborList {
             rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_,
             column_excess(), exclusion_tiles(), list_view(), lists().rebuild);
       } else {
-        tile_build_kernel<real, true><<<build_blocks, 128, 0, stream_>>>(
+        auto build = rectangular_ ? tile_build_kernel<real, true, false> : tile_build_kernel<real, true, true>;
+        build<<<build_blocks, 128, 0, stream_>>>(
             replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
             box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_ * ncy_,
             exclusion_tiles(), list_view(), lists().rebuild);
@@ -185,7 +186,7 @@ class NeighborList {
       block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           sorted_at_build_.data(), tile_overflow(), build_count(), nullptr, 1, 1, column_excess(), lists());
-      tile_build_kernel<real, false><<<build_blocks, 128, 0, stream_>>>(
+      tile_build_kernel<real, false, false><<<build_blocks, 128, 0, stream_>>>(
           replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box,
           range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), 1, exclusion_tiles(),
           list_view(), lists().rebuild);

@@ -331,12 +331,24 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
 // within rounding of half a box height along some axis, where both images lie farther than any search
 // range or cutoff (which stay below half the smallest height): no search decision changes, and every
 // pair in range gets the same displacement, bit for bit.
+// Squared distance of a point at displacement d from a box's centre to the box (half-extents `half` per axis).
+template <typename real>
+__device__ __forceinline__ real gap2_beyond(const Vec3<real>& d, const Vec3<real>& half) {
+  const real gx = max(real(0), abs(d.x) - half.x), gy = max(real(0), abs(d.y) - half.y),
+             gz = max(real(0), abs(d.z) - half.z);
+  return gx * gx + gy * gy + gz * gz;
+}
+
+// gap2_to_nearest_image gives the search its distances between boxes (see there).
 template <typename real>
 struct SearchBox {
   BoxVectors<real> v;
   real inv_ax, inv_by, inv_cz;  // 1/nm; infinite for a non-periodic system's zero box (never used)
+  real smallest_height;  // nm
+  bool rectangular;
   __device__ explicit SearchBox(const BoxVectors<real>& b)
-      : v(b), inv_ax(real(1) / b.a.x), inv_by(real(1) / b.b.y), inv_cz(real(1) / b.c.z) {}
+      : v(b), inv_ax(real(1) / b.a.x), inv_by(real(1) / b.b.y), inv_cz(real(1) / b.c.z),
+        smallest_height(min(b.a.x, min(b.b.y, b.c.z))), rectangular(!b.triclinic()) {}
   __device__ __forceinline__ Vec3<real> minimum_image(Vec3<real> d) const {
     real s = floor(d.z * inv_cz + real(0.5));
     d -= v.c * s;
@@ -346,18 +358,55 @@ struct SearchBox {
     d -= v.a * s;
     return d;
   }
+  // minimum_image for a rectangular box (b and c along their axes): the same result, without the products with the
+  // zero components (the tile kernel's per-pair step).
+  __device__ __forceinline__ Vec3<real> minimum_image_rectangular(Vec3<real> d) const {
+    d.z -= v.c.z * floor(d.z * inv_cz + real(0.5));
+    d.y -= v.b.y * floor(d.y * inv_by + real(0.5));
+    d.x -= v.a.x * floor(d.x * inv_ax + real(0.5));
+    return d;
+  }
+
+  // Squared distance between a box of half-extents `half` (per axis, nm) and a point or box at displacement d from
+  // its centre (for two boxes, half holds both half-extents summed): the per-axis gaps beyond half, taken at the
+  // image of d that makes it smallest, wherever that is smaller than range. In a rectangular box that is the
+  // minimum image (it shortens each axis on its own). In a triclinic box another image can be nearer when d is
+  // long, so there every image whose gaps could all be below range is tried, unless the minimum image is short
+  // enough to rule the others out: each is at least smallest_height - |u| long (u: the minimum image), so its gap
+  // is at least that less |half|.
+  // TRICLINIC: the box may be triclinic (a separate instantiation of the search kernels, whose rectangular
+  // one keeps its registers).
+  template <bool TRICLINIC>
+  __device__ __forceinline__ real gap2_to_nearest_image(Vec3<real> d, const Vec3<real>& half, real range2) const {
+    d = minimum_image(d);
+    real best = gap2_beyond(d, half);
+    if (!TRICLINIC) return best;
+    const real range = sqrt(range2);
+    if (smallest_height - sqrt(dot(d, d)) - sqrt(dot(half, half)) >= range) return best;
+    // Images u + kc c + kb b + ka a (u = d, the minimum image), each axis's multiples bounded by
+    // |w_axis| < range + half_axis (the box's vectors are in reduced form: c alone moves z, b then y, a then x).
+    const real rz = range + half.z, ry = range + half.y, rx = range + half.x;
+    for (int kc = static_cast<int>(ceil((-rz - d.z) * inv_cz)); kc <= static_cast<int>(floor((rz - d.z) * inv_cz)); ++kc) {
+      const Vec3<real> wc = d + v.c * real(kc);
+      for (int kb = static_cast<int>(ceil((-ry - wc.y) * inv_by)); kb <= static_cast<int>(floor((ry - wc.y) * inv_by));
+           ++kb) {
+        const Vec3<real> wb = wc + v.b * real(kb);
+        for (int ka = static_cast<int>(ceil((-rx - wb.x) * inv_ax));
+             ka <= static_cast<int>(floor((rx - wb.x) * inv_ax)); ++ka)
+          best = min(best, gap2_beyond(wb + v.a * real(ka), half));
+      }
+    }
+    return best;
+  }
 };
 
-template <typename real, bool PERIODIC>
+template <typename real, bool PERIODIC, bool TRICLINIC = false>
 __device__ __forceinline__ bool blocks_in_range(const real4_t<real>& ci, const real4_t<real>& hi,
                                                 const real4_t<real>& cj, const real4_t<real>& hj,
                                                 const SearchBox<real>& box, real range2) {
-  Vec3<real> d(cj.x - ci.x, cj.y - ci.y, cj.z - ci.z);
-  if (PERIODIC) d = box.minimum_image(d);
-  const real dx = max(real(0), abs(d.x) - hi.x - hj.x);
-  const real dy = max(real(0), abs(d.y) - hi.y - hj.y);
-  const real dz = max(real(0), abs(d.z) - hi.z - hj.z);
-  return dx * dx + dy * dy + dz * dz < range2;
+  const Vec3<real> d(cj.x - ci.x, cj.y - ci.y, cj.z - ci.z);
+  const Vec3<real> half(hi.x + hj.x, hi.y + hj.y, hi.z + hj.z);
+  return (PERIODIC ? box.template gap2_to_nearest_image<TRICLINIC>(d, half, range2) : gap2_beyond(d, half)) < range2;
 }
 
 struct ExclusionView {
@@ -528,7 +577,7 @@ constexpr float kShellWidth = 0.2f;
 // exclusion tile with I (their atoms are all in it), 32 to a tile. They collect in the warp's `buf`
 // (kPackBuffer ints) and go out as whole tiles, reserved with one atomic per batch, when it fills and
 // at flush(). Whole warp.
-template <typename real, bool PERIODIC>
+template <typename real, bool PERIODIC, bool TRICLINIC = false>
 struct RowPacker {
   int I;
   real4_t<real> ci, hi;  // block I's box: centre and half extents
@@ -635,11 +684,10 @@ struct RowPacker {
   // shell (drain_shell checks them later: one copy of that code per call site of pack, not per
   // unrolled call of this).
   __device__ __forceinline__ void add_block_atoms(int j, int orig, const real4_t<real>& p) {
-    const Vec3<real> d = from_centre(p);
-    const real dx = max(real(0), abs(d.x) - hi.x);
-    const real dy = max(real(0), abs(d.y) - hi.y);
-    const real dz = max(real(0), abs(d.z) - hi.z);
-    const real box_distance2 = dx * dx + dy * dy + dz * dz;
+    const Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
+    const Vec3<real> half(hi.x, hi.y, hi.z);
+    const real box_distance2 =
+        PERIODIC ? box.template gap2_to_nearest_image<TRICLINIC>(d, half, range2) : gap2_beyond(d, half);
     const bool near = orig >= 0 && box_distance2 < range2;
     const bool check = atom_filter && near && box_distance2 >= inner2;
     append(buf, fill, near && !check, j);
@@ -671,7 +719,8 @@ struct RowPacker {
     first = max(first, I + 1);
     for (int base = first; base < last; base += 32) {
       const int Jl = base + lane;
-      bool hit = Jl < last && blocks_in_range<real, PERIODIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
+      bool hit = Jl < last &&
+                 blocks_in_range<real, PERIODIC, TRICLINIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
       if (__any_sync(0xffffffffu, hit) && row.last > row.first) {
         const bool in_exclusion_tile = shares_exclusion_tile(Jl);  // whole warp (shuffles)
         hit = hit && !in_exclusion_tile;
@@ -722,14 +771,14 @@ struct RowPacker {
   }
 };
 
-template <typename real, bool PERIODIC>
-__device__ __forceinline__ RowPacker<real, PERIODIC> row_packer(
+template <typename real, bool PERIODIC, bool TRICLINIC = false>
+__device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC> row_packer(
     int I, const ExclusionTiles& ex, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half,
     const BoxVectors<real>& box, real range2, const int* __restrict__ perm, const TileListView& list, int* buf,
     real4_t<real>* atoms_i) {
   const int lane = threadIdx.x & 31;
-  RowPacker<real, PERIODIC> packer{I,           block_center[I], block_half[I],         perm[I * kTileSize + lane] < 0,
+  RowPacker<real, PERIODIC, TRICLINIC> packer{I,           block_center[I], block_half[I],         perm[I * kTileSize + lane] < 0,
                                    row_exclusions(I, ex), ex,    sorted_posq,           block_center,
                                    block_half,  SearchBox<real>(box), range2,           perm,
                                    list,        buf};
@@ -764,7 +813,7 @@ constexpr int kBuildSegment = 128;
 // small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
 // so 7 blocks fit per SM (the compiler alone would take more). In a replica batch the blocks J of row I
 // are those of I's replica (`columns_per_replica` columns each; `max_blocks`: the most one replica has).
-template <typename real, bool PERIODIC>
+template <typename real, bool PERIODIC, bool TRICLINIC>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center,
@@ -788,8 +837,8 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
     const int last = min(replica_end, first + kBuildSegment);
     if (segment != 0 && first >= last) continue;
-    RowPacker<real, PERIODIC> packer =
-        row_packer<real, PERIODIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
+    RowPacker<real, PERIODIC, TRICLINIC> packer =
+        row_packer<real, PERIODIC, TRICLINIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
                                    atoms_i[threadIdx.x / 32]);
     if (segment == 0) emit_exclusion_tiles(I, packer.row, ex, perm, list);
     if (first >= last) continue;

@@ -1,8 +1,8 @@
 // CUDA platform versus the CPU reference platform on every shared system (same settings):
 // mixed precision to 1e-5 (energy, relative; forces, relative RMS; no atom worse than 1e-3 of the
 // RMS force), double precision to 1e-9; bit-identical repeats; the device-side neighbour-list
-// rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation; the pair kernel's two
-// ways of imaging (per tile, per pair) in small rectangular and triclinic boxes.
+// rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation; the pair kernel's
+// imaging and the list's search in small rectangular and triclinic boxes.
 #include "support/catch.hpp"
 
 #include <algorithm>
@@ -263,12 +263,11 @@ Model random_gas(const Boxd& box, int n, double cutoff_nm, unsigned seed) {
 
 }  // namespace
 
-// A tile images its atoms once, next to its block's centre, when the block is small enough for the box (per axis in
-// a rectangular box, by length in a triclinic one; the limits count the atoms' drift since the list's build),
-// and each pair otherwise. Both paths, alone and mixed, against the CPU: ala2_water at cutoffs that put its tiles
-// on either side of the limit, with every atom moved just under half the buffer since the build; and a gas in a
+// Small boxes, where the pair kernel images each pair (in a rectangular box's form, or the general one) and the
+// list's search meets displacements near half the box, against the CPU: ala2_water at cutoffs up to 1.45 nm (half
+// its box is 1.59 nm), with every atom moved just under half the buffer since the list's build; and a gas in a
 // triclinic box.
-TEST_CASE("the pair kernel's per-tile and per-pair imaging match the CPU in small and triclinic boxes") {
+TEST_CASE("the pair kernel's imaging and the list's search match the CPU in small rectangular and triclinic boxes") {
   const Reference& ref = reference("ala2_water");
   std::mt19937 rng(7);
   std::normal_distribution<double> g(0.0, 1.0);
@@ -300,9 +299,10 @@ TEST_CASE("the pair kernel's per-tile and per-pair imaging match the CPU in smal
     const EnergyTerms e = gpu.compute(moved, &f);
     CHECK(rel(e.nonbonded, e_ref.nonbonded) < 1e-5);
   }
-  // Reduced triclinic, heights 3.0, 2.9 and 2.8 nm; blocks of ~0.8 nm^3, half-extents ~0.45 nm: at a cutoff of
-  // 0.5 nm some tiles image once (limit (1.4 - 0.5 - 0.051)/sqrt(3) = 0.49 nm), at 1.2 nm none. Double precision
-  // shows any wrong image (an O(1) error in its pair) at the 1e-9 level.
+  // Reduced triclinic, heights 3.0, 2.9 and 2.8 nm; blocks of ~0.8 nm^3. At a cutoff of 1.2 nm the list's search
+  // must look past the minimum image of a long displacement between blocks or to an atom
+  // (SearchBox::gap2_to_nearest_image; it missed pairs here before). Double precision shows any wrong image or
+  // missed pair at the 1e-9 level.
   const Boxd tri{{3.0, 0.0, 0.0}, {1.0, 2.9, 0.0}, {-0.9, 1.2, 2.8}};
   for (const double cutoff : {0.5, 1.2}) {
     const Model gas = random_gas(tri, 1000, cutoff, 3);
