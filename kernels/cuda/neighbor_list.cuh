@@ -325,12 +325,6 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
   }
 }
 
-// Nearest image for the neighbour search and the tile kernel: BoxVectors::minimum_image with its three
-// divisions replaced by multiplications with precomputed reciprocals (an IEEE division is about a
-// dozen instructions, and both kernels take many images). The two can differ only for a displacement
-// within rounding of half a box height along some axis, where both images lie farther than any search
-// range or cutoff (which stay below half the smallest height): no search decision changes, and every
-// pair in range gets the same displacement, bit for bit.
 // Squared distance of a point at displacement d from a box's centre to the box (half-extents `half` per axis).
 template <typename real>
 __device__ __forceinline__ real gap2_beyond(const Vec3<real>& d, const Vec3<real>& half) {
@@ -339,7 +333,13 @@ __device__ __forceinline__ real gap2_beyond(const Vec3<real>& d, const Vec3<real
   return gx * gx + gy * gy + gz * gz;
 }
 
-// gap2_to_nearest_image gives the search its distances between boxes (see there).
+// Nearest image for the neighbour search and the tile kernel: BoxVectors::minimum_image with its three
+// divisions replaced by multiplications with precomputed reciprocals (an IEEE division is about a
+// dozen instructions, and both kernels take many images). The two can differ only for a displacement
+// within rounding of half a box height along some axis, where both images lie farther than any search
+// range or cutoff (which stay below half the smallest height): no search decision changes, and every
+// pair in range gets the same displacement, bit for bit. gap2_to_nearest_image gives the search its
+// distances between boxes (see there).
 template <typename real>
 struct SearchBox {
   BoxVectors<real> v;
@@ -386,7 +386,8 @@ struct SearchBox {
     // Images u + kc c + kb b + ka a (u = d, the minimum image), each axis's multiples bounded by
     // |w_axis| < range + half_axis (the box's vectors are in reduced form: c alone moves z, b then y, a then x).
     const real rz = range + half.z, ry = range + half.y, rx = range + half.x;
-    for (int kc = static_cast<int>(ceil((-rz - d.z) * inv_cz)); kc <= static_cast<int>(floor((rz - d.z) * inv_cz)); ++kc) {
+    for (int kc = static_cast<int>(ceil((-rz - d.z) * inv_cz)); kc <= static_cast<int>(floor((rz - d.z) * inv_cz));
+         ++kc) {
       const Vec3<real> wc = d + v.c * real(kc);
       for (int kb = static_cast<int>(ceil((-ry - wc.y) * inv_by)); kb <= static_cast<int>(floor((ry - wc.y) * inv_by));
            ++kb) {
@@ -778,10 +779,10 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC> row_packer(
     const BoxVectors<real>& box, real range2, const int* __restrict__ perm, const TileListView& list, int* buf,
     real4_t<real>* atoms_i) {
   const int lane = threadIdx.x & 31;
-  RowPacker<real, PERIODIC, TRICLINIC> packer{I,           block_center[I], block_half[I],         perm[I * kTileSize + lane] < 0,
-                                   row_exclusions(I, ex), ex,    sorted_posq,           block_center,
-                                   block_half,  SearchBox<real>(box), range2,           perm,
-                                   list,        buf};
+  RowPacker<real, PERIODIC, TRICLINIC> packer{I,           block_center[I],      block_half[I], perm[I * kTileSize + lane] < 0,
+                                              row_exclusions(I, ex), ex,        sorted_posq,   block_center,
+                                              block_half,  SearchBox<real>(box), range2,        perm,
+                                              list,        buf};
   packer.load_row_exclusions();
   // The atom filter's condition: a candidate within range of an atom of I lies within range + |h| of
   // the centre, so imaging it next to the centre is exact while range + 2|h| stays below half the
@@ -838,8 +839,8 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const int last = min(replica_end, first + kBuildSegment);
     if (segment != 0 && first >= last) continue;
     RowPacker<real, PERIODIC, TRICLINIC> packer =
-        row_packer<real, PERIODIC, TRICLINIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
-                                   atoms_i[threadIdx.x / 32]);
+        row_packer<real, PERIODIC, TRICLINIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list,
+                                              buf, atoms_i[threadIdx.x / 32]);
     if (segment == 0) emit_exclusion_tiles(I, packer.row, ex, perm, list);
     if (first >= last) continue;
     packer.pack(first, last);

@@ -52,20 +52,20 @@ __device__ __forceinline__ double2 load_shared(unsigned int address, const doubl
 __device__ __forceinline__ int lj_type_bits(float v) { return __float_as_int(v); }
 __device__ __forceinline__ int lj_type_bits(double v) { return static_cast<int>(__double_as_longlong(v)); }
 
-// The 32 pair steps of one tile (nonbonded_tile_kernel). Step k: this lane's atom i against the slot
-// (lane + k) mod 32, read from the warp's doubled slot arrays at [lane + k] (no wrap-around
-// arithmetic), while the slot forces fj rotate one lane down; fi and fj accumulate the forces on i and
-// on the slot this lane holds. IMAGE: whether each pair takes the minimum image, and in which form (compile-time, so the step has
-// no branch for it). A masked pair's distance is formed like any other's and its mask bit tested with
-// the cutoff (one branch per step for both).
-// `steps` (a multiple of 4) steps are taken from the addresses and mask bit given: all 32, or the last
-// 16 of a diagonal tile (see nonbonded_tile_kernel).
-// TABLE: LJ from the type table lj_table (see lj_type_bits), a separate instantiation so that the path without a
-// table is unchanged.
 // How a tile's pairs are imaged: not at all (a compact tile imaged once), or each pair by the minimum image, in
 // BoxVectors' general form or in a rectangular box's (the same displacements, 6 fewer instructions a pair step).
 enum class PairImage { None, General, Rectangular };
 
+// The 32 pair steps of one tile (nonbonded_tile_kernel). Step k: this lane's atom i against the slot
+// (lane + k) mod 32, read from the warp's doubled slot arrays at [lane + k] (no wrap-around
+// arithmetic), while the slot forces fj rotate one lane down; fi and fj accumulate the forces on i and
+// on the slot this lane holds. IMAGE: whether each pair takes the minimum image, and in which form
+// (compile-time, so the step has no branch for it). A masked pair's distance is formed like any other's
+// and its mask bit tested with the cutoff (one branch per step for both).
+// `steps` (a multiple of 4) steps are taken from the addresses and mask bit given: all 32, or the last
+// 16 of a diagonal tile (see nonbonded_tile_kernel).
+// TABLE: LJ from the type table lj_table (see lj_type_bits), a separate instantiation so that the path without a
+// table is unchanged.
 template <PairImage IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY, bool TABLE>
 __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsigned int pos_address,
                                            unsigned int par_address, const real4_t<real>& pi, const real2_t<real>& si,
