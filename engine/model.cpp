@@ -106,8 +106,7 @@ Model build_template_model(const RunConfig& config) {
                    fmt::format("nonbonded_method '{}' needs a periodic box, but {} has no {}",
                                to_string(sc.nonbonded.method), sc.pdb,
                                is_mmcif_path(sc.pdb) ? "_cell (unit cell)" : "CRYST1 record"));
-    const Boxd& b = *model.topology.box;
-    const double half = 0.5 * std::min({b.a.x, b.b.y, b.c.z});
+    const double half = 0.5 * model.topology.box->smallest_height();
     if (sc.nonbonded.cutoff_nm > half)
       throw_config_error(config, "system.cutoff",
                    fmt::format("cutoff {} nm is longer than half the smallest box height of {} ({} nm)",

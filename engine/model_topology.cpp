@@ -82,8 +82,7 @@ Topology structure_topology(const RunConfig& config, const System& system) {
 // The cutoff within half the smallest box height, as the template path checks it.
 void check_cutoff(const RunConfig& config, const System& system) {
   if (!system.box || !is_periodic(system.nonbonded.method)) return;
-  const Boxd& b = *system.box;
-  const double half = 0.5 * std::min({b.a.x, b.b.y, b.c.z});
+  const double half = 0.5 * system.box->smallest_height();
   if (system.nonbonded.cutoff_nm > half)
     throw_config_error(config, "system.topology",
                        fmt::format("the System's cutoff {} nm (in {}) is longer than half the smallest box height "

@@ -76,8 +76,7 @@ void choose_start_box(const RunConfig& config, const std::string& key, const Mod
     return;
   }
   if (!start.box) start.box = model.system.box;
-  const Boxd& b = *start.box;
-  const double half = 0.5 * std::min({b.a.x, b.b.y, b.c.z});
+  const double half = 0.5 * start.box->smallest_height();
   if (model.system.nonbonded.cutoff_nm > half)
     throw_config_error(config, key,
                        fmt::format("{}: its box's smallest height is {} nm, less than twice the cutoff ({} nm)",

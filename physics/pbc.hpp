@@ -13,6 +13,12 @@ struct BoxVectors {
   Vec3<T> a, b, c;  // nm
 
   MDSIM_HD T volume() const { return a.x * b.y * c.z; }
+  // The smallest of the box's heights (the distances between opposite faces: a.x, b.y, c.z in this form); a cutoff
+  // must stay within half of it.
+  MDSIM_HD T smallest_height() const {
+    const T ab = a.x < b.y ? a.x : b.y;
+    return ab < c.z ? ab : c.z;
+  }
   MDSIM_HD bool triclinic() const { return b.x != T(0) || c.x != T(0) || c.y != T(0); }
 
   // Displacement d wrapped to its minimum image (exact for the reduced form when the

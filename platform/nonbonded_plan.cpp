@@ -172,7 +172,7 @@ void check_periodic_box(const NonbondedSettings& settings, const Boxd& box) {
   const double cutoff = settings.cutoff_nm;
   if (!(box.a.x > 0.0 && box.b.y > 0.0 && box.c.z > 0.0))
     throw InputError("nonbonded: periodic box vectors must have positive diagonal elements");
-  const double half_min = 0.5 * std::min({box.a.x, box.b.y, box.c.z});
+  const double half_min = 0.5 * box.smallest_height();
   if (is_periodic(settings.method) && cutoff > half_min)
     throw InputError("nonbonded: the cutoff " + fmt_nm(cutoff) + " nm exceeds half the periodic box size (" +
                      fmt_nm(half_min) + " nm)");

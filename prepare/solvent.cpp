@@ -455,11 +455,12 @@ void check_solvated_size(const Boxd& box, int solute_atoms, const SolventOptions
 }
 
 // The box must hold the cutoff: no particle may see two images of another (minimum image distance at least
-// twice the cutoff), and the engine (as OpenMM) needs the cutoff at most half of each diagonal element.
+// twice the cutoff), and the engine (as OpenMM) needs the cutoff at most half the smallest height (a diagonal
+// element).
 void check_box_holds_cutoff(const Boxd& box, const SolventOptions& options, double max_size) {
   const double min_image = minimum_image_distance(box);
-  const double min_diagonal = std::min({box.a.x, box.b.y, box.c.z});
-  if (min_image < 2 * options.cutoff_nm || min_diagonal < 2 * options.cutoff_nm) {
+  const double min_height = box.smallest_height();
+  if (min_image < 2 * options.cutoff_nm || min_height < 2 * options.cutoff_nm) {
     std::string fix;
     if (options.box_nm) {
       fix = fmt::format("give box edges of at least {} nm", nm(2 * options.cutoff_nm));
@@ -471,7 +472,7 @@ void check_box_holds_cutoff(const Boxd& box, const SolventOptions& options, doub
         "solvent: the {} box is too small for the cutoff {} nm (minimum image distance {} nm, smallest box height "
         "{} nm; both must be at least twice the cutoff); {}",
         options.box_nm ? "rectangular" : to_string(options.shape), nm(options.cutoff_nm), nm(min_image),
-        nm(min_diagonal), fix));
+        nm(min_height), fix));
   }
 }
 

@@ -600,7 +600,7 @@ class Evaluator {
   // Pair parameters for the current box (the image limit depends on it).
   cuda::TilePairParams<real> pair_params() const {
     cuda::TilePairParams<real> p = pair_;
-    const double half_height = 0.5 * std::min({box_.a.x, box_.b.y, box_.c.z});
+    const double half_height = 0.5 * box_.smallest_height();
     p.image_limit = periodic_ ? real(half_height - sys_.nonbonded.cutoff_nm - opt_.neighbor_buffer_nm) : real(0);
     return p;
   }

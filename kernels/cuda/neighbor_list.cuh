@@ -348,7 +348,7 @@ struct SearchBox {
   bool rectangular;
   __device__ explicit SearchBox(const BoxVectors<real>& b)
       : v(b), inv_ax(real(1) / b.a.x), inv_by(real(1) / b.b.y), inv_cz(real(1) / b.c.z),
-        smallest_height(min(b.a.x, min(b.b.y, b.c.z))), rectangular(!b.triclinic()) {}
+        smallest_height(b.smallest_height()), rectangular(!b.triclinic()) {}
   __device__ __forceinline__ Vec3<real> minimum_image(Vec3<real> d) const {
     real s = floor(d.z * inv_cz + real(0.5));
     d -= v.c * s;
@@ -788,7 +788,7 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC> row_packer(
   // the centre, so imaging it next to the centre is exact while range + 2|h| stays below half the
   // smallest box height (the margin also covers the atoms' imaging next to the block's first atom).
   const real h2 = packer.hi.x * packer.hi.x + packer.hi.y * packer.hi.y + packer.hi.z * packer.hi.z;
-  const real half_height = real(0.5) * min(box.a.x, min(box.b.y, box.c.z));
+  const real half_height = real(0.5) * box.smallest_height();
   const real reach = sqrt(range2) + real(2) * sqrt(h2);
   packer.atom_filter = !PERIODIC || reach < half_height;
   if (packer.atom_filter) {
