@@ -93,6 +93,23 @@ void apply_overrides(RunConfig& config, const Overrides& o) {
   }
 }
 
+// A simulation or ensemble (Made: PySimulation, PyEnsemble; made from a config, its text and quiet) from a config
+// file, or from config text (`source` names it in error messages: "<yaml>", "<config>"), with the call's overrides.
+template <typename Made>
+std::shared_ptr<Made> made_from_file(const std::string& path, const Overrides& o) {
+  std::string text;
+  RunConfig config = load_config(path, &text);
+  apply_overrides(config, o);
+  return std::make_shared<Made>(std::move(config), std::move(text), o.quiet);
+}
+template <typename Made>
+std::shared_ptr<Made> made_from_text(const std::string& text, const std::string& base_dir, const std::string& source,
+                                     const Overrides& o) {
+  RunConfig config = parse_config(text, source, base_dir);
+  apply_overrides(config, o);
+  return std::make_shared<Made>(std::move(config), text, o.quiet);
+}
+
 class PyExternalForce;
 
 // The Python forces a simulation or ensemble added, by handle (what add_force returns; remove_force takes one out).
@@ -136,21 +153,6 @@ class PySimulation {
  public:
   PySimulation(RunConfig config, std::string config_text, bool quiet) {
     sim_ = std::make_unique<Simulation>(std::move(config), python_request(std::move(config_text), quiet));
-  }
-
-  static std::shared_ptr<PySimulation> from_file(const std::string& path, const Overrides& o) {
-    std::string text;
-    RunConfig config = load_config(path, &text);
-    apply_overrides(config, o);
-    return std::make_shared<PySimulation>(std::move(config), std::move(text), o.quiet);
-  }
-
-  // `source` names the text in error messages ("<yaml>", "<config>").
-  static std::shared_ptr<PySimulation> from_yaml(const std::string& text, const std::string& base_dir,
-                                                 const std::string& source, const Overrides& o) {
-    RunConfig config = parse_config(text, source, base_dir);
-    apply_overrides(config, o);
-    return std::make_shared<PySimulation>(std::move(config), text, o.quiet);
   }
 
   Simulation& sim() { return *sim_; }
@@ -773,8 +775,8 @@ void bind_simulation_system(SimulationClass& cls) {
                                                "os.PathLike), got {}; Simulation.from_yaml(text) takes the text, "
                                                "Simulation.from_config(dict) a dict",
                                                std::string(py::repr(config))));
-            return PySimulation::from_file(py::str(py::module_::import("os").attr("fspath")(config)),
-                                           Overrides{platform, seed, quiet});
+            return made_from_file<PySimulation>(py::str(py::module_::import("os").attr("fspath")(config)),
+                                                Overrides{platform, seed, quiet});
           }),
           py::arg("config"), py::kw_only(), py::arg("platform") = py::none(), py::arg("seed") = py::none(),
           py::arg("quiet") = false,
@@ -786,7 +788,7 @@ void bind_simulation_system(SimulationClass& cls) {
           "from_yaml",
           [](const std::string& text, const std::string& base_dir, const py::object& platform, const py::object& seed,
              bool quiet, const std::string& source) {
-            return PySimulation::from_yaml(text, base_dir, source, Overrides{platform, seed, quiet});
+            return made_from_text<PySimulation>(text, base_dir, source, Overrides{platform, seed, quiet});
           },
           py::arg("text"), py::arg("base_dir") = ".", py::kw_only(), py::arg("platform") = py::none(),
           py::arg("seed") = py::none(), py::arg("quiet") = false, py::arg("_source") = "<yaml>",
@@ -1158,10 +1160,8 @@ void bind_ensemble(py::module_& m) {
       "platform one batch, whose positions / velocities / forces are K x N x 3 arrays of the engine's own memory. "
       "Exchange rounds, reporters and checkpoints happen at their steps as in `mdsim run`.")
       .def(py::init([](const py::object& config, const py::object& platform, const py::object& seed, bool quiet) {
-             std::string text;
-             RunConfig c = load_config(py::str(py::module_::import("os").attr("fspath")(config)), &text);
-             apply_overrides(c, Overrides{platform, seed, quiet});
-             return std::make_shared<PyEnsemble>(std::move(c), std::move(text), quiet);
+             return made_from_file<PyEnsemble>(py::str(py::module_::import("os").attr("fspath")(config)),
+                                               Overrides{platform, seed, quiet});
            }),
            py::arg("config"), py::kw_only(), py::arg("platform") = py::none(), py::arg("seed") = py::none(),
            py::arg("quiet") = false,
@@ -1171,9 +1171,7 @@ void bind_ensemble(py::module_& m) {
           "from_yaml",
           [](const std::string& text, const std::string& base_dir, const py::object& platform, const py::object& seed,
              bool quiet, const std::string& source) {
-            RunConfig c = parse_config(text, source, base_dir);
-            apply_overrides(c, Overrides{platform, seed, quiet});
-            return std::make_shared<PyEnsemble>(std::move(c), text, quiet);
+            return made_from_text<PyEnsemble>(text, base_dir, source, Overrides{platform, seed, quiet});
           },
           py::arg("text"), py::arg("base_dir") = ".", py::kw_only(), py::arg("platform") = py::none(),
           py::arg("seed") = py::none(), py::arg("quiet") = false, py::arg("_source") = "<yaml>",
