@@ -320,20 +320,23 @@ TEST_CASE("preprocessor errors: a missing include lists the folders searched; un
   const std::string top = dir.write("missing.top", "; first\n#include \"nowhere.itp\"\n");
   GromacsPreprocessorOptions o;
   o.include_dirs = {"/extra/dir"};
-  std::string message;
-  try {
-    preprocess_gromacs(top, o);
-  } catch (const InputError& e) {
-    message = e.what();
-  }
+  auto error_of = [&](const std::string& path) {  // the InputError's message ("" when none)
+    try {
+      preprocess_gromacs(path, o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string message = error_of(top);
   CHECK(message.find(top + ":2: #include \"nowhere.itp\": file not found; searched " +
                      std::filesystem::path(top).parent_path().string()) == 0);
   CHECK(message.find("/extra/dir, ") != std::string::npos);
   CHECK(message.find("/usr/share/gromacs/top") != std::string::npos);
-  CHECK_THROWS_WITH(preprocess_gromacs(dir.write("open.top", "#ifdef A\nx\n"), o),
-                    Catch::Matchers::Contains("open.top:1: #ifdef A is not closed"));
-  CHECK_THROWS_WITH(preprocess_gromacs(dir.write("endif.top", "x\n#endif\n"), o),
-                    Catch::Matchers::Contains("endif.top:2: #endif without"));
+  // (std::string::find, not Catch's Contains matcher: Catch2 v3 resolves Contains to its range matcher here)
+  CHECK(error_of(dir.write("open.top", "#ifdef A\nx\n")).find("open.top:1: #ifdef A is not closed") !=
+        std::string::npos);
+  CHECK(error_of(dir.write("endif.top", "x\n#endif\n")).find("endif.top:2: #endif without") != std::string::npos);
 }
 
 TEST_CASE("topology errors name the file, the line, the record and the fix") {

@@ -71,23 +71,23 @@ void check_spreading(const VirtualSiteParams<double>& p, std::uint64_t seed) {
       minus[i][c] -= h;
       const double numeric = -(test_energy(p, plus) - test_energy(p, minus)) / (2.0 * h);
       INFO("parent " << i << " component " << c);
-      CHECK(spread[i][c] == Approx(numeric).margin(1e-6).epsilon(1e-7));
+      CHECK(spread[i][c] == Catch::Approx(numeric).margin(1e-6).epsilon(1e-7));
     }
   }
   // Translation invariance of the frame: the shares sum to the site force (averages' weights sum to 1 here).
   Vec3d total(0, 0, 0);
   for (int i = 0; i < p.num_parents; ++i) total += spread[i];
   if (p.geometry != SiteGeometry::TwoParticleAverage && p.geometry != SiteGeometry::ThreeParticleAverage) {
-    CHECK(total.x == Approx(site_force.x).margin(1e-9));
-    CHECK(total.y == Approx(site_force.y).margin(1e-9));
-    CHECK(total.z == Approx(site_force.z).margin(1e-9));
+    CHECK(total.x == Catch::Approx(site_force.x).margin(1e-9));
+    CHECK(total.y == Catch::Approx(site_force.y).margin(1e-9));
+    CHECK(total.z == Catch::Approx(site_force.z).margin(1e-9));
   }
 }
 
 void check_vec(const Vec3d& a, const Vec3d& b) {
-  CHECK(a.x == Approx(b.x).margin(1e-14));
-  CHECK(a.y == Approx(b.y).margin(1e-14));
-  CHECK(a.z == Approx(b.z).margin(1e-14));
+  CHECK(a.x == Catch::Approx(b.x).margin(1e-14));
+  CHECK(a.y == Catch::Approx(b.y).margin(1e-14));
+  CHECK(a.z == Catch::Approx(b.z).margin(1e-14));
 }
 
 }  // namespace
@@ -105,8 +105,8 @@ TEST_CASE("virtual site positions match hand-computed values") {
   const Vec3d w[3] = {Vec3d(0, 0, 0), Vec3d(b * std::sin(theta / 2), b * std::cos(theta / 2), 0),
                       Vec3d(-b * std::sin(theta / 2), b * std::cos(theta / 2), 0)};
   const Vec3d m = virtual_site_position(average3(0.786646558, 0.106676721, 0.106676721), w);
-  CHECK(m.x == Approx(0.0).margin(1e-15));
-  CHECK(m.y == Approx(0.0125).epsilon(1e-6));
+  CHECK(m.x == Catch::Approx(0.0).margin(1e-15));
+  CHECK(m.y == Catch::Approx(0.0125).epsilon(1e-6));
 }
 
 TEST_CASE("a local-coordinates site sits at its local position in the orthonormal frame of its parents") {
@@ -145,7 +145,7 @@ TEST_CASE("virtual site functions compile and agree in single precision") {
   const Vec3f rf[3] = {Vec3f(rd[0]), Vec3f(rd[1]), Vec3f(rd[2])};
   const Vec3d xd = virtual_site_position(pd, rd);
   const Vec3f xf = virtual_site_position(pf, rf);
-  CHECK(double(xf.x) == Approx(xd.x).margin(1e-6));
-  CHECK(double(xf.y) == Approx(xd.y).margin(1e-6));
-  CHECK(double(xf.z) == Approx(xd.z).margin(1e-6));
+  CHECK(double(xf.x) == Catch::Approx(xd.x).margin(1e-6));
+  CHECK(double(xf.y) == Catch::Approx(xd.y).margin(1e-6));
+  CHECK(double(xf.z) == Catch::Approx(xd.z).margin(1e-6));
 }

@@ -36,7 +36,7 @@ TEST_CASE("the TIP4P-Ew System's virtual sites are read as OpenMM wrote them and
   CHECK(first.type == VirtualSiteType::ThreeParticleAverage);
   CHECK(first.particle == 25);  // the PDB's first water: O 22, H1 23, H2 24, M 25 (0-based)
   CHECK(first.parents == std::array<int, 3>{22, 23, 24});
-  CHECK(first.weights[0] == Approx(0.786646558).epsilon(1e-9));
+  CHECK(first.weights[0] == Catch::Approx(0.786646558).epsilon(1e-9));
   CHECK(s.mass_amu[25] == 0.0);
   CHECK_NOTHROW(check_virtual_sites(s));
   const std::vector<Vec3d> x = mdsim_test::tip4pew_positions();
@@ -107,6 +107,6 @@ TEST_CASE("TIP4P-Ew NVE on the CPU: energy conserved, sites stay placed, no degr
     CHECK(max_site_misplacement(s, st.positions_nm) <= 1e-12);
   }
   INFO("kinetic energy " << start.kinetic_kj_per_mol << " kJ/mol, largest total-energy change " << worst << " kJ/mol");
-  CHECK(start.temperature_k == Approx(300.0).epsilon(0.05));
+  CHECK(start.temperature_k == Catch::Approx(300.0).epsilon(0.05));
   CHECK(worst <= 1e-3 * start.kinetic_kj_per_mol);
 }
