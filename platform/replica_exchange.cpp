@@ -8,8 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "physics/integrator_steps.hpp"
-#include "physics/philox.hpp"
+#include "physics/replica_exchange.hpp"
 
 namespace mdsim {
 
@@ -37,6 +36,21 @@ ReplicaExchange::ReplicaExchange(std::vector<double> temperatures_k, std::uint64
 }
 
 std::vector<ExchangeAttempt> ReplicaExchange::exchange(const std::vector<double>& energies_kj_per_mol) {
+  return play_round(energies_kj_per_mol, nullptr);
+}
+
+std::vector<ExchangeAttempt> ReplicaExchange::apply(const std::vector<double>& energies_kj_per_mol,
+                                                    const std::vector<std::uint8_t>& accepted) {
+  const auto attempts = static_cast<std::size_t>(attempts_in_next_round());
+  if (accepted.size() != attempts)
+    throw RuntimeError(fmt::format("replica exchange: {} decisions for round {}'s {} attempts", accepted.size(),
+                                   rounds_, attempts));
+  return play_round(energies_kj_per_mol, &accepted);
+}
+
+// One round: each attempt's decision from the rule (decided null) or as given, applied to the map and the counts.
+std::vector<ExchangeAttempt> ReplicaExchange::play_round(const std::vector<double>& energies_kj_per_mol,
+                                                         const std::vector<std::uint8_t>* decided) {
   const int n = size();
   if (static_cast<int>(energies_kj_per_mol.size()) != n)
     throw RuntimeError(fmt::format("replica exchange: {} energies for {} replicas", energies_kj_per_mol.size(), n));
@@ -54,12 +68,10 @@ std::vector<ExchangeAttempt> ReplicaExchange::exchange(const std::vector<double>
     a.energy_upper = energies_kj_per_mol[static_cast<std::size_t>(a.replica_upper)];
     const double t_lower = temperatures_[static_cast<std::size_t>(k)];
     const double t_upper = temperatures_[static_cast<std::size_t>(k + 1)];
-    const double delta = (1.0 / (kBoltzmannKjPerMolK * t_lower) - 1.0 / (kBoltzmannKjPerMolK * t_upper)) *
-                         (a.energy_lower - a.energy_upper);
-    a.probability = delta >= 0.0 ? 1.0 : std::exp(delta);
-    const double u = uniform_open01(
-        philox_draw(seed_, kStreamReplicaExchange, static_cast<std::uint64_t>(rounds_), static_cast<std::uint32_t>(k)).v[0]);
-    a.accepted = u < a.probability;
+    const ExchangeDecision d =
+        temperature_exchange_decision(t_lower, t_upper, a.energy_lower, a.energy_upper, seed_, rounds_, k);
+    a.probability = d.probability;
+    a.accepted = decided ? (*decided)[out.size()] != 0 : d.accepted;
     ++attempts_[static_cast<std::size_t>(k)];
     if (a.accepted) {
       ++accepted_[static_cast<std::size_t>(k)];

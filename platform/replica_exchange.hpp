@@ -46,6 +46,13 @@ class ReplicaExchange {
   // One round with energies_kj_per_mol[r] the potential energy of replica r (all finite): the attempts
   // in order of `lower`, applied to the replica <-> temperature map.
   std::vector<ExchangeAttempt> exchange(const std::vector<double>& energies_kj_per_mol);
+  // The same round with its decisions made elsewhere (a CUDA batch decides on the device by the same rule,
+  // physics/replica_exchange.hpp): accepted[i] for the round's i-th attempt, in order of `lower`. RuntimeError for
+  // another number of decisions.
+  std::vector<ExchangeAttempt> apply(const std::vector<double>& energies_kj_per_mol,
+                                     const std::vector<std::uint8_t>& accepted);
+  // The attempts of the next round: its pairs (lower, lower + 1) with lower = rounds() (mod 2).
+  int attempts_in_next_round() const { return (size() - static_cast<int>(rounds_ % 2)) / 2; }
 
   // Attempts and acceptances of the pair (lower, lower + 1) so far.
   std::int64_t attempts(int lower) const { return attempts_[static_cast<std::size_t>(lower)]; }
@@ -61,6 +68,8 @@ class ReplicaExchange {
 
  private:
   void note_positions();  // round-trip bookkeeping after the map changed
+  std::vector<ExchangeAttempt> play_round(const std::vector<double>& energies_kj_per_mol,
+                                          const std::vector<std::uint8_t>* decided);
 
   std::vector<double> temperatures_;
   std::uint64_t seed_;

@@ -8,8 +8,10 @@
 //  - the same seed gives the same decisions in separate instances (what lets MPI ranks and the
 //    in-process runner agree), another seed other ones;
 //  - round trips (lowest -> highest -> lowest) counted on a two-temperature ladder that always swaps;
-//  - state() / set_state() continue exactly, and a state of another ladder or a broken map is refused.
+//  - state() / set_state() continue exactly, and a state of another ladder or a broken map is refused;
+//  - apply(): a round with its decisions given (a CUDA batch decides on the device) plays as exchange().
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -179,4 +181,37 @@ TEST_CASE("replica exchange state continues exactly") {
   std::vector<double> broken = saved;
   broken[2] = broken[5];  // two replicas at one temperature
   CHECK(message_of([&] { resumed.set_state(broken); }).find("not a permutation") != std::string::npos);
+}
+
+TEST_CASE("a round decided elsewhere (apply) plays as exchange() with the same decisions") {
+  const std::vector<double> temperatures{300.0, 310.0, 320.0, 330.0, 340.0};
+  ReplicaExchange ruled(temperatures, 99), applied(temperatures, 99), forced(temperatures, 99);
+  std::vector<double> energies{-1000.0, -998.0, -1003.0, -990.0, -1001.0};
+  for (int round = 0; round < 40; ++round) {
+    INFO("round " << round);
+    energies[static_cast<std::size_t>(round % 5)] += 1.5;  // varied energies: some accepted, some not
+    const std::vector<ExchangeAttempt> a = ruled.exchange(energies);
+    std::vector<std::uint8_t> decisions;
+    for (const ExchangeAttempt& x : a) decisions.push_back(x.accepted ? 1 : 0);
+    CHECK(static_cast<int>(decisions.size()) == applied.attempts_in_next_round());
+    const std::vector<ExchangeAttempt> b = applied.apply(energies, decisions);
+    REQUIRE(b.size() == a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(b[i].lower == a[i].lower);
+      CHECK(b[i].replica_lower == a[i].replica_lower);
+      CHECK(b[i].probability == a[i].probability);
+      CHECK(b[i].accepted == a[i].accepted);
+      CHECK(b[i].velocity_scale_lower == a[i].velocity_scale_lower);
+    }
+    CHECK(applied.state() == ruled.state());
+  }
+  // Decisions given override the rule's (the device's, should it ever round an exponential differently): an
+  // always-accept round swaps every pair it attempts.
+  const std::vector<ExchangeAttempt> all = forced.apply(energies, std::vector<std::uint8_t>(2, 1));
+  for (const ExchangeAttempt& x : all) CHECK(x.accepted);
+  CHECK(forced.replica_at(0) == 1);
+  CHECK(forced.replica_at(1) == 0);
+  CHECK(forced.acceptances(0) == 1);
+  CHECK(message_of([&] { forced.apply(energies, std::vector<std::uint8_t>(3, 0)); })
+            .find("3 decisions for round 1's 2 attempts") != std::string::npos);
 }
