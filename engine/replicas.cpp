@@ -207,8 +207,10 @@ struct EnsembleRun {
   bool advance(std::int64_t end, ProgressReporter* progress);
   void save_checkpoint();
   void exchange_round();
-  void move_exchanged(const std::vector<ExchangeAttempt>& attempts);
-  void log_attempts(const std::vector<ExchangeAttempt>& attempts, const std::vector<double>& energies);
+  void finish_device_round();
+  void move_exchanged(const std::vector<ExchangeAttempt>& attempts, bool scale_velocities);
+  void log_attempts(std::int64_t at_step, const std::vector<ExchangeAttempt>& attempts,
+                    const std::vector<double>& energies);
   void finish_outputs();
   EnsembleSummary summarise();
   double bath_temperature(int k) const { return rex ? rex->temperature_of(k) : cfg.integrator.temperature_k; }
@@ -234,6 +236,10 @@ struct EnsembleRun {
   bool batched = false;  // this rank's replicas stepped together in one batch (CUDA)
   std::uint64_t ensemble_seed = 0, exchange_seed = 0;
   std::optional<ReplicaExchange> rex;
+  // A ladder held whole by this rank's batch (one rank): its rounds decided and applied on the device, each round's
+  // outcome brought into rex and the log when the next round starts, at a checkpoint and at the end.
+  std::unique_ptr<LadderExchanger> device_exchange;
+  std::optional<std::int64_t> device_round_step;  // the step of the device round not yet brought in
   std::vector<std::unique_ptr<Simulation>> sims;  // this rank's replicas
   std::optional<ExchangeLog> log;                 // rank 0 of a temperature ladder
   std::string log_path;
@@ -342,6 +348,11 @@ void EnsembleRun::create_replicas() {
   });
   model = Model{};  // each replica holds its copy
   starts.clear();
+  if (exchange && batched && comm.size() == 1) {
+    std::vector<int> replica_at;
+    for (int t = 0; t < count; ++t) replica_at.push_back(rex->replica_at(t));
+    device_exchange = sims.front()->context().ladder_exchanger(rc.temperatures_k, replica_at, exchange_seed);
+  }
 }
 
 // Outputs: each replica's (start_run: minimisation on a fresh start, reporters), the exchange log on rank 0;
@@ -427,6 +438,7 @@ bool EnsembleRun::advance(std::int64_t end, ProgressReporter* progress) {
 
 // Writes the ensemble's checkpoint at the current step: every replica's state gathered to rank 0.
 void EnsembleRun::save_checkpoint() {
+  finish_device_round();
   if (checkpoint_file.empty()) return;
   std::vector<double> mine;
   collectively(comm, [&] {
@@ -451,6 +463,11 @@ void EnsembleRun::save_checkpoint() {
 // One exchange round at `step`: energies gathered, the same decisions on every rank, this rank's
 // replicas moved, the attempts logged on rank 0.
 void EnsembleRun::exchange_round() {
+  finish_device_round();
+  if (device_exchange && device_exchange->start_round(rex->rounds())) {
+    device_round_step = step;
+    return;
+  }
   std::vector<double> mine;  // per replica: potential (kJ/mol), volume (nm^3; 0 without a box)
   collectively(comm, [&] {
     StateRequest energy;
@@ -467,13 +484,34 @@ void EnsembleRun::exchange_round() {
     std::vector<double> reduced(static_cast<std::size_t>(count));  // U + pV, kJ/mol
     for (int k = 0; k < count; ++k) reduced[k] = all[2 * k] + pv_per_nm3 * all[2 * k + 1];
     const std::vector<ExchangeAttempt> attempts = rex->exchange(reduced);
-    move_exchanged(attempts);
-    if (log) log_attempts(attempts, all);
+    move_exchanged(attempts, true);
+    if (log) log_attempts(step, attempts, all);
   });
 }
 
-// This rank's replicas of the accepted attempts to their new temperatures, velocities scaled.
-void EnsembleRun::move_exchanged(const std::vector<ExchangeAttempt>& attempts) {
+// The device round started last (exchange_round), if any: its decisions into rex (the same attempts, energies and
+// probabilities as the host's rule), the replicas' bath temperatures as the device set them, the log.
+void EnsembleRun::finish_device_round() {
+  if (!device_round_step) return;
+  const std::int64_t at_step = *device_round_step;
+  device_round_step.reset();
+  const LadderRound round = device_exchange->finish_round();
+  const std::vector<ExchangeAttempt> attempts = rex->apply(round.energies_kj_per_mol, round.accepted);
+  move_exchanged(attempts, false);  // the device scaled the velocities
+  if (round.skipped)
+    std::fprintf(stderr, "notice: the exchange round at step %lld exchanged nothing: the pair list overflowed at its "
+                         "evaluation (it grows now)\n", static_cast<long long>(at_step));
+  StateRequest header;  // the box (a batch's replicas share it)
+  header.positions = false;
+  const SimulationState h = sims.front()->context().state(header);
+  const double volume_nm3 = h.has_box ? h.box.volume() : 0.0;
+  std::vector<double> energies;  // per replica: potential, volume (exchange_round's layout)
+  for (const double e : round.energies_kj_per_mol) energies.insert(energies.end(), {e, volume_nm3});
+  if (log) log_attempts(at_step, attempts, energies);
+}
+
+// This rank's replicas of the accepted attempts to their new temperatures, velocities scaled when asked.
+void EnsembleRun::move_exchanged(const std::vector<ExchangeAttempt>& attempts, bool scale_velocities) {
   for (const ExchangeAttempt& a : attempts) {
     if (!a.accepted) continue;
     for (const auto& [replica, scale] : {std::pair{a.replica_lower, a.velocity_scale_lower},
@@ -481,19 +519,20 @@ void EnsembleRun::move_exchanged(const std::vector<ExchangeAttempt>& attempts) {
       if (replica < first || replica >= last) continue;
       Simulation& sim = *sims[static_cast<std::size_t>(replica - first)];
       sim.context().set_temperature(rex->temperature_of(replica));
-      sim.context().scale_velocities(scale);
+      if (scale_velocities) sim.context().scale_velocities(scale);
     }
   }
 }
 
 // The round's attempts into the exchange log; `energies` per replica: potential, volume (exchange_round).
-void EnsembleRun::log_attempts(const std::vector<ExchangeAttempt>& attempts, const std::vector<double>& energies) {
+void EnsembleRun::log_attempts(std::int64_t at_step, const std::vector<ExchangeAttempt>& attempts,
+                               const std::vector<double>& energies) {
   std::vector<int> replica_at(static_cast<std::size_t>(count));
   for (int t = 0; t < count; ++t) replica_at[t] = rex->replica_at(t);
   for (const ExchangeAttempt& a : attempts) {
     ExchangeLogRow row;
-    row.step = step;
-    row.time_ps = static_cast<double>(step) * cfg.integrator.timestep_ps;
+    row.step = at_step;
+    row.time_ps = static_cast<double>(at_step) * cfg.integrator.timestep_ps;
     row.round = a.round;
     row.pair = a.lower;
     row.temperature_lower_k = rc.temperatures_k[static_cast<std::size_t>(a.lower)];
@@ -516,6 +555,7 @@ void EnsembleRun::log_attempts(const std::vector<ExchangeAttempt>& attempts, con
 // Final outputs of every replica (the final structures when the run was not stopped, then the
 // trajectories' complete mark) and the exchange log closed.
 void EnsembleRun::finish_outputs() {
+  finish_device_round();
   collectively(comm, [&] {
     for (auto& sim : sims) sim->finish_run(summary.stopped_early);
     if (log) log->close();
@@ -581,6 +621,7 @@ bool Ensemble::run_to(std::int64_t step) {
                                    config_.run.steps, step));
   const auto start = std::chrono::steady_clock::now();
   const bool whole = run_->advance(step, nullptr);
+  run_->finish_device_round();  // the exchange log and bath temperatures up to date between calls
   run_->summary.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return whole;
 }

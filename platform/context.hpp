@@ -131,6 +131,28 @@ struct PositionRestraints {
   void set_isotropic_k(double k) { k_kj_per_mol_nm2.assign(atoms.size(), Vec3d(k, k, k)); }
 };
 
+// One round of a temperature ladder decided where its replicas live (Context::ladder_exchanger).
+struct LadderRound {
+  std::vector<double> energies_kj_per_mol;  // per replica: the potential energy the round's decisions used
+  std::vector<std::uint8_t> accepted;       // per attempt, in order of its lower temperature
+  bool skipped = false;  // the evaluation's pair list overflowed: nothing was exchanged (every attempt rejected)
+};
+
+// The rounds of a temperature ladder whose every replica is in one CUDA batch, decided and applied on the device
+// (physics/replica_exchange.hpp's rule, ReplicaExchange's random numbers) with no host round trip: the host learns
+// each round's outcome later.
+class LadderExchanger {
+ public:
+  virtual ~LadderExchanger() = default;
+  // Starts round `round` (ReplicaExchange::rounds(), which fixes its pairs and random numbers) at the batch's
+  // current step: every replica's potential energy, the decisions, the swapped bath temperatures and the rescaled
+  // velocities, queued behind the steps. False (nothing queued) when the batch has forces added from outside, whose
+  // energies only the host knows: decide that round on the host.
+  virtual bool start_round(std::int64_t round) = 0;
+  // The outcome of the round started last (waits for the device to have done it).
+  virtual LadderRound finish_round() = 0;
+};
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -227,6 +249,15 @@ class Context {
   virtual void set_seed(std::uint64_t seed) = 0;
   virtual std::vector<double> barostat_state() const = 0;  // what a checkpoint must store to resume bit-exactly
   virtual void set_barostat_state(const std::vector<double>&) = 0;
+
+  // On a view of a replica batch that holds a whole temperature ladder (view r = replica r; temperatures_k in
+  // increasing order, replica_at[t] the replica at temperature t now, seed the exchanges'): an exchanger that decides
+  // and applies its rounds on the device. Null elsewhere: the caller decides on the host (ReplicaExchange).
+  virtual std::unique_ptr<LadderExchanger> ladder_exchanger(const std::vector<double>& temperatures_k,
+                                                            const std::vector<int>& replica_at, std::uint64_t seed) {
+    (void)temperatures_k, (void)replica_at, (void)seed;
+    return nullptr;
+  }
 };
 
 // The settings every platform's context refuses, as one InputError each (non-positive time step,

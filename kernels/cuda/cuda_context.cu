@@ -5,6 +5,7 @@
 // share (constraint plan, barostat, minimiser driver, velocities) comes from platform.
 #include "kernels/cuda/cuda_context.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -22,6 +23,8 @@
 #include "kernels/cuda/cuda_integrator.hpp"
 #include "kernels/cuda/cuda_minimizer.hpp"
 #include "kernels/cuda/cuda_streams.hpp"
+#include "kernels/cuda/device_atoms.cuh"
+#include "kernels/cuda/replica_exchange_kernels.cuh"
 #include "kernels/cuda/step_timeline.hpp"
 #include "model/system_copies.hpp"
 #include "platform/constraint_plan.hpp"
@@ -313,6 +316,7 @@ class CudaContext final : public Context {
 
   // ---- a replica batch (replicas() > 1), for its views ----
 
+  int replicas() const { return replicas_; }
   int replica_atoms() const { return n_ / replicas_; }
   std::int64_t current_step() const { return step_; }
 
@@ -366,6 +370,34 @@ class CudaContext final : public Context {
     replica_kinetic_.clear();
   }
   void set_replica_seed(int r, std::uint64_t seed) { integrator_.set_replica_seed(r, seed); }
+
+  // A ladder round on the device (CudaLadderExchanger) at the batch's step, queued on its stream: the evaluation's
+  // energies per replica, the decisions, the replicas' bath coefficients and the accepted ones' velocities. False,
+  // with nothing queued, when forces from outside act (their energies are the host's).
+  bool enqueue_ladder_round(cuda::LadderDevice d, double* energies, std::int64_t round) {
+    if (!externals_.empty()) return false;
+    require_positions("exchange");
+    ensure_forces(true);
+    evaluator_.replica_potentials_on_device(energies);
+    d.energies = energies;
+    d.tile_overflow = evaluator_.device_tile_overflow();
+    d.exclusion_overflow = evaluator_.device_exclusion_overflow();
+    d.replica_coefficients = integrator_.device_replica_coefficients();
+    cuda::ladder_round_kernel<<<1, 256, 0, stream_>>>(d, round);
+    cuda::scale_replica_velocities_kernel<<<cuda::blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(
+        n_, replica_atoms(), atoms_.v.data(), d.velocity_factor);
+    MDSIM_CUDA_CHECK_LAUNCH();
+    replica_kinetic_.clear();
+    return true;
+  }
+  // The host's record of replica r's bath after a device round (nothing uploaded).
+  void record_replica_temperature(int r, double temperature_k) {
+    integrator_.record_replica_temperature(r, temperature_k);
+  }
+  LangevinCoefficients bath_coefficients(double temperature_k) const {
+    return langevin_coefficients(integrator_.friction_per_ps(), integrator_.timestep_ps(), temperature_k);
+  }
+  cudaStream_t stream() const { return stream_; }
 
   // The batch's step count brought to `step` (the replicas advance together: a view asking for a step the batch
   // has reached already asks for nothing).
@@ -665,6 +697,9 @@ class CudaReplicaView final : public Context {
     batch().set_replica_seed(r_, seed);
   }
   CudaContext& batch_context() const { return batch(); }
+  // The whole batch's ladder, asked of its first replica (below CudaLadderExchanger).
+  std::unique_ptr<LadderExchanger> ladder_exchanger(const std::vector<double>& temperatures_k,
+                                                    const std::vector<int>& replica_at, std::uint64_t seed) override;
   std::vector<double> barostat_state() const override { return {}; }
   void set_barostat_state(const std::vector<double>& state) override {
     if (!state.empty()) throw InputError("a replica batch has no barostat, but the state to load has one");
@@ -694,6 +729,131 @@ class CudaReplicaView final : public Context {
   std::int64_t step_ = 0;
   CudaFrameCapture frames_;  // this replica's staging: the replicas' frame copies overlap
 };
+
+// A temperature ladder held whole by one batch (replica r = the batch's replica r), its rounds decided and applied on
+// the device: the host's tables (temperatures, bath coefficients and velocity scales per temperature, as
+// set_replica_temperature and ReplicaExchange compute them), the device's map, and the last round's outcome copied to
+// pinned memory behind it.
+class CudaLadderExchanger final : public LadderExchanger {
+ public:
+  CudaLadderExchanger(std::shared_ptr<CudaReplicaBatch> batch, const std::vector<double>& temperatures_k,
+                      const std::vector<int>& replica_at, std::uint64_t seed)
+      : batch_(std::move(batch)), k_(static_cast<int>(temperatures_k.size())), temperatures_k_(temperatures_k) {
+    CudaContext& c = *batch_->context;
+    if (k_ != c.replicas() || static_cast<int>(replica_at.size()) != k_)
+      throw RuntimeError(fmt::format("a ladder of {} temperatures on a batch of {} replicas", k_, c.replicas()));
+    std::vector<LangevinCoefficients> coefficients;
+    std::vector<double> up, down;
+    for (const double t : temperatures_k) coefficients.push_back(c.bath_coefficients(t));
+    for (std::size_t t = 0; t + 1 < temperatures_k.size(); ++t) {
+      up.push_back(std::sqrt(temperatures_k[t + 1] / temperatures_k[t]));
+      down.push_back(std::sqrt(temperatures_k[t] / temperatures_k[t + 1]));
+    }
+    std::vector<int> temperature_of(static_cast<std::size_t>(k_));
+    for (std::size_t t = 0; t < replica_at.size(); ++t)
+      temperature_of.at(static_cast<std::size_t>(replica_at[t])) = static_cast<int>(t);
+    const cudaStream_t s = c.stream();
+    temperatures_.upload(temperatures_k, s);
+    coefficients_.upload(coefficients, s);
+    scale_up_.upload(up, s);
+    scale_down_.upload(down, s);
+    replica_at_.upload(replica_at, s);
+    temperature_of_.upload(temperature_of, s);
+    energies_.resize(static_cast<std::size_t>(k_));
+    factor_.resize(static_cast<std::size_t>(k_));
+    accepted_.resize(static_cast<std::size_t>(k_));
+    skipped_.resize(1);
+    device_ = {k_,
+               seed,
+               temperatures_.data(),
+               coefficients_.data(),
+               scale_up_.data(),
+               scale_down_.data(),
+               replica_at_.data(),
+               temperature_of_.data(),
+               nullptr,
+               nullptr,
+               nullptr,
+               accepted_.data(),
+               skipped_.data(),
+               factor_.data(),
+               nullptr};
+    const std::size_t host_bytes =
+        sizeof(HostOutcome) + static_cast<std::size_t>(k_) * (sizeof(double) + sizeof(int) + 1);
+    MDSIM_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_), host_bytes, cudaHostAllocDefault));
+    MDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  }
+  ~CudaLadderExchanger() override {
+    if (pending_) cudaEventSynchronize(done_);
+    cudaEventDestroy(done_);
+    cudaFreeHost(host_);
+  }
+  CudaLadderExchanger(const CudaLadderExchanger&) = delete;
+  CudaLadderExchanger& operator=(const CudaLadderExchanger&) = delete;
+
+  bool start_round(std::int64_t round) override {
+    if (pending_) throw RuntimeError("exchange round started before the last one's outcome was read");
+    CudaContext& c = *batch_->context;
+    if (!c.enqueue_ladder_round(device_, energies_.data(), round)) return false;
+    const cudaStream_t s = c.stream();
+    attempts_ = (k_ - static_cast<int>(round % 2)) / 2;
+    MDSIM_CUDA_CHECK(
+        cudaMemcpyAsync(host_energies(), energies_.data(), k_ * sizeof(double), cudaMemcpyDeviceToHost, s));
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(host_temperature_of(), temperature_of_.data(), k_ * sizeof(int),
+                                     cudaMemcpyDeviceToHost, s));
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(host_accepted(), accepted_.data(), static_cast<std::size_t>(attempts_),
+                                     cudaMemcpyDeviceToHost, s));
+    MDSIM_CUDA_CHECK(cudaMemcpyAsync(&host_->skipped, skipped_.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+    MDSIM_CUDA_CHECK(cudaEventRecord(done_, s));
+    pending_ = true;
+    return true;
+  }
+
+  LadderRound finish_round() override {
+    if (!pending_) throw RuntimeError("no exchange round to finish");
+    MDSIM_CUDA_CHECK(cudaEventSynchronize(done_));
+    pending_ = false;
+    LadderRound out;
+    out.energies_kj_per_mol.assign(host_energies(), host_energies() + k_);
+    out.accepted.assign(host_accepted(), host_accepted() + attempts_);
+    out.skipped = host_->skipped != 0;
+    for (int r = 0; r < k_; ++r)  // the host's record of each bath (what the device now holds)
+      batch_->context->record_replica_temperature(
+          r, temperatures_k_[static_cast<std::size_t>(host_temperature_of()[r])]);
+    return out;
+  }
+
+ private:
+  struct HostOutcome {
+    int skipped;
+    int pad;
+  };
+  double* host_energies() { return reinterpret_cast<double*>(reinterpret_cast<char*>(host_) + sizeof(HostOutcome)); }
+  int* host_temperature_of() { return reinterpret_cast<int*>(host_energies() + k_); }
+  unsigned char* host_accepted() { return reinterpret_cast<unsigned char*>(host_temperature_of() + k_); }
+
+  std::shared_ptr<CudaReplicaBatch> batch_;
+  int k_;
+  std::vector<double> temperatures_k_;
+  cuda::DeviceBuffer<double> temperatures_, scale_up_, scale_down_, energies_, factor_;
+  cuda::DeviceBuffer<LangevinCoefficients> coefficients_;
+  cuda::DeviceBuffer<int> replica_at_, temperature_of_, skipped_;
+  cuda::DeviceBuffer<unsigned char> accepted_;
+  cuda::LadderDevice device_;
+  HostOutcome* host_ = nullptr;  // pinned: HostOutcome, then energies, temperature indices, decisions
+  cudaEvent_t done_ = nullptr;
+  bool pending_ = false;
+  int attempts_ = 0;
+};
+
+std::unique_ptr<LadderExchanger> CudaReplicaView::ladder_exchanger(const std::vector<double>& temperatures_k,
+                                                                   const std::vector<int>& replica_at,
+                                                                   std::uint64_t seed) {
+  if (r_ != 0 || batch().replicas() != static_cast<int>(temperatures_k.size()) ||
+      settings_.integrator.type != IntegratorType::LangevinMiddle)
+    return nullptr;
+  return std::make_unique<CudaLadderExchanger>(batch_, temperatures_k, replica_at, seed);
+}
 
 // The settings a batch's replicas must share (all but the temperature and the seed).
 void check_batch_replicas(const std::vector<DynamicsSettings>& settings) {

@@ -68,6 +68,29 @@ enum EnergySlot {
 };
 static_assert(kSlotBond + kNumBondedEnergies == kSlotPairs, "one energy slot per BondedEnergy");
 
+}  // namespace
+
+namespace cuda {
+// Each replica's potential energy from its block of energy slots, in Evaluator::replica_energies' order of sums
+// (EnergyTerms::bonded_sum, then direct + reciprocal, then the restraints), so the same doubles bit for bit.
+__global__ void replica_potentials_kernel(int replicas, const unsigned long long* __restrict__ energy,
+                                          double dispersion_correction, bool pme, double self_energy,
+                                          double* __restrict__ out) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= replicas) return;
+  const unsigned long long* e = energy + static_cast<std::size_t>(r) * kNumSlots;
+  const double bonded = from_fixed(e[kSlotBond]) + from_fixed(e[kSlotAngle]) + from_fixed(e[kSlotUreyBradley]) +
+                        from_fixed(e[kSlotTorsion]) + from_fixed(e[kSlotRbTorsion]) + from_fixed(e[kSlotImproper]) +
+                        from_fixed(e[kSlotCmap]);
+  const double direct = from_fixed(e[kSlotPairs]) + from_fixed(e[kSlotExceptions]) + dispersion_correction;
+  const double reciprocal = pme ? from_fixed(e[kSlotReciprocal]) + self_energy : 0.0;
+  const double external = 0.0;
+  out[r] = bonded + (direct + reciprocal) + external + from_fixed(e[kSlotRestraint]);
+}
+}  // namespace cuda
+
+namespace {
+
 std::size_t free_device_memory() {
   std::size_t free = 0, total = 0;
   MDSIM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -269,6 +292,16 @@ class Evaluator {
     return out;
   }
   EnergyTerms energies() { return replica_energies().front(); }
+  void replica_potentials_on_device(double* out) {
+    const double dispersion =
+        periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0;
+    cuda::replica_potentials_kernel<<<blocks_for(replicas_), kThreads, 0, stream_>>>(
+        replicas_, energy_.data(), dispersion, pme_, self_energy_, out);
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+  bool has_external_forces() const { return static_cast<bool>(external_); }
+  const int* device_tile_overflow() const { return list_->device_tile_overflow(); }
+  const int* device_exclusion_overflow() const { return list_->device_exclusion_overflow(); }
   int replicas() const { return replicas_; }
 
   int num_tiles() {
@@ -908,6 +941,18 @@ void* CudaForceEvaluator::device_stream() const {
 }
 const unsigned long long* CudaForceEvaluator::device_energies_fixed() const {
   return impl_->visit([](auto& e) { return e.device_energies_fixed(); });
+}
+void CudaForceEvaluator::replica_potentials_on_device(double* out) {
+  impl_->visit([out](auto& e) { e.replica_potentials_on_device(out); });
+}
+bool CudaForceEvaluator::has_external_forces() const {
+  return impl_->visit([](const auto& e) { return e.has_external_forces(); });
+}
+const int* CudaForceEvaluator::device_tile_overflow() const {
+  return impl_->visit([](const auto& e) { return e.device_tile_overflow(); });
+}
+const int* CudaForceEvaluator::device_exclusion_overflow() const {
+  return impl_->visit([](const auto& e) { return e.device_exclusion_overflow(); });
 }
 double CudaForceEvaluator::energy_constant() const {
   return impl_->visit([](auto& e) { return e.energy_constant(); });

@@ -138,6 +138,15 @@ class CudaForceEvaluator {
   // Energy sums of the last evaluation with energies (64-bit fixed point, kJ/mol), one block of slots per replica
   // of a batch (the first replica's first); a block's sum is its replica's potential energy less energy_constant().
   const unsigned long long* device_energies_fixed() const;
+  // Enqueues each replica's potential energy (kJ/mol) of the last evaluation with energies into out[r] (device
+  // memory, one double per replica), summed on the device in replica_energies()'s order, so bit for bit its totals
+  // when no force from outside acts (their energies are the host's: has_external_forces()).
+  void replica_potentials_on_device(double* out);
+  bool has_external_forces() const;
+  // Nonzero while the pair list's tiles or exclusion tiles overflowed their buffers (device memory; the host grows
+  // them at its next synchronising call): an evaluation then missed pairs.
+  const int* device_tile_overflow() const;
+  const int* device_exclusion_overflow() const;
   double energy_constant() const;  // self energy + dispersion correction (kJ/mol) for the current box, per replica
 
   // Virtual sites (System::virtual_sites; nothing is launched for a system without). Every evaluation places them

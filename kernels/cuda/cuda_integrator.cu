@@ -170,8 +170,14 @@ void CudaIntegrator::upload_replica_coefficients() {
 }
 
 void CudaIntegrator::set_replica_temperature(int replica, double temperature_k) {
-  replica_temperature_k_.at(static_cast<std::size_t>(replica)) = temperature_k;
+  double& recorded = replica_temperature_k_.at(static_cast<std::size_t>(replica));
+  if (recorded == temperature_k) return;  // the device holds its coefficients already
+  recorded = temperature_k;
   upload_replica_coefficients();
+}
+
+void CudaIntegrator::record_replica_temperature(int replica, double temperature_k) {
+  replica_temperature_k_.at(static_cast<std::size_t>(replica)) = temperature_k;
 }
 
 void CudaIntegrator::scale_velocities(int first, int count, double factor) {

@@ -4,7 +4,8 @@
 // restraints); with PME within the batched FFT's rounding (its printed difference). Energies per replica and per
 // term within 1e-9 relative (a warp's energy sum may group terms of two replicas differently). Mixed and double
 // precision; the all-pairs search and the column search; periodic and non-periodic systems. And a stepped batch
-// (make_cuda_replica_batch): each replica's trajectory equals the replica's alone bit for bit in mixed precision.
+// (make_cuda_replica_batch): each replica's trajectory equals the replica's alone bit for bit in mixed precision; a
+// ladder's exchanges decided on the device equal the host's rule (decisions, energies and trajectories bit for bit).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -19,6 +21,7 @@
 #include "io/charmm_psf.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
+#include "platform/replica_exchange.hpp"
 #include "support/catch.hpp"
 #include "support/flexible_systems.hpp"
 #include "support/reference_systems.hpp"
@@ -253,4 +256,75 @@ TEST_CASE("each replica of a stepped batch follows its trajectory alone bit for 
   // A replica behind the batch is refused.
   batch[0]->step(10);
   CHECK_THROWS_AS(batch[1]->state(all), RuntimeError);
+}
+
+TEST_CASE("a ladder's exchanges decided on the device equal the host's rule: decisions, energies, trajectories") {
+  // Two identical batches of three replicas (300, 315, 330 K): one exchanges on the device (Context::ladder_exchanger),
+  // the other by ReplicaExchange on the host with set_temperature and scale_velocities, every 10 steps for 30 rounds.
+  const Model m = test::system_model("ala2_water", "  constraints: hbonds\n  rigid_water: true\n");
+  const System& s = m.system;
+  std::vector<DynamicsSettings> settings;
+  std::vector<double> temperatures;
+  for (int r = 0; r < kReplicas; ++r) {
+    settings.push_back(replica_settings(r));
+    temperatures.push_back(settings.back().integrator.temperature_k);
+  }
+  std::vector<std::unique_ptr<Context>> device = make_cuda_replica_batch(s, settings, CudaOptions{});
+  std::vector<std::unique_ptr<Context>> host = make_cuda_replica_batch(s, settings, CudaOptions{});
+  for (int r = 0; r < kReplicas; ++r) {
+    start_replica(*device[static_cast<std::size_t>(r)], m.positions_nm, r);
+    start_replica(*host[static_cast<std::size_t>(r)], m.positions_nm, r);
+  }
+  constexpr std::uint64_t kSeed = 77;
+  ReplicaExchange device_rule(temperatures, kSeed), host_rule(temperatures, kSeed);
+  const std::vector<int> identity{0, 1, 2};
+  std::unique_ptr<LadderExchanger> exchanger = device[0]->ladder_exchanger(temperatures, identity, kSeed);
+  REQUIRE(exchanger != nullptr);
+  CHECK(device[1]->ladder_exchanger(temperatures, identity, kSeed) == nullptr);  // asked of the first replica only
+  int accepted = 0;
+  StateRequest energy;
+  energy.positions = false;
+  energy.energy = true;
+  for (int round = 0; round < 30; ++round) {
+    for (auto& c : device) c->step(10);
+    for (auto& c : host) c->step(10);
+    REQUIRE(exchanger->start_round(device_rule.rounds()));
+    std::vector<double> energies;
+    for (auto& c : host) energies.push_back(c->state(energy).potential.total);
+    const std::vector<ExchangeAttempt> expected = host_rule.exchange(energies);
+    for (const ExchangeAttempt& a : expected) {
+      if (!a.accepted) continue;
+      for (const auto& [replica, scale] : {std::pair{a.replica_lower, a.velocity_scale_lower},
+                                           std::pair{a.replica_upper, a.velocity_scale_upper}}) {
+        host[static_cast<std::size_t>(replica)]->set_temperature(host_rule.temperature_of(replica));
+        host[static_cast<std::size_t>(replica)]->scale_velocities(scale);
+      }
+    }
+    const LadderRound got = exchanger->finish_round();
+    INFO("round " << round);
+    CHECK(!got.skipped);
+    CHECK(got.energies_kj_per_mol == energies);  // bit for bit: the same sums in the same order
+    const std::vector<ExchangeAttempt> applied = device_rule.apply(got.energies_kj_per_mol, got.accepted);
+    REQUIRE(applied.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CHECK(applied[i].accepted == expected[i].accepted);
+      CHECK(applied[i].probability == expected[i].probability);
+      accepted += expected[i].accepted ? 1 : 0;
+    }
+  }
+  std::printf("device exchanges: %d of %lld attempts accepted in 30 rounds, the same as the host's rule\n", accepted,
+              static_cast<long long>(host_rule.attempts(0) + host_rule.attempts(1)));
+  CHECK(accepted > 0);
+  for (int r = 0; r < kReplicas; ++r) CHECK(device_rule.temperature_of(r) == host_rule.temperature_of(r));
+  StateRequest all;
+  all.velocities = true;
+  for (auto& c : device) c->step(5);  // the device's bath coefficients drive the steps after the last round
+  for (auto& c : host) c->step(5);
+  for (int r = 0; r < kReplicas; ++r) {
+    INFO("replica " << r);
+    const SimulationState d = device[static_cast<std::size_t>(r)]->state(all);
+    const SimulationState h = host[static_cast<std::size_t>(r)]->state(all);
+    CHECK(identical_rows(d.positions_nm, h.positions_nm) == d.positions_nm.size());
+    CHECK(identical_rows(d.velocities_nm_per_ps, h.velocities_nm_per_ps) == d.velocities_nm_per_ps.size());
+  }
 }

@@ -1,0 +1,71 @@
+// A temperature ladder's exchange round on the device (included by cuda_context.cu only): the decisions by
+// physics/replica_exchange.hpp's rule, each replica's bath coefficients and the accepted replicas' velocities,
+// from tables the host computed (so every number equals what the host's rule and set_replica_temperature give).
+#pragma once
+
+#include <cstdint>
+
+#include "physics/integrator_steps.hpp"
+#include "physics/replica_exchange.hpp"
+#include "physics/vec3.hpp"
+
+namespace mdsim::cuda {
+
+struct LadderDevice {
+  int replicas = 0;                                    // = temperatures
+  std::uint64_t seed = 0;                              // the exchanges' (ReplicaExchange's)
+  const double* temperatures_k = nullptr;              // per temperature index, increasing
+  const LangevinCoefficients* coefficients = nullptr;  // per temperature index: the host's langevin_coefficients
+  const double* scale_up = nullptr;                    // per pair k: sqrt(T[k + 1] / T[k]), computed on the host
+  const double* scale_down = nullptr;                  // per pair k: sqrt(T[k] / T[k + 1])
+  int* replica_at = nullptr;                           // per temperature index: the replica there (updated)
+  int* temperature_of = nullptr;                       // per replica: its temperature index (updated)
+  const double* energies = nullptr;                    // per replica: potential energy, kJ/mol
+  const int* tile_overflow = nullptr;                  // the pair list's overflow flags (no exchange when set)
+  const int* exclusion_overflow = nullptr;
+  unsigned char* accepted = nullptr;                   // per attempt of the round, in order of its lower temperature
+  int* skipped = nullptr;                              // 1: the list overflowed, nothing exchanged
+  double* velocity_factor = nullptr;                   // per replica: 1, or its accepted move's scale
+  LangevinCoefficients* replica_coefficients = nullptr;  // the integrator's, per replica
+};
+
+// One block. The attempts of round `round` (pairs k = round mod 2, +2, ...) in order, as the host's rule plays them,
+// then every replica's bath coefficients from its temperature index.
+__global__ void ladder_round_kernel(LadderDevice d, std::int64_t round) {
+  for (int r = threadIdx.x; r < d.replicas; r += blockDim.x) d.velocity_factor[r] = 1.0;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const bool skip = *d.tile_overflow != 0 || *d.exclusion_overflow != 0;
+    *d.skipped = skip ? 1 : 0;
+    int attempt = 0;
+    for (int k = static_cast<int>(round % 2); k + 1 < d.replicas; k += 2, ++attempt) {
+      const int lower = d.replica_at[k], upper = d.replica_at[k + 1];
+      const ExchangeDecision decision = temperature_exchange_decision(
+          d.temperatures_k[k], d.temperatures_k[k + 1], d.energies[lower], d.energies[upper], d.seed, round, k);
+      const bool accepted = !skip && decision.accepted;
+      d.accepted[attempt] = accepted ? 1 : 0;
+      if (!accepted) continue;
+      d.replica_at[k] = upper;
+      d.replica_at[k + 1] = lower;
+      d.temperature_of[lower] = k + 1;
+      d.temperature_of[upper] = k;
+      d.velocity_factor[lower] = d.scale_up[k];
+      d.velocity_factor[upper] = d.scale_down[k];
+    }
+  }
+  __syncthreads();
+  for (int r = threadIdx.x; r < d.replicas; r += blockDim.x)
+    d.replica_coefficients[r] = d.coefficients[d.temperature_of[r]];
+}
+
+// v *= the factor of each atom's replica, each component multiplied once (as scale_velocities_kernel); factor 1
+// leaves the velocity untouched.
+__global__ void scale_replica_velocities_kernel(int n, int atoms_per_replica, Vec3d* __restrict__ v,
+                                                const double* __restrict__ factor) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double f = factor[i / atoms_per_replica];
+  if (f != 1.0) v[i] *= f;
+}
+
+}  // namespace mdsim::cuda
