@@ -19,7 +19,11 @@ configure_device_build "$OUT/configure.log" || exit 1
 grep "mdsim Python package" "$OUT/configure.log"
 python_target=$(grep -q "mdsim Python package: Python" "$OUT/configure.log" && echo _mdsim)
 ninja -C build-device mdsim test_cuda_forces test_cuda_forces_torsion_terms test_cuda_pme test_cuda_context test_cuda_run test_cuda_validation test_cuda_restraints test_cuda_run_stages test_cuda_replicas test_energy_command test_cpu_forces_reference_systems test_bad_input $python_target > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
-echo "build warnings: $(grep -c "warning" "$OUT/build.log")"
+# Then everything else (every test program, so that one that does not compile with this machine's Catch2 v3 is seen
+# here; CI builds with v2): failures are listed, the checks go on.
+ninja -k 0 -C build-device > "$OUT/build_all.log" 2>&1 || {
+  echo "=== the full build failed (the checks below go on):"; grep -E "^FAILED" "$OUT/build_all.log" | head -20; }
+echo "build warnings: $(cat "$OUT/build.log" "$OUT/build_all.log" | grep -c "warning")"
 ctest --test-dir build-device -L cuda --output-on-failure -V > "$OUT/ctest_cuda.log" 2>&1
 cuda_rc=$?
 ctest --test-dir build-device -R "test_energy_command|test_cpu_forces_reference_systems|test_bad_input|bad_input_suite|python_api|example_python_restraint_numpy" -j 16 \
