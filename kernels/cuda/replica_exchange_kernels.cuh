@@ -65,7 +65,7 @@ __global__ void scale_replica_velocities_kernel(int n, int atoms_per_replica, Ve
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double f = factor[i / atoms_per_replica];
-  if (f != 1.0) v[i] *= f;
+  if (f != 1.0) v[i] = v[i] * f;
 }
 
 }  // namespace mdsim::cuda
