@@ -31,4 +31,31 @@ MDSIM_HD ExchangeDecision temperature_exchange_decision(double t_lower_k, double
   return d;
 }
 
+// One round of a ladder of n temperatures over plain arrays (a CUDA batch's copy of the ladder, one thread): the
+// attempts (lower = round mod 2, +2, ...) in order, as ReplicaExchange plays them. replica_at[t] (the replica at
+// temperature t) and temperature_of[r] are updated; accepted[i] is the i-th attempt's decision; velocity_factor[r]
+// is 1, or for a replica that moved its scale (scale_up[k] = sqrt(T[k+1]/T[k]) moving up from k, scale_down[k] its
+// inverse, both computed by the caller). skip: nothing is exchanged (every attempt rejected).
+MDSIM_HD void play_ladder_round(int n, std::int64_t round, std::uint64_t seed, const double* temperatures_k,
+                                const double* energies, const double* scale_up, const double* scale_down, bool skip,
+                                int* replica_at, int* temperature_of, unsigned char* accepted,
+                                double* velocity_factor) {
+  for (int r = 0; r < n; ++r) velocity_factor[r] = 1.0;
+  int attempt = 0;
+  for (int k = static_cast<int>(round % 2); k + 1 < n; k += 2, ++attempt) {
+    const int lower = replica_at[k], upper = replica_at[k + 1];
+    const ExchangeDecision decision = temperature_exchange_decision(temperatures_k[k], temperatures_k[k + 1],
+                                                                    energies[lower], energies[upper], seed, round, k);
+    const bool accept = !skip && decision.accepted;
+    accepted[attempt] = accept ? 1 : 0;
+    if (!accept) continue;
+    replica_at[k] = upper;
+    replica_at[k + 1] = lower;
+    temperature_of[lower] = k + 1;
+    temperature_of[upper] = k;
+    velocity_factor[lower] = scale_up[k];
+    velocity_factor[upper] = scale_down[k];
+  }
+}
+
 }  // namespace mdsim

@@ -29,29 +29,14 @@ struct LadderDevice {
   LangevinCoefficients* replica_coefficients = nullptr;  // the integrator's, per replica
 };
 
-// One block. The attempts of round `round` (pairs k = round mod 2, +2, ...) in order, as the host's rule plays them,
-// then every replica's bath coefficients from its temperature index.
+// One block: the round played by one thread (physics/replica_exchange.hpp's play_ladder_round), then every replica's
+// bath coefficients from its temperature index.
 __global__ void ladder_round_kernel(LadderDevice d, std::int64_t round) {
-  for (int r = threadIdx.x; r < d.replicas; r += blockDim.x) d.velocity_factor[r] = 1.0;
-  __syncthreads();
   if (threadIdx.x == 0) {
     const bool skip = *d.tile_overflow != 0 || *d.exclusion_overflow != 0;
     *d.skipped = skip ? 1 : 0;
-    int attempt = 0;
-    for (int k = static_cast<int>(round % 2); k + 1 < d.replicas; k += 2, ++attempt) {
-      const int lower = d.replica_at[k], upper = d.replica_at[k + 1];
-      const ExchangeDecision decision = temperature_exchange_decision(
-          d.temperatures_k[k], d.temperatures_k[k + 1], d.energies[lower], d.energies[upper], d.seed, round, k);
-      const bool accepted = !skip && decision.accepted;
-      d.accepted[attempt] = accepted ? 1 : 0;
-      if (!accepted) continue;
-      d.replica_at[k] = upper;
-      d.replica_at[k + 1] = lower;
-      d.temperature_of[lower] = k + 1;
-      d.temperature_of[upper] = k;
-      d.velocity_factor[lower] = d.scale_up[k];
-      d.velocity_factor[upper] = d.scale_down[k];
-    }
+    play_ladder_round(d.replicas, round, d.seed, d.temperatures_k, d.energies, d.scale_up, d.scale_down, skip,
+                      d.replica_at, d.temperature_of, d.accepted, d.velocity_factor);
   }
   __syncthreads();
   for (int r = threadIdx.x; r < d.replicas; r += blockDim.x)

@@ -9,7 +9,8 @@
 //    in-process runner agree), another seed other ones;
 //  - round trips (lowest -> highest -> lowest) counted on a two-temperature ladder that always swaps;
 //  - state() / set_state() continue exactly, and a state of another ladder or a broken map is refused;
-//  - apply(): a round with its decisions given (a CUDA batch decides on the device) plays as exchange().
+//  - apply(): a round with its decisions given (a CUDA batch decides on the device) plays as exchange(), and
+//    play_ladder_round (the device's round over plain arrays) makes the same decisions, maps and velocity scales.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +19,7 @@
 
 #include "common/errors.hpp"
 #include "physics/integrator_steps.hpp"
+#include "physics/replica_exchange.hpp"
 #include "platform/replica_exchange.hpp"
 #include "support/catch.hpp"
 #include "support/thrown.hpp"
@@ -214,4 +216,47 @@ TEST_CASE("a round decided elsewhere (apply) plays as exchange() with the same d
   CHECK(forced.acceptances(0) == 1);
   CHECK(message_of([&] { forced.apply(energies, std::vector<std::uint8_t>(3, 0)); })
             .find("3 decisions for round 1's 2 attempts") != std::string::npos);
+}
+
+TEST_CASE("play_ladder_round (a CUDA batch's round, one thread) plays as ReplicaExchange") {
+  const std::vector<double> t{300.0, 306.0, 312.0, 318.0, 324.0, 330.0};
+  const int n = static_cast<int>(t.size());
+  ReplicaExchange rule(t, 4242);
+  std::vector<double> up, down;
+  for (int k = 0; k + 1 < n; ++k) {
+    up.push_back(std::sqrt(t[static_cast<std::size_t>(k) + 1] / t[static_cast<std::size_t>(k)]));
+    down.push_back(std::sqrt(t[static_cast<std::size_t>(k)] / t[static_cast<std::size_t>(k) + 1]));
+  }
+  std::vector<int> replica_at{0, 1, 2, 3, 4, 5}, temperature_of{0, 1, 2, 3, 4, 5};
+  std::vector<unsigned char> accepted(static_cast<std::size_t>(n));
+  std::vector<double> factor(static_cast<std::size_t>(n));
+  std::vector<double> energies{-500.0, -497.0, -499.5, -495.0, -496.0, -490.0};
+  int total = 0;
+  for (std::int64_t round = 0; round < 60; ++round) {
+    INFO("round " << round);
+    energies[static_cast<std::size_t>(round % n)] += (round % 3 == 0) ? 2.0 : -1.0;
+    play_ladder_round(n, round, 4242, t.data(), energies.data(), up.data(), down.data(), false, replica_at.data(),
+                      temperature_of.data(), accepted.data(), factor.data());
+    const std::vector<ExchangeAttempt> expected = rule.exchange(energies);
+    std::vector<double> expected_factor(static_cast<std::size_t>(n), 1.0);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const ExchangeAttempt& a = expected[i];
+      CHECK((accepted[i] != 0) == a.accepted);
+      total += a.accepted ? 1 : 0;
+      if (!a.accepted) continue;
+      expected_factor[static_cast<std::size_t>(a.replica_lower)] = a.velocity_scale_lower;
+      expected_factor[static_cast<std::size_t>(a.replica_upper)] = a.velocity_scale_upper;
+    }
+    CHECK(factor == expected_factor);  // bit for bit: the same square roots
+    for (int k = 0; k < n; ++k) CHECK(replica_at[static_cast<std::size_t>(k)] == rule.replica_at(k));
+    for (int r = 0; r < n; ++r) CHECK(temperature_of[static_cast<std::size_t>(r)] == rule.temperature_index_of(r));
+  }
+  CHECK(total > 10);
+  // skip: every attempt rejected, nothing moves.
+  const std::vector<int> before = replica_at;
+  play_ladder_round(n, 60, 4242, t.data(), energies.data(), up.data(), down.data(), true, replica_at.data(),
+                    temperature_of.data(), accepted.data(), factor.data());
+  CHECK(replica_at == before);
+  for (int i = 0; i < n / 2; ++i) CHECK(accepted[static_cast<std::size_t>(i)] == 0);
+  CHECK(factor == std::vector<double>(static_cast<std::size_t>(n), 1.0));
 }
