@@ -7,12 +7,12 @@
 # What the runner adds to the steps: TRAJECTORY_EVERY and STATE_EVERY (steps; 0: none; default 2500 and 250) and
 # EXCHANGE=none (independent copies instead of the ladder), EXCHANGE_PS (the ladder's exchange interval, default 1) and
 # TMAX (its highest temperature, default 400 K).
-# Needs build-device/mdsim. Summaries go to stdout, logs to $OUT/batch_*.txt.
+# Needs build-device/mdsim (or MDSIM=another build's). Summaries go to stdout, logs to $OUT/batch_*.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
-MDSIM=$PWD/build-device/mdsim
+MDSIM=${MDSIM:-$PWD/build-device/mdsim}  # another build's for an A/B
 system=${SYSTEM:-ala2_water}
 time_ps=${TIME_PS:-50}
 steps=$(python3 -c "print(int(round($time_ps / 0.004)))")
