@@ -21,8 +21,9 @@ struct ExchangeDecision {
 MDSIM_HD ExchangeDecision temperature_exchange_decision(double t_lower_k, double t_upper_k, double energy_lower,
                                                        double energy_upper, std::uint64_t seed,
                                                        std::int64_t round, int lower) {
-  const double delta =
-      (1.0 / (kBoltzmannKjPerMolK * t_lower_k) - 1.0 / (kBoltzmannKjPerMolK * t_upper_k)) * (energy_lower - energy_upper);
+  const double beta_lower = 1.0 / (kBoltzmannKjPerMolK * t_lower_k);
+  const double beta_upper = 1.0 / (kBoltzmannKjPerMolK * t_upper_k);
+  const double delta = (beta_lower - beta_upper) * (energy_lower - energy_upper);
   ExchangeDecision d;
   d.probability = delta >= 0.0 ? 1.0 : pmath::exp_(delta);
   const double u = uniform_open01(philox_draw(seed, kStreamReplicaExchange, static_cast<std::uint64_t>(round),

@@ -299,7 +299,6 @@ class Evaluator {
         replicas_, energy_.data(), dispersion, pme_, self_energy_, out);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
-  bool has_external_forces() const { return static_cast<bool>(external_); }
   const int* device_tile_overflow() const { return list_->device_tile_overflow(); }
   const int* device_exclusion_overflow() const { return list_->device_exclusion_overflow(); }
   int replicas() const { return replicas_; }
@@ -944,9 +943,6 @@ const unsigned long long* CudaForceEvaluator::device_energies_fixed() const {
 }
 void CudaForceEvaluator::replica_potentials_on_device(double* out) {
   impl_->visit([out](auto& e) { e.replica_potentials_on_device(out); });
-}
-bool CudaForceEvaluator::has_external_forces() const {
-  return impl_->visit([](const auto& e) { return e.has_external_forces(); });
 }
 const int* CudaForceEvaluator::device_tile_overflow() const {
   return impl_->visit([](const auto& e) { return e.device_tile_overflow(); });

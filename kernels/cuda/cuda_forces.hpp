@@ -140,9 +140,8 @@ class CudaForceEvaluator {
   const unsigned long long* device_energies_fixed() const;
   // Enqueues each replica's potential energy (kJ/mol) of the last evaluation with energies into out[r] (device
   // memory, one double per replica), summed on the device in replica_energies()'s order, so bit for bit its totals
-  // when no force from outside acts (their energies are the host's: has_external_forces()).
+  // when no force from outside acts (their energies are the host's).
   void replica_potentials_on_device(double* out);
-  bool has_external_forces() const;
   // Nonzero while the pair list's tiles or exclusion tiles overflowed their buffers (device memory; the host grows
   // them at its next synchronising call): an evaluation then missed pairs.
   const int* device_tile_overflow() const;

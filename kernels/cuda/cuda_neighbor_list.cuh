@@ -205,10 +205,10 @@ class NeighborList {
   const real4* original_order_posq() const { return posq_.data(); }
   typename CudaPme<real>::SortedAtoms sorted_atoms() const { return {sorted_posq_.data(), npad_, perm_.data()}; }
 
-  // The device status (synchronises); a batch's tile count: every replica's tiles.
   // The overflow flags in device memory (read by kernels that must not use a truncated list's results).
   const int* device_tile_overflow() const { return &status_.data()->tile_overflow; }
   const int* device_exclusion_overflow() const { return &status_.data()->exclusion_overflow; }
+  // The device status (synchronises); a batch's tile count: every replica's tiles.
   NeighborListStatus status() const {
     NeighborListStatus s = status_.download(stream_)[0];
     if (opt_.replicas > 1) {
