@@ -395,7 +395,7 @@ class CudaContext final : public Context {
     integrator_.record_replica_temperature(r, temperature_k);
   }
   LangevinCoefficients bath_coefficients(double temperature_k) const {
-    return langevin_coefficients(integrator_.friction_per_ps(), integrator_.timestep_ps(), temperature_k);
+    return integrator_.replica_bath_coefficients(temperature_k);
   }
   cudaStream_t stream() const { return stream_; }
 

@@ -281,7 +281,7 @@ class Evaluator {
       EnergyTerms& t = out[static_cast<std::size_t>(r)];
       for (int g = 0; g < kNumBondedEnergies; ++g)
         t.bonded(static_cast<BondedEnergy>(g)) = cuda::from_fixed(e[kSlotBond + g]);
-      if (periodic_ && dispersion_coefficient_ != 0.0) t.dispersion_correction = dispersion_coefficient_ / box_.volume();
+      t.dispersion_correction = dispersion_correction();
       t.nonbonded_direct = cuda::from_fixed(e[kSlotPairs]) + cuda::from_fixed(e[kSlotExceptions]) + t.dispersion_correction;
       t.nonbonded_reciprocal = pme_ ? cuda::from_fixed(e[kSlotReciprocal]) + self_energy_ : 0.0;
       t.nonbonded = t.nonbonded_direct + t.nonbonded_reciprocal;
@@ -292,11 +292,13 @@ class Evaluator {
     return out;
   }
   EnergyTerms energies() { return replica_energies().front(); }
+  // The long-range dispersion correction for the current box (kJ/mol, per replica; 0 without one).
+  double dispersion_correction() const {
+    return periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0;
+  }
   void replica_potentials_on_device(double* out) {
-    const double dispersion =
-        periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0;
     cuda::replica_potentials_kernel<<<blocks_for(replicas_), kThreads, 0, stream_>>>(
-        replicas_, energy_.data(), dispersion, pme_, self_energy_, out);
+        replicas_, energy_.data(), dispersion_correction(), pme_, self_energy_, out);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   const int* device_tile_overflow() const { return list_->device_tile_overflow(); }
@@ -320,8 +322,7 @@ class Evaluator {
   void* device_stream() const { return stream_; }
   const unsigned long long* device_energies_fixed() const { return energy_.data(); }
   double energy_constant() const {
-    return (pme_ ? self_energy_ : 0.0) +
-           (periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0);
+    return (pme_ ? self_energy_ : 0.0) + dispersion_correction();
   }
   std::size_t memory_bytes() const { return memory_bytes_; }
 

@@ -164,9 +164,12 @@ cuda::ReplicaDynamics CudaIntegrator::replica_dynamics() const {
 
 void CudaIntegrator::upload_replica_coefficients() {
   std::vector<LangevinCoefficients> c;
-  for (const double t : replica_temperature_k_)
-    c.push_back(langevin_coefficients(config_.friction_per_ps, config_.timestep_ps, t));
+  for (const double t : replica_temperature_k_) c.push_back(replica_bath_coefficients(t));
   replica_coefficients_.upload(c, streams_.main);
+}
+
+LangevinCoefficients CudaIntegrator::replica_bath_coefficients(double temperature_k) const {
+  return langevin_coefficients(config_.friction_per_ps, config_.timestep_ps, temperature_k);
 }
 
 void CudaIntegrator::set_replica_temperature(int replica, double temperature_k) {

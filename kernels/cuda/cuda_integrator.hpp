@@ -118,13 +118,12 @@ class CudaIntegrator {
   // until set.
   void set_replica_temperature(int replica, double temperature_k);
   void set_replica_seed(int replica, std::uint64_t seed);
-  // A batch's per-replica bath coefficients on the device (a ladder exchanger rewrites them there), and the host's
-  // record of a replica's temperature after such a rewrite (no upload: set_replica_temperature with the recorded
-  // temperature then uploads nothing either).
+  // A batch's per-replica bath coefficients on the device (a ladder exchanger rewrites them there), those of a bath at
+  // temperature_k (what set_replica_temperature uploads), and the host's record of a replica's temperature after such
+  // a rewrite (no upload: set_replica_temperature with the recorded temperature then uploads nothing either).
   LangevinCoefficients* device_replica_coefficients() { return replica_coefficients_.data(); }
+  LangevinCoefficients replica_bath_coefficients(double temperature_k) const;
   void record_replica_temperature(int replica, double temperature_k);
-  double friction_per_ps() const { return config_.friction_per_ps; }
-  double timestep_ps() const { return config_.timestep_ps; }
   // Velocities of `count` atoms from `first` times `factor` (Context::scale_velocities), on the main stream.
   void scale_velocities(int first, int count, double factor);
 
