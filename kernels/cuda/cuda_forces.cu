@@ -562,6 +562,8 @@ class Evaluator {
 
   // ---- virtual sites (none: nothing launched) ----
 
+  int site_blocks() const { return cuda::blocks_for(num_sites_, cuda::kSiteThreads); }
+
   void upload_virtual_sites() {
     check_virtual_sites(sys_);
     std::vector<cuda::DeviceVirtualSite> device;
@@ -575,7 +577,7 @@ class Evaluator {
   // Each site from its parents' positions, in place, on the main stream.
   void launch_place_sites() {
     if (num_sites_ == 0) return;
-    cuda::place_virtual_sites_kernel<<<cuda::blocks_for(num_sites_), cuda::kAtomThreads, 0, stream_>>>(
+    cuda::place_virtual_sites_kernel<<<site_blocks(), cuda::kSiteThreads, 0, stream_>>>(
         num_sites_, sites_.data(), pos_.data());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -583,7 +585,7 @@ class Evaluator {
   // The sites' rows of an N x 3 double device array set to zero, on the main stream.
   void zero_site_rows(Vec3d* rows) {
     if (num_sites_ == 0) return;
-    cuda::zero_virtual_site_rows_kernel<<<cuda::blocks_for(num_sites_), cuda::kAtomThreads, 0, stream_>>>(
+    cuda::zero_virtual_site_rows_kernel<<<site_blocks(), cuda::kSiteThreads, 0, stream_>>>(
         num_sites_, sites_.data(), rows);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -592,7 +594,7 @@ class Evaluator {
   // The force on each site spread onto its parents (the site's row kept), after every force of the evaluation.
   void launch_spread_sites() {
     if (num_sites_ == 0) return;
-    cuda::spread_virtual_site_forces_kernel<<<cuda::blocks_for(num_sites_), cuda::kAtomThreads, 0, stream_>>>(
+    cuda::spread_virtual_site_forces_kernel<<<site_blocks(), cuda::kSiteThreads, 0, stream_>>>(
         num_sites_, sites_.data(), pos_.data(), force_.data(), npad_);
     MDSIM_CUDA_CHECK_LAUNCH();
   }

@@ -1,6 +1,8 @@
 // Virtual sites on the device (physics/virtual_sites.hpp): placing them from their parents' positions before an
-// evaluation, and spreading the force on each site onto its parents after all force kernels. One thread per site.
-// Parents are never sites (platform/virtual_sites: check_virtual_sites), so a kernel's reads and writes never meet.
+// evaluation, and spreading the force on each site onto its parents after all force kernels. One thread per site,
+// kSiteThreads a block (a water box's few thousand sites spread over the SMs: each thread is a chain of dependent
+// loads). Parents are never sites (platform/virtual_sites: check_virtual_sites), so a kernel's reads and writes
+// never meet.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +12,8 @@
 #include "physics/virtual_sites.hpp"
 
 namespace mdsim::cuda {
+
+constexpr int kSiteThreads = 64;
 
 struct DeviceVirtualSite {
   int particle;
@@ -40,8 +44,11 @@ __global__ void spread_virtual_site_forces_kernel(int count, const DeviceVirtual
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const DeviceVirtualSite s = sites[k];
-  Vec3d r[3], share[3];
-  load_parents(s, pos, r);
+  Vec3d r[3] = {Vec3d(0, 0, 0), Vec3d(0, 0, 0), Vec3d(0, 0, 0)}, share[3];
+  // An average's shares are its weights times the force: no positions needed.
+  const bool average =
+      s.params.geometry == SiteGeometry::TwoParticleAverage || s.params.geometry == SiteGeometry::ThreeParticleAverage;
+  if (!average) load_parents(s, pos, r);
   spread_virtual_site_force(s.params, r, load_force(force, stride, s.particle), share);
   for (int p = 0; p < s.params.num_parents; ++p) {
     const int i = s.parents[p];
