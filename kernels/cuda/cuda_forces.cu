@@ -374,20 +374,36 @@ class Evaluator {
 
   cuda::ReplicaEnergies replica_layout() const { return {n_ / replicas_, kNumSlots, replicas_}; }
 
-  // Per-particle data for the neighbour list to sort: charges, and the pair step's LJ encoding
-  // (sigma/2, 2 sqrt(epsilon)).
+  // Per-particle data for the neighbour list to sort: charges, the pair step's LJ encoding (sigma/2,
+  // 2 sqrt(epsilon)), and pair classes (cuda::PairClasses: charged; LJ with some particle, i.e. epsilon != 0, or a
+  // type whose table row is not all zero).
   typename cuda::NeighborList<real>::Particles particle_data() const {
     typename cuda::NeighborList<real>::Particles p;
     p.charge.resize(n_);
     p.params.resize(n_);
+    p.pair_class.resize(n_);
+    std::vector<char> type_has_lj;
+    if (sys_.lj_types) {
+      const LjTypeTable& t = *sys_.lj_types;
+      type_has_lj.assign(t.num_types, 0);
+      for (int a = 0; a < t.num_types; ++a)
+        for (int b = 0; b < t.num_types; ++b) {
+          const std::size_t k = static_cast<std::size_t>(a) * t.num_types + b;
+          if (t.c12_kj_per_mol_nm12[k] != 0.0 || t.c6_kj_per_mol_nm6[k] != 0.0) type_has_lj[a] = 1;
+        }
+    }
     for (int i = 0; i < n_; ++i) {
       p.charge[i] = real(sys_.charge_e[i]);
       const LjParticle<real> lj = lj_particle<real>(sys_.sigma_nm[i], sys_.epsilon_kj_per_mol[i]);
       p.params[i] = cuda::VecTypes<real>::make2(lj.half_sigma_nm, lj.two_sqrt_epsilon);
+      bool has_lj = lj.two_sqrt_epsilon != real(0);
       if (sys_.lj_types) {  // the type and its table row, as bits (cuda::lj_type_bits)
         const int type = sys_.lj_types->particle_type[i];
         p.params[i] = cuda::VecTypes<real>::make2(int_bits(type), int_bits(type * sys_.lj_types->num_types));
+        has_lj = type_has_lj[type] != 0;
       }
+      p.pair_class[i] = static_cast<unsigned char>((p.charge[i] != real(0) ? cuda::kClassCharged : 0) |
+                                                   (has_lj ? cuda::kClassLj : 0));
     }
     return p;
   }
@@ -423,6 +439,7 @@ class Evaluator {
     o.original_order_posq = pme_ && cuda::CudaPme<real>::reads_original_order();
     o.num_sms = num_sms_;
     o.replicas = replicas_;
+    o.pair_classes = opt_.pair_classes;
     return o;
   }
 

@@ -51,6 +51,7 @@ struct NeighborListOptions {
   bool original_order_posq = false;   // also gather posq in the System's order (double-precision PME)
   int num_sms = 1;
   int replicas = 1;                   // a replica batch's copies (CudaOptions::replicas): each its own columns
+  bool pair_classes = true;           // uncharged particles in blocks of their own where it pays (choose_class_sort)
 };
 
 // What the tile kernel reads: the list and the sorted atoms.
@@ -78,16 +79,19 @@ class NeighborList {
   using real4 = real4_t<real>;
   using real2 = real2_t<real>;
 
-  // Per-particle data in the System's order: charges (e) and the pair step's LJ encoding.
+  // Per-particle data in the System's order: charges (e), the pair step's LJ encoding, and pair classes
+  // (kClassCharged | kClassLj: q != 0, LJ with some particle; see PairClasses in neighbor_list.cuh).
   struct Particles {
     std::vector<real> charge;
     std::vector<real2> params;
+    std::vector<unsigned char> pair_class;
   };
 
   // `box` is the system's box (ignored unless periodic); `plan` gives the exclusion partners.
   NeighborList(int n, bool periodic, const Boxd& box, const Particles& particles, const NonbondedPlan& plan,
                const NeighborListOptions& options, cudaStream_t stream)
       : n_(n), n_replica_(n / options.replicas), periodic_(periodic), opt_(options), stream_(stream) {
+    choose_class_sort(particles.pair_class);
     set_layout(box);
     upload_particles(particles);
     upload_exclusions(plan);
@@ -169,27 +173,31 @@ class NeighborList {
       block_bounds_kernel<real, true><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           sorted_at_build_.data(), tile_overflow(), build_count(), rectangular_ ? block_column_.data() : nullptr, ncx_,
-          ncy_, column_excess(), lists());
+          ncy_, sub_columns_, column_excess(), lists());
       if (column_search()) {
-        tile_build_columns_kernel<real><<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
+        auto build = class_sort() ? tile_build_columns_kernel<real, true> : tile_build_columns_kernel<real, false>;
+        build<<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
             blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
-            rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_,
-            column_excess(), exclusion_tiles(), list_view(), lists().rebuild);
+            rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_, sub_columns_,
+            column_excess(), exclusion_tiles(), list_view(), lists().rebuild, pair_classes());
       } else {
-        auto build = rectangular_ ? tile_build_kernel<real, true, false> : tile_build_kernel<real, true, true>;
+        auto build = rectangular_ ? (class_sort() ? tile_build_kernel<real, true, false, true>
+                                                  : tile_build_kernel<real, true, false, false>)
+                                  : (class_sort() ? tile_build_kernel<real, true, true, true>
+                                                  : tile_build_kernel<real, true, true, false>);
         build<<<build_blocks, 128, 0, stream_>>>(
             replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
-            box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_ * ncy_,
-            exclusion_tiles(), list_view(), lists().rebuild);
+            box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(),
+            ncx_ * ncy_ * sub_columns_, exclusion_tiles(), list_view(), lists().rebuild, pair_classes());
       }
     } else {
       block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
-          sorted_at_build_.data(), tile_overflow(), build_count(), nullptr, 1, 1, column_excess(), lists());
-      tile_build_kernel<real, false, false><<<build_blocks, 128, 0, stream_>>>(
+          sorted_at_build_.data(), tile_overflow(), build_count(), nullptr, 1, 1, 1, column_excess(), lists());
+      tile_build_kernel<real, false, false, false><<<build_blocks, 128, 0, stream_>>>(
           replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box,
           range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), 1, exclusion_tiles(),
-          list_view(), lists().rebuild);
+          list_view(), lists().rebuild, pair_classes());
     }
     if (opt_.replicas > 1)
       tile_prefix_kernel<<<1, kTilePrefixThreads, 0, stream_>>>(rebuild_flag(), lists());
@@ -254,9 +262,22 @@ class NeighborList {
   }
 
  private:
+  // Whether uncharged particles get blocks of their own (PairClasses): periodic systems where they are at least
+  // 1 in 20 (4- and 5-site water's oxygens; TIP3P has none). Their columns are `class_group_` times coarser, so
+  // that a block of them is about as compact as a cube holding 32 of them: the cube root of the density ratio.
+  void choose_class_sort(const std::vector<unsigned char>& pair_class) {
+    if (!opt_.pair_classes || !periodic_ || pair_class.size() != static_cast<std::size_t>(n_)) return;
+    const auto uncharged = std::count_if(pair_class.begin(), pair_class.end(),
+                                         [](unsigned char c) { return (c & kClassCharged) == 0; });
+    if (uncharged == 0 || uncharged == n_ || 20 * uncharged < n_) return;
+    sub_columns_ = 2;
+    class_group_ = std::max(1, static_cast<int>(std::lround(std::cbrt(static_cast<double>(n_) / uncharged))));
+    atom_class_.upload(pair_class);
+  }
+
   // Sort columns (periodic), about as wide as a cube holding one block of 32 atoms at the system's
-  // density, and the sorted slots: each column padded to whole blocks, at most 31 padding slots each. A
-  // replica batch has every replica's columns (ncolumns()).
+  // density, and the sorted slots: each column (each sub-column, with pair classes) padded to whole blocks, at
+  // most 31 padding slots each. A replica batch has every replica's columns (ncolumns()).
   void set_layout(const Boxd& box) {
     if (periodic_) {
       rectangular_ = is_rectangular_box(box);
@@ -266,9 +287,13 @@ class NeighborList {
     }
     npad_ = (n_ + 31 * ncolumns() + kTileSize - 1) / kTileSize * kTileSize;
     nblocks_ = npad_ / kTileSize;
-    replica_max_blocks_ = (n_replica_ + 31 * ncx_ * ncy_ + kTileSize - 1) / kTileSize;
+    replica_max_blocks_ = (n_replica_ + 31 * ncx_ * ncy_ * sub_columns_ + kTileSize - 1) / kTileSize;
   }
-  int ncolumns() const { return ncx_ * ncy_ * opt_.replicas; }
+  int ncolumns() const { return ncx_ * ncy_ * sub_columns_ * opt_.replicas; }
+  bool class_sort() const { return sub_columns_ > 1; }
+  PairClasses pair_classes() const {
+    return PairClasses{class_sort() ? block_class_.data() : nullptr};
+  }
 
   // The per-particle data and the buffers of the sort and of the sorted copies.
   void upload_particles(const Particles& particles) {
@@ -285,6 +310,7 @@ class NeighborList {
     status_.zero(stream_);
     block_center_.resize(nblocks_);
     block_half_.resize(nblocks_);
+    if (class_sort()) block_class_.resize(nblocks_);
     sort_keys_in_.resize(n_);
     sort_keys_out_.resize(n_);
     const int ncolumns = this->ncolumns();
@@ -418,8 +444,9 @@ class NeighborList {
   // The spatial sort: keys, radix sort, column counts and padded starts, the slot of every atom, the
   // blocks of every column, sorted parameters and charges (asks for a rebuild), exclusion tiles.
   void sort(const double4_16a* pos, const Boxd& box) {
-    spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, pos, periodic_, box, ncx_, ncy_, n_replica_,
-                                                                  sort_keys_in_.data(), sort_values_in_.data());
+    spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
+        n_, pos, periodic_, box, ncx_, ncy_, n_replica_, class_sort() ? atom_class_.data() : nullptr, class_group_,
+        sort_keys_in_.data(), sort_values_in_.data());
     std::size_t temp = sort_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
                                                      sort_keys_out_.data(), sort_values_in_.data(),
@@ -436,10 +463,10 @@ class NeighborList {
         perm_.data(), slot_of_.data());
     column_blocks_kernel<<<blocks_for(ncolumns + 1), kThreads, 0, stream_>>>(
         ncolumns, column_padded_start_.data(), blocks_used_.data(), column_block_start_.data(), block_column_.data(),
-        ncx_ * ncy_, block_replica_.data());
+        ncx_ * ncy_ * sub_columns_, block_replica_.data());
     sorted_params_kernel<real><<<blocks_for(npad_), kThreads, 0, stream_>>>(
         npad_, perm_.data(), params_.data(), charge_.data(), sorted_params_.data(), sorted_charge_.data(),
-        status_.data(), lists());
+        status_.data(), lists(), class_sort() ? atom_class_.data() : nullptr, block_class_.data());
     find_exclusion_tiles();
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -505,6 +532,8 @@ class NeighborList {
   int n_ = 0, n_replica_ = 0, npad_ = 0, nblocks_ = 0;
   int replica_max_blocks_ = 0;  // the most blocks one replica of a batch can take (all blocks without a batch)
   int ncx_ = 1, ncy_ = 1;     // sort columns (periodic systems)
+  int sub_columns_ = 1;       // 2 with pair classes: each column's charged atoms, then its uncharged ones
+  int class_group_ = 1;       // the uncharged atoms' columns span this many columns per axis
   bool periodic_ = false;
   bool rectangular_ = false;  // periodic box with orthogonal vectors (the column search's geometry)
   NeighborListOptions opt_;
@@ -518,6 +547,7 @@ class NeighborList {
   DeviceBuffer<real2> params_, sorted_params_;
   DeviceBuffer<real4> posq_, sorted_posq_, sorted_at_build_, block_center_, block_half_;
   DeviceBuffer<int> perm_;                          // sorted slot -> atom (-1: padding)
+  DeviceBuffer<unsigned char> atom_class_, block_class_;  // pair classes, System order / per block (class sort only)
   DeviceBuffer<NeighborListStatus> status_;         // one
   // The sort.
   DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;

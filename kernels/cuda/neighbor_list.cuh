@@ -23,6 +23,14 @@
 // region of the tile buffers, rebuilt only when its own atoms have moved past half the buffer (or at a sort or a
 // forced rebuild), so that every replica's list is built at the steps it would be alone; `rebuild_flag` is then set
 // when any replica rebuilds.
+//
+// Pair classes (PairClasses): bit 0 of an atom's class says it is charged, bit 1 that it has Lennard-Jones. Two
+// atoms whose classes share no bit interact with exactly zero force and energy. When a system has many uncharged
+// atoms (the oxygen of a 4- or 5-site water: LJ only, its charge on a virtual site), the sort puts them in blocks
+// of their own (each column holds two sub-columns, the uncharged atoms' over a coarser grid), and a row leaves out
+// the blocks and exclusion tiles whose classes share no bit with its block's, and a row without LJ the uncharged
+// candidates: a water's hydrogens and charge sites never meet an oxygen in a tile. The pairs computed are the same
+// nonzero ones; only zeros are dropped. Systems without uncharged atoms (TIP3P) are sorted and searched as before.
 #pragma once
 
 #include "kernels/cuda/device_types.cuh"
@@ -30,6 +38,17 @@
 namespace mdsim::cuda {
 
 constexpr int kTileSize = 32;
+
+constexpr unsigned char kClassCharged = 1, kClassLj = 2, kClassAll = 3;
+
+// Each block's pair class (the OR of its atoms'; padding adds nothing); null when the list does not filter by
+// class (then every pair in range is kept, as without classes).
+struct PairClasses {
+  const unsigned char* block;
+  __device__ __forceinline__ bool blocks_meet(int I, int J) const {
+    return block == nullptr || (block[I] & block[J]) != 0;
+  }
+};
 
 // 30-bit Morton code of a point given as fractions (each in [0, 1)) of a reference box.
 __device__ __forceinline__ unsigned int morton_spread(unsigned int v) {
@@ -59,9 +78,13 @@ __device__ __forceinline__ unsigned int morton_code(double fx, double fy, double
 // A replica batch (CudaOptions::replicas) has each replica's own columns, replica r's after replica r - 1's
 // (column index r ncx ncy + cy ncx + cx; one column per replica without a box): a block never holds two
 // replicas' atoms, and each replica is sorted exactly as it would be alone.
+// With `atom_class` (periodic only; see PairClasses), every column is two sub-columns, 2 column + u: u = 1 holds
+// the uncharged atoms, binned on a grid `group` times coarser (their column is that of the coarse cell's first
+// fine column), so that their blocks are about as compact as the others at their lower density.
 __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, bool periodic, BoxVectors<double> box,
-                                    int ncx, int ncy, int atoms_per_replica, unsigned long long* __restrict__ keys,
-                                    int* __restrict__ values) {
+                                    int ncx, int ncy, int atoms_per_replica,
+                                    const unsigned char* __restrict__ atom_class, int group,
+                                    unsigned long long* __restrict__ keys, int* __restrict__ values) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double4_16a p = pos[i];
@@ -76,10 +99,16 @@ __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, 
     y -= floor(y);
     z -= floor(z);
     // max(0, ...): a non-finite position (a blown-up run, flagged by the block bounds) converts to INT_MIN.
-    const int cx = max(0, min(ncx - 1, static_cast<int>(x * ncx)));
-    const int cy = max(0, min(ncy - 1, static_cast<int>(y * ncy)));
+    int cx = max(0, min(ncx - 1, static_cast<int>(x * ncx)));
+    int cy = max(0, min(ncy - 1, static_cast<int>(y * ncy)));
     const double zq = min(z * 4294967296.0, 4294967295.0);
-    key = ((replica_column + static_cast<unsigned long long>(cy * ncx + cx)) << 32) | static_cast<unsigned long long>(zq);
+    unsigned long long column = replica_column + static_cast<unsigned long long>(cy * ncx + cx);
+    if (atom_class != nullptr) {
+      const bool uncharged = (atom_class[i] & kClassCharged) == 0;
+      if (uncharged) cx = cx / group * group, cy = cy / group * group;
+      column = 2 * (replica_column + static_cast<unsigned long long>(cy * ncx + cx)) + (uncharged ? 1 : 0);
+    }
+    key = (column << 32) | static_cast<unsigned long long>(zq);
   } else {
     constexpr double kFrameLow = -128.0, kFrameSize = 256.0;  // nm
     key = (replica_column << 32) |
@@ -186,12 +215,15 @@ __global__ void column_blocks_kernel(int ncolumns, const int* __restrict__ padde
   }
 }
 
-// Per-atom parameters and charges in sorted order (zero for padding); asks for a list rebuild.
+// Per-atom parameters and charges in sorted order (zero for padding); asks for a list rebuild. With `atom_class`
+// (System order), each block's class (PairClasses; whole warps, one block each: npad and the thread blocks are
+// multiples of 32).
 template <typename real>
 __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, const real2_t<real>* __restrict__ params,
                                      const real* __restrict__ charge, real2_t<real>* __restrict__ sorted_params,
                                      real* __restrict__ sorted_charge, NeighborListStatus* __restrict__ status,
-                                     ReplicaLists lists) {
+                                     ReplicaLists lists, const unsigned char* __restrict__ atom_class,
+                                     unsigned char* __restrict__ block_class) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s < lists.replicas) lists.rebuild[s] = 1;  // every replica's list (npad >= replicas)
   if (s == 0) {
@@ -203,6 +235,12 @@ __global__ void sorted_params_kernel(int npad, const int* __restrict__ perm, con
   const int orig = perm[s];
   sorted_params[s] = orig >= 0 ? params[orig] : VecTypes<real>::make2(real(0), real(0));
   sorted_charge[s] = orig >= 0 ? charge[orig] : real(0);
+  if (atom_class != nullptr) {
+    const unsigned char c = orig >= 0 ? atom_class[orig] : 0;
+    const bool charged = __ballot_sync(0xffffffffu, (c & kClassCharged) != 0) != 0u;
+    const bool lj = __ballot_sync(0xffffffffu, (c & kClassLj) != 0) != 0u;
+    if ((threadIdx.x & 31) == 0) block_class[s / kTileSize] = (charged ? kClassCharged : 0) | (lj ? kClassLj : 0);
+  }
 }
 
 // Per evaluation: positions (double, original order) → posq in sorted order, and in original order
@@ -253,7 +291,8 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq, BoxVectors<real> box,
     const int* __restrict__ rebuild_flag, real4_t<real>* __restrict__ block_center, real4_t<real>* __restrict__ block_half,
     real4_t<real>* __restrict__ sorted_at_build, int* __restrict__ overflow, int* __restrict__ build_count,
-    const int* __restrict__ block_column, int ncx, int ncy, int* __restrict__ column_excess, ReplicaLists lists) {
+    const int* __restrict__ block_column, int ncx, int ncy, int sub_columns, int* __restrict__ column_excess,
+    ReplicaLists lists) {
   if (*rebuild_flag == 0) return;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
@@ -289,11 +328,12 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     // [cx wx, (cx + 1) wx) x [cy wy, (cy + 1) wy), periodically): tile_build_columns_kernel widens its
     // window of columns by the largest such distance since the last sort. Reduced over the thread
     // block before the one atomic per axis (one per warp, all on the same two words, cost more than
-    // the rest of the kernel).
+    // the rest of the kernel). An uncharged atoms' block (sub-column 1 of a coarse cell) counts from its fine
+    // column, so its cell's other columns count as excess too: a wider window for every row, never a pair missed.
     __shared__ float block_excess[2][kBoundsThreads / 32];
     real ex = 0, ey = 0;
     if (active) {
-      const int column = block_column[warp] % (ncx * ncy);  // within its replica
+      const int column = block_column[warp] / sub_columns % (ncx * ncy);  // within its replica
       const real wx = box.a.x / real(ncx), wy = box.b.y / real(ncy);
       const real center_x = (real(column % ncx) + real(0.5)) * wx, center_y = (real(column / ncx) + real(0.5)) * wy;
       real dx = x.x - center_x, dy = x.y - center_y;
@@ -545,20 +585,37 @@ __device__ __forceinline__ RowExclusions row_exclusions(int I, const ExclusionTi
   return {ex.row_start[I], ex.row_start[I + 1]};
 }
 
-// Copies row I's exclusion tiles, with their masks, into the list. Whole warp.
+// Copies row I's exclusion tiles, with their masks, into the list; with pair classes (CLASSES), not those whose
+// blocks share no class with I's but the diagonal (all their pairs are zero; the packer skips such a block J all the
+// same, as it shares an exclusion tile with I). Whole warp.
+template <bool CLASSES>
 __device__ __forceinline__ void emit_exclusion_tiles(int I, const RowExclusions& row, const ExclusionTiles& ex,
-                                                     const int* __restrict__ perm, const TileListView& list) {
+                                                     const int* __restrict__ perm, const PairClasses& classes,
+                                                     const TileListView& list) {
   const int lane = threadIdx.x & 31;
   const int last = min(row.last, ex.capacity);
   if (last <= row.first) return;
+  auto block_j = [&](int t) { return static_cast<int>(ex.keys[t] & 0xffffffffull); };
+  auto keep = [&](int J) { return !CLASSES || J == I || classes.blocks_meet(I, J); };
+  int kept = last - row.first;
+  if (CLASSES) {
+    kept = 0;
+    for (int base = row.first; base < last; base += kTileSize) {
+      const int t = base + lane;
+      kept += __popc(__ballot_sync(0xffffffffu, t < last && keep(block_j(t))));
+    }
+  }
   // Keys (I << 32) | J with J >= I sort the diagonal (I, I) first.
-  const bool first_is_diagonal = static_cast<int>(ex.keys[row.first] & 0xffffffffull) == I;
-  const ReservedTiles reserved = reserve_tiles(I, last - row.first, list, first_is_diagonal);
+  const bool first_is_diagonal = block_j(row.first) == I;
+  const ReservedTiles reserved = reserve_tiles(I, kept, list, first_is_diagonal);
+  int written = 0;
   for (int t = row.first; t < last; ++t) {
-    const int J = static_cast<int>(ex.keys[t] & 0xffffffffull);
+    const int J = block_j(t);
+    if (!keep(J)) continue;  // warp-uniform
     const int slot = J * kTileSize + lane;
-    write_tile_lane(reserved.first + (t - row.first), reserved, perm[slot] >= 0 ? slot : -1,
-                    ex.masks[t * kTileSize + lane], list);
+    int at = t - row.first;
+    if constexpr (CLASSES) at = written++;
+    write_tile_lane(reserved.first + at, reserved, perm[slot] >= 0 ? slot : -1, ex.masks[t * kTileSize + lane], list);
   }
 }
 
@@ -577,8 +634,8 @@ constexpr float kShellWidth = 0.2f;
 // I's bounding box (and, with the atom filter, of one of its atoms), except blocks that share an
 // exclusion tile with I (their atoms are all in it), 32 to a tile. They collect in the warp's `buf`
 // (kPackBuffer ints) and go out as whole tiles, reserved with one atomic per batch, when it fills and
-// at flush(). Whole warp.
-template <typename real, bool PERIODIC, bool TRICLINIC = false>
+// at flush(). Whole warp. CLASSES: the list is class-sorted (PairClasses).
+template <typename real, bool PERIODIC, bool TRICLINIC = false, bool CLASSES = false>
 struct RowPacker {
   int I;
   real4_t<real> ci, hi;  // block I's box: centre and half extents
@@ -606,6 +663,10 @@ struct RowPacker {
   real inner2 = 0;   // (range - kShellWidth)^2, or 0
   int* shell = nullptr;
   int shell_fill = 0;  // warp-uniform
+  // Pair classes: blocks J whose class shares no bit with block I's are left out, and candidates with none
+  // (add_block_atoms).
+  PairClasses classes{nullptr};
+  unsigned char i_class = kClassAll;
 
   // Row I's exclusion-tile blocks J, lane k holding the k-th (up to 32; more are looked up in ex).
   int excluded_block = -1;
@@ -684,12 +745,14 @@ struct RowPacker {
   // range of I's box: into buf, or with the atom filter into shell when it lies in the box's outer
   // shell (drain_shell checks them later: one copy of that code per call site of pack, not per
   // unrolled call of this).
+  // With pair classes, a row without LJ takes charged candidates only (p.w: the charge); the blocks J a row scans
+  // are filtered by their classes before (pack), which spares an uncharged row the blocks without LJ.
   __device__ __forceinline__ void add_block_atoms(int j, int orig, const real4_t<real>& p) {
     const Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
     const Vec3<real> half(hi.x, hi.y, hi.z);
     const real box_distance2 =
         PERIODIC ? box.template gap2_to_nearest_image<TRICLINIC>(d, half, range2) : gap2_beyond(d, half);
-    const bool near = orig >= 0 && box_distance2 < range2;
+    const bool near = orig >= 0 && (!CLASSES || (i_class & kClassLj) != 0 || p.w != real(0)) && box_distance2 < range2;
     const bool check = atom_filter && near && box_distance2 >= inner2;
     append(buf, fill, near && !check, j);
     if (atom_filter) append(shell, shell_fill, check, j);
@@ -720,7 +783,7 @@ struct RowPacker {
     first = max(first, I + 1);
     for (int base = first; base < last; base += 32) {
       const int Jl = base + lane;
-      bool hit = Jl < last &&
+      bool hit = Jl < last && (!CLASSES || classes.blocks_meet(I, Jl)) &&
                  blocks_in_range<real, PERIODIC, TRICLINIC>(ci, hi, block_center[Jl], block_half[Jl], box, range2);
       if (__any_sync(0xffffffffu, hit) && row.last > row.first) {
         const bool in_exclusion_tile = shares_exclusion_tile(Jl);  // whole warp (shuffles)
@@ -772,18 +835,21 @@ struct RowPacker {
   }
 };
 
-template <typename real, bool PERIODIC, bool TRICLINIC = false>
-__device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC> row_packer(
+template <typename real, bool PERIODIC, bool TRICLINIC = false, bool CLASSES = false>
+__device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_packer(
     int I, const ExclusionTiles& ex, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half,
     const BoxVectors<real>& box, real range2, const int* __restrict__ perm, const TileListView& list, int* buf,
-    real4_t<real>* atoms_i) {
+    real4_t<real>* atoms_i, const PairClasses& classes) {
   const int lane = threadIdx.x & 31;
-  RowPacker<real, PERIODIC, TRICLINIC> packer{I,           block_center[I],      block_half[I], perm[I * kTileSize + lane] < 0,
-                                              row_exclusions(I, ex), ex,        sorted_posq,   block_center,
-                                              block_half,  SearchBox<real>(box), range2,        perm,
-                                              list,        buf};
+  RowPacker<real, PERIODIC, TRICLINIC, CLASSES> packer{
+      I, block_center[I], block_half[I], perm[I * kTileSize + lane] < 0, row_exclusions(I, ex), ex, sorted_posq,
+      block_center, block_half, SearchBox<real>(box), range2, perm, list, buf};
   packer.load_row_exclusions();
+  if (CLASSES) {
+    packer.classes = classes;
+    packer.i_class = classes.block[I];
+  }
   // The atom filter's condition: a candidate within range of an atom of I lies within range + |h| of
   // the centre, so imaging it next to the centre is exact while range + 2|h| stays below half the
   // smallest box height (the margin also covers the atoms' imaging next to the block's first atom).
@@ -814,13 +880,15 @@ constexpr int kBuildSegment = 128;
 // small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
 // so 7 blocks fit per SM (the compiler alone would take more). In a replica batch the blocks J of row I
 // are those of I's replica (`columns_per_replica` columns each; `max_blocks`: the most one replica has).
-template <typename real, bool PERIODIC, bool TRICLINIC>
+// CLASSES: the list is class-sorted (PairClasses; a separate instantiation, so the path without is unchanged).
+template <typename real, bool PERIODIC, bool TRICLINIC, bool CLASSES>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center,
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
     const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
-    int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild) {
+    int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild,
+    PairClasses classes) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -838,10 +906,9 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
     const int last = min(replica_end, first + kBuildSegment);
     if (segment != 0 && first >= last) continue;
-    RowPacker<real, PERIODIC, TRICLINIC> packer =
-        row_packer<real, PERIODIC, TRICLINIC>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list,
-                                              buf, atoms_i[threadIdx.x / 32]);
-    if (segment == 0) emit_exclusion_tiles(I, packer.row, ex, perm, list);
+    RowPacker<real, PERIODIC, TRICLINIC, CLASSES> packer = row_packer<real, PERIODIC, TRICLINIC, CLASSES>(
+        I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf, atoms_i[threadIdx.x / 32], classes);
+    if (segment == 0) emit_exclusion_tiles<CLASSES>(I, packer.row, ex, perm, classes, list);
     if (first >= last) continue;
     packer.pack(first, last);
     packer.flush();
@@ -853,15 +920,16 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
 // since the last sort) of I's column: for each row of columns (y) one or two contiguous runs of
 // columns (x), hence contiguous runs of blocks. O(N) work instead of O(N^2). Every atom of the row's
 // packed tiles is packed across the runs, so the row has one partly filled packed tile at most. At most
-// 72 registers, so 7 blocks fit per SM (the compiler alone would take more, for 6 blocks).
-template <typename real>
+// 72 registers, so 7 blocks fit per SM (the compiler alone would take more, for 6 blocks). With pair classes each
+// column is `sub_columns` (2) consecutive sub-columns (spatial_keys_kernel), a run of columns a run of them.
+template <typename real, bool CLASSES>
 __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
     const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
     const real4_t<real>* __restrict__ block_center, const real4_t<real>* __restrict__ block_half, BoxVectors<real> box,
     real range2, const int* __restrict__ rebuild_flag, const int* __restrict__ perm,
     const int* __restrict__ block_column, const int* __restrict__ column_block_start, int ncx, int ncy,
-    const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list,
-    const int* __restrict__ replica_rebuild) {
+    int sub_columns, const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list,
+    const int* __restrict__ replica_rebuild, PairClasses classes) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -875,12 +943,12 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
   const int warps = gridDim.x * blockDim.x / 32;
   for (int I = (blockIdx.x * blockDim.x + threadIdx.x) / 32; I < nblocks; I += warps) {
     if (replica_rebuild[list.block_replica[I]] == 0) continue;  // a batch's replica that keeps its list
-    RowPacker<real, true> packer =
-        row_packer<real, true>(I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf,
-                               atoms_i[threadIdx.x / 32]);
-    emit_exclusion_tiles(I, packer.row, ex, perm, list);
-    const int replica_first_column = block_column[I] / (ncx * ncy) * (ncx * ncy);  // a batch's replica
-    const int column = block_column[I] - replica_first_column;
+    RowPacker<real, true, false, CLASSES> packer = row_packer<real, true, false, CLASSES>(
+        I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf, atoms_i[threadIdx.x / 32], classes);
+    emit_exclusion_tiles<CLASSES>(I, packer.row, ex, perm, classes, list);
+    const int replica_columns = ncx * ncy * sub_columns;
+    const int replica_first_column = block_column[I] / replica_columns * replica_columns;  // a batch's replica
+    const int column = (block_column[I] - replica_first_column) / sub_columns;
     const int cx = column % ncx, cy = column / ncx;
     const int y_count = all_y ? ncy : 2 * ny + 1;
     // Two runs of blocks per row of columns (the second empty unless the window wraps), one call site
@@ -896,7 +964,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
         if (y < 0) y += ncy;
         else if (y >= ncy) y -= ncy;
       }
-      const int row_start = replica_first_column + y * ncx;
+      const int row_start = replica_first_column + y * ncx * sub_columns;
       int first_column = 0, end_column = 0;  // [first, end) of row y
       if (all_x) {
         if (!second) end_column = ncx;
@@ -911,7 +979,8 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
         }
       }
       if (end_column > first_column)
-        packer.pack(column_block_start[row_start + first_column], column_block_start[row_start + end_column]);
+        packer.pack(column_block_start[row_start + first_column * sub_columns],
+                    column_block_start[row_start + end_column * sub_columns]);
     }
     packer.flush();
   }

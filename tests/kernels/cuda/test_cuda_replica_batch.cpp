@@ -155,6 +155,9 @@ TEST_CASE("a replica batch with virtual sites (TIP4P-Ew) and a CHARMM psf (NBFIX
   const System tip4p = mdsim_test::tip4pew_system();
   compare("tip4pew_ala2", tip4p, mdsim_test::with_sites_displaced(tip4p, mdsim_test::tip4pew_positions()),
           CudaOptions{});
+  CudaOptions columns;  // the column search over the class-sorted list's sub-columns, replica by replica
+  columns.column_search_min_blocks = 0;
+  compare("tip4pew_ala2/col", tip4p, mdsim_test::tip4pew_positions(), columns);
   const std::string shared = std::string(MDSIM_SOURCE_DIR) + "/tests/data/shared/topologies/inputs/";
   TopologyFileOptions o = mdsim_test::flexible_topology_options(NonbondedMethod::CutoffPeriodic, 1.0, false);
   o.parameters = {shared + "par_all36_prot.prm", shared + "toppar_water_ions.str"};

@@ -4,6 +4,7 @@
 // site), the sites placed by the evaluation itself; a few CUDA Verlet steps keep the sites placed and the energy, and
 // agree with the CPU's.
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,66 @@ TEST_CASE("TIP4P-Ew with virtual sites: CUDA energies and forces equal the CPU's
     const std::size_t site = static_cast<std::size_t>(s.virtual_sites.front().particle);
     CHECK(norm(cuda_forces[site] - cpu_forces[site]) <= 1e-4 * norm(cpu_forces[site]));
     CHECK(max_site_misplacement(s, evaluator.positions()) <= 1e-12);  // placed in the device positions
+  }
+}
+
+TEST_CASE("TIP4P-Ew's class-sorted tile list (oxygens in blocks of their own) has fewer tiles and the same sums") {
+  // The oxygens (uncharged, LJ only) get blocks of their own, and the list leaves out their pairs with the hydrogens
+  // and charge sites (no LJ): exactly zero terms. What may differ is how the sums are grouped into tiles (below).
+  // Both searches (the all-pairs block scan, and the column search with the oxygens' coarser columns), from OpenMM's
+  // positions and after moves that take blocks out of their columns.
+  const System s = mdsim_test::tip4pew_system();
+  const std::vector<Vec3d> x = mdsim_test::tip4pew_positions();
+  const Boxd box = *s.box;
+  for (const bool double_precision : {false, true}) {
+    for (const int column_search_min_blocks : {2048, 0}) {
+      const char* search = column_search_min_blocks == 0 ? "column search" : "block scan";
+      INFO((double_precision ? "double" : "mixed") << " precision, " << search);
+      CudaOptions sorted;
+      sorted.double_precision = double_precision;
+      sorted.column_search_min_blocks = column_search_min_blocks;
+      sorted.reorder_interval = 1000000;  // the moves below drift the atoms out of their columns
+      CudaOptions plain = sorted;
+      plain.pair_classes = false;
+      CudaForceEvaluator a(s, plain), b(s, sorted);
+      // The first evaluation sorts; later ones see positions as an integrator would leave them (no re-sort).
+      const auto evaluate = [](CudaForceEvaluator& e, const std::vector<Vec3d>& y, bool first, std::vector<Vec3d>& f) {
+        if (first) e.set_positions(y);
+        else e.update_positions(y);
+        e.compute(true);
+        f = e.forces();
+        return e.energies();
+      };
+      std::vector<Vec3d> y = x;
+      for (int move = 0; move < 3; ++move) {
+        INFO("move " << move);
+        std::vector<Vec3d> fa, fb;
+        const EnergyTerms ea = evaluate(a, y, move == 0, fa), eb = evaluate(b, y, move == 0, fb);
+        const double rms = mdsim_test::relative_rms_difference(fb, fa);
+        const double direct_difference = std::fabs(eb.nonbonded_direct - ea.nonbonded_direct);
+        std::printf("TIP4P-Ew %s, %s, move %d: %d tiles class-sorted against %d; direct energy %.3e kJ/mol apart "
+                    "(total rel %.1e), forces rel RMS %.1e\n",
+                    double_precision ? "double" : "mixed", search, move, b.num_tiles(), a.num_tiles(),
+                    direct_difference, std::fabs(eb.total - ea.total) / std::fabs(ea.total), rms);
+        CHECK(b.num_tiles() < a.num_tiles() * 0.9);
+        // Double: the pair terms are the same; each tile's energy goes to 64-bit fixed point (2^-32 kJ/mol) on its
+        // own, and each tile's share of an atom's force too, and those roundings differ between the lists. Mixed:
+        // also a tile imaged once next to its block's centre rounds the shifted float coordinates again, which
+        // depends on the blocks (docs/PERFORMANCE.md, issue 38's third session: ~1e-9 relative at most).
+        const double fixed_point_bound = (a.num_tiles() + b.num_tiles()) * std::ldexp(1.0, -32);
+        const double pair_bound = (double_precision ? 1e-12 : 1e-9) * std::fabs(ea.nonbonded_direct);
+        CHECK(direct_difference <= fixed_point_bound + pair_bound);
+        CHECK(rms <= (double_precision ? 1e-10 : 1e-6));
+        // A translation plus a shear of up to 0.25 nm (one wave per box length), a new phase each move.
+        for (Vec3d& p : y) {
+          const double phase = 1.3 * move;
+          const Vec3d shear(std::sin(2.0 * M_PI * p.y / box.b.y + phase), std::sin(2.0 * M_PI * p.z / box.c.z + phase),
+                            std::sin(2.0 * M_PI * p.x / box.a.x + phase));
+          p += Vec3d(0.05, 0.1, 0.15) + shear * 0.1;
+        }
+        place_virtual_sites(s, y);
+      }
+    }
   }
 }
 
