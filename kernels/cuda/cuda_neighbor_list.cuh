@@ -262,14 +262,18 @@ class NeighborList {
   }
 
  private:
-  // Whether uncharged particles get blocks of their own (PairClasses): periodic systems where they are at least
-  // 1 in 20 (4- and 5-site water's oxygens; TIP3P has none). Their columns are `class_group_` times coarser, so
-  // that a block of them is about as compact as a cube holding 32 of them: the cube root of the density ratio.
+  // Whether uncharged particles get blocks of their own (PairClasses): periodic systems where their pairs with
+  // charged particles without LJ, all zero, are at least a fifth of all pairs (2 u c of them, for fractions u and c):
+  // 4- and 5-site water (TIP4P-Ew: 0.32); not TIP3P (no uncharged particle), nor a united-atom membrane whose neutral
+  // CH2 groups meet only SPC hydrogens (~0.1). Their columns are `class_group_` times coarser, so that a block of
+  // them is about as compact as a cube holding 32 of them: the cube root of the density ratio.
   void choose_class_sort(const std::vector<unsigned char>& pair_class) {
     if (!opt_.pair_classes || !periodic_ || pair_class.size() != static_cast<std::size_t>(n_)) return;
     const auto uncharged = std::count_if(pair_class.begin(), pair_class.end(),
                                          [](unsigned char c) { return (c & kClassCharged) == 0; });
-    if (uncharged == 0 || uncharged == n_ || 20 * uncharged < n_) return;
+    const auto charge_only = std::count(pair_class.begin(), pair_class.end(), kClassCharged);
+    const double u = static_cast<double>(uncharged) / n_, c = static_cast<double>(charge_only) / n_;
+    if (uncharged == 0 || 2.0 * u * c < 0.2) return;
     sub_columns_ = 2;
     class_group_ = std::max(1, static_cast<int>(std::lround(std::cbrt(static_cast<double>(n_) / uncharged))));
     atom_class_.upload(pair_class);
