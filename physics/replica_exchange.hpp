@@ -32,11 +32,17 @@ MDSIM_HD ExchangeDecision temperature_exchange_decision(double t_lower_k, double
   return d;
 }
 
+// The attempts of round `round` on a ladder of n temperatures: the pairs (lower, lower + 1) with lower = round (mod 2).
+MDSIM_HD int ladder_round_attempts(int n, std::int64_t round) { return (n - static_cast<int>(round % 2)) / 2; }
+
+// The velocity scale of a replica moved from a bath at t_from_k to one at t_to_k: sqrt(t_to / t_from).
+MDSIM_HD double exchange_velocity_scale(double t_from_k, double t_to_k) { return pmath::sqrt_(t_to_k / t_from_k); }
+
 // One round of a ladder of n temperatures over plain arrays (a CUDA batch's copy of the ladder, one thread): the
 // attempts (lower = round mod 2, +2, ...) in order, as ReplicaExchange plays them. replica_at[t] (the replica at
 // temperature t) and temperature_of[r] are updated; accepted[i] is the i-th attempt's decision; velocity_factor[r]
-// is 1, or for a replica that moved its scale (scale_up[k] = sqrt(T[k+1]/T[k]) moving up from k, scale_down[k] its
-// inverse, both computed by the caller). skip: nothing is exchanged (every attempt rejected).
+// is 1, or for a replica that moved its scale (scale_up[k] = exchange_velocity_scale(T[k], T[k+1]) moving up from k,
+// scale_down[k] the other way, both computed by the caller). skip: nothing is exchanged (every attempt rejected).
 MDSIM_HD void play_ladder_round(int n, std::int64_t round, std::uint64_t seed, const double* temperatures_k,
                                 const double* energies, const double* scale_up, const double* scale_down, bool skip,
                                 int* replica_at, int* temperature_of, unsigned char* accepted,

@@ -78,8 +78,8 @@ std::vector<ExchangeAttempt> ReplicaExchange::play_round(const std::vector<doubl
       std::swap(replica_at_[static_cast<std::size_t>(k)], replica_at_[static_cast<std::size_t>(k + 1)]);
       temperature_of_[static_cast<std::size_t>(a.replica_lower)] = k + 1;
       temperature_of_[static_cast<std::size_t>(a.replica_upper)] = k;
-      a.velocity_scale_lower = std::sqrt(t_upper / t_lower);
-      a.velocity_scale_upper = std::sqrt(t_lower / t_upper);
+      a.velocity_scale_lower = exchange_velocity_scale(t_lower, t_upper);
+      a.velocity_scale_upper = exchange_velocity_scale(t_upper, t_lower);
     }
     out.push_back(a);
   }

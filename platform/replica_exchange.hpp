@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/run_config.hpp"  // geometric_temperature_ladder
+#include "physics/replica_exchange.hpp"  // ladder_round_attempts
 
 namespace mdsim {
 
@@ -52,7 +53,7 @@ class ReplicaExchange {
   std::vector<ExchangeAttempt> apply(const std::vector<double>& energies_kj_per_mol,
                                      const std::vector<std::uint8_t>& accepted);
   // The attempts of the next round: its pairs (lower, lower + 1) with lower = rounds() (mod 2).
-  int attempts_in_next_round() const { return (size() - static_cast<int>(rounds_ % 2)) / 2; }
+  int attempts_in_next_round() const { return ladder_round_attempts(size(), rounds_); }
 
   // Attempts and acceptances of the pair (lower, lower + 1) so far.
   std::int64_t attempts(int lower) const { return attempts_[static_cast<std::size_t>(lower)]; }

@@ -5,7 +5,6 @@
 // share (constraint plan, barostat, minimiser driver, velocities) comes from platform.
 #include "kernels/cuda/cuda_context.hpp"
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -746,8 +745,8 @@ class CudaLadderExchanger final : public LadderExchanger {
     std::vector<double> up, down;
     for (const double t : temperatures_k) coefficients.push_back(c.bath_coefficients(t));
     for (std::size_t t = 0; t + 1 < temperatures_k.size(); ++t) {
-      up.push_back(std::sqrt(temperatures_k[t + 1] / temperatures_k[t]));
-      down.push_back(std::sqrt(temperatures_k[t] / temperatures_k[t + 1]));
+      up.push_back(exchange_velocity_scale(temperatures_k[t], temperatures_k[t + 1]));
+      down.push_back(exchange_velocity_scale(temperatures_k[t + 1], temperatures_k[t]));
     }
     std::vector<int> temperature_of(static_cast<std::size_t>(k_));
     for (std::size_t t = 0; t < replica_at.size(); ++t)
@@ -796,7 +795,7 @@ class CudaLadderExchanger final : public LadderExchanger {
     CudaContext& c = *batch_->context;
     if (!c.enqueue_ladder_round(device_, energies_.data(), round)) return false;
     const cudaStream_t s = c.stream();
-    attempts_ = (k_ - static_cast<int>(round % 2)) / 2;
+    attempts_ = ladder_round_attempts(k_, round);
     MDSIM_CUDA_CHECK(
         cudaMemcpyAsync(host_energies(), energies_.data(), k_ * sizeof(double), cudaMemcpyDeviceToHost, s));
     MDSIM_CUDA_CHECK(cudaMemcpyAsync(host_temperature_of(), temperature_of_.data(), k_ * sizeof(int),
