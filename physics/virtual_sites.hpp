@@ -54,12 +54,19 @@ MDSIM_HD Vec3<T> through_normalisation(const Vec3<T>& g, const Vec3<T>& u, const
 
 }  // namespace vsite_detail
 
+// An average site's position (TwoParticleAverage: two parents, ThreeParticleAverage: three): sum w[i] r[i]. Parent
+// i's share of the force f on such a site is w[i] f.
+template <typename T>
+MDSIM_HD Vec3<T> average_site_position(const T* w, const Vec3<T>* r, int num_parents) {
+  return num_parents == 2 ? r[0] * w[0] + r[1] * w[1] : r[0] * w[0] + r[1] * w[1] + r[2] * w[2];
+}
+
 // The site's position from its parents' positions r[0 .. num_parents).
 template <typename T>
 MDSIM_HD Vec3<T> virtual_site_position(const VirtualSiteParams<T>& p, const Vec3<T>* r) {
   switch (p.geometry) {
-    case SiteGeometry::TwoParticleAverage: return r[0] * p.w[0] + r[1] * p.w[1];
-    case SiteGeometry::ThreeParticleAverage: return r[0] * p.w[0] + r[1] * p.w[1] + r[2] * p.w[2];
+    case SiteGeometry::TwoParticleAverage: return average_site_position(p.w, r, 2);
+    case SiteGeometry::ThreeParticleAverage: return average_site_position(p.w, r, 3);
     case SiteGeometry::OutOfPlane: {
       const Vec3<T> r12 = r[1] - r[0], r13 = r[2] - r[0];
       return r[0] + r12 * p.w[0] + r13 * p.w[1] + cross(r12, r13) * p.w[2];

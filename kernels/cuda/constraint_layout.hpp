@@ -18,6 +18,17 @@ struct SettleWater {
   double oh, hh;                // nm
 };
 
+// A rigid water's average virtual site (a 4-site water's M: its parents are members of the water), which the
+// water's fused LangevinMiddle step spreads, places and clears (settle_langevin_step_kernel), so that the
+// evaluation before the step need not (CudaForceEvaluator::leave_sites_to_steps). One per SettleWater, in
+// the same order; particle -1: the water has none.
+struct SettleSite {
+  int particle;
+  int num_parents;          // 2 (TwoParticleAverage) or 3 (ThreeParticleAverage)
+  int member_of_parent[3];  // the water member (0 O, 1 H1, 2 H2) of each parent
+  double w[3];              // the parents' weights (physics/virtual_sites.hpp: average_site_position)
+};
+
 // Device view of the CCMA data (built on the host by cuda_constraints.cu from the CPU's construction).
 // Constraints are numbered block by block (ascending original order within a block); every index
 // below a block's data is local to the block (constraint k - constraint_begin, atom slot s -

@@ -210,7 +210,7 @@ class Evaluator {
 
   // The steady evaluation in a caller's graph (CudaForceEvaluator::next_evaluation_is_steady).
   bool next_evaluations_are_steady(int count) const { return !external_ && list_->steady_for(count); }
-  void enqueue_steady_evaluation() { enqueue_evaluation(false, cuda::ListUpdate{}); }
+  void enqueue_steady_evaluation() { enqueue_evaluation(false, cuda::ListUpdate{}, true); }
   void begin_steady_evaluations(int count) {
     last_with_energy_ = false;
     for (int k = 0; k < count; ++k) (void)list_->due_update();  // counts them towards the next sort; none is due
@@ -542,9 +542,11 @@ class Evaluator {
     forces_zero_ = false;  // the evaluation adds into them
   }
 
-  void enqueue_evaluation(bool with_energy, const cuda::ListUpdate& update) {
+  // `steady`: a steady evaluation in a step graph, which leaves the sites of leave_sites_to_steps to the step.
+  void enqueue_evaluation(bool with_energy, const cuda::ListUpdate& update, bool steady = false) {
     if (with_energy) energy_.zero(stream_);
-    launch_place_sites();
+    const SiteList sites = steady ? steady_sites_view() : SiteList{sites_.data(), num_sites_};
+    launch_place_sites(sites);
     cuda::timeline_mark(stream_, "main: evaluation start");
     list_->prepare(pos_.data(), box_, update);
     cuda::timeline_mark(stream_, "main: positions prepared");
@@ -573,13 +575,20 @@ class Evaluator {
     if (pme_) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, pme_done_, 0));
     MDSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, bonded_done_, 0));
     cuda::timeline_mark(stream_, "main: forces joined");
-    if (!external_) launch_spread_sites();  // with forces from outside: after them (compute)
+    if (!external_) launch_spread_sites(sites);  // with forces from outside: after them (compute)
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
   // ---- virtual sites (none: nothing launched) ----
 
-  int site_blocks() const { return cuda::blocks_for(num_sites_, cuda::kSiteThreads); }
+  struct SiteList {
+    const cuda::DeviceVirtualSite* sites;
+    int count;
+  };
+  int site_blocks(int count) const { return cuda::blocks_for(count, cuda::kSiteThreads); }
+  SiteList steady_sites_view() const {
+    return num_steady_sites_ < 0 ? SiteList{sites_.data(), num_sites_} : SiteList{steady_sites_.data(), num_steady_sites_};
+  }
 
   void upload_virtual_sites() {
     check_virtual_sites(sys_);
@@ -592,27 +601,45 @@ class Evaluator {
 
  public:
   // Each site from its parents' positions, in place, on the main stream.
-  void launch_place_sites() {
-    if (num_sites_ == 0) return;
-    cuda::place_virtual_sites_kernel<<<site_blocks(), cuda::kSiteThreads, 0, stream_>>>(
-        num_sites_, sites_.data(), pos_.data());
-    MDSIM_CUDA_CHECK_LAUNCH();
+  void launch_place_sites() { launch_place_sites(SiteList{sites_.data(), num_sites_}); }
+
+  // The steady evaluations (those in a step graph) leave these sites to the step after them, which spreads
+  // their forces, places them and leaves their force sums zero (the fused LangevinMiddle step's rigid-water
+  // sites); every other evaluation places and spreads all.
+  void leave_sites_to_steps(const std::vector<int>& particles) {
+    std::vector<char> left(static_cast<std::size_t>(n_), 0);
+    for (int p : particles) left[static_cast<std::size_t>(p)] = 1;
+    std::vector<cuda::DeviceVirtualSite> device;
+    for (const VirtualSite& v : sys_.virtual_sites)
+      if (!left[static_cast<std::size_t>(v.particle)])
+        device.push_back({v.particle, {v.parents[0], v.parents[1], v.parents[2]}, virtual_site_params<double>(v)});
+    num_steady_sites_ = static_cast<int>(device.size());
+    if (num_steady_sites_ > 0) steady_sites_.upload(device, stream_);
+    invalidate_graphs();
   }
 
   // The sites' rows of an N x 3 double device array set to zero, on the main stream.
   void zero_site_rows(Vec3d* rows) {
     if (num_sites_ == 0) return;
-    cuda::zero_virtual_site_rows_kernel<<<site_blocks(), cuda::kSiteThreads, 0, stream_>>>(
+    cuda::zero_virtual_site_rows_kernel<<<site_blocks(num_sites_), cuda::kSiteThreads, 0, stream_>>>(
         num_sites_, sites_.data(), rows);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
  private:
+  void launch_place_sites(const SiteList& list) {
+    if (list.count == 0) return;
+    cuda::place_virtual_sites_kernel<<<site_blocks(list.count), cuda::kSiteThreads, 0, stream_>>>(
+        list.count, list.sites, pos_.data());
+    MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
   // The force on each site spread onto its parents (the site's row kept), after every force of the evaluation.
-  void launch_spread_sites() {
-    if (num_sites_ == 0) return;
-    cuda::spread_virtual_site_forces_kernel<<<site_blocks(), cuda::kSiteThreads, 0, stream_>>>(
-        num_sites_, sites_.data(), pos_.data(), force_.data(), npad_);
+  void launch_spread_sites() { launch_spread_sites(SiteList{sites_.data(), num_sites_}); }
+  void launch_spread_sites(const SiteList& list) {
+    if (list.count == 0) return;
+    cuda::spread_virtual_site_forces_kernel<<<site_blocks(list.count), cuda::kSiteThreads, 0, stream_>>>(
+        list.count, list.sites, pos_.data(), force_.data(), npad_);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -819,6 +846,8 @@ class Evaluator {
   DeviceBuffer<cuda::ExceptionData<real>> exceptions_;
   DeviceBuffer<cuda::DeviceVirtualSite> sites_;  // System::virtual_sites (empty: none)
   int num_sites_ = 0;
+  DeviceBuffer<cuda::DeviceVirtualSite> steady_sites_;  // those the steady evaluations place and spread
+  int num_steady_sites_ = -1;                           // -1: all (no leave_sites_to_steps)
   DeviceBuffer<real2> lj_table_;  // System::lj_types' (c12, c6) per type pair; empty without a table
   DeviceBuffer<cuda::WaterExclusionData<real>> water_exclusions_;  // PME only
   template <class Term>
@@ -982,6 +1011,9 @@ int CudaForceEvaluator::num_tiles() const {
 std::string CudaForceEvaluator::device_name() const { return impl_->device_name; }
 void CudaForceEvaluator::place_virtual_sites() {
   impl_->visit([](auto& e) { e.launch_place_sites(); });
+}
+void CudaForceEvaluator::leave_sites_to_steps(const std::vector<int>& particles) {
+  impl_->visit([&](auto& e) { e.leave_sites_to_steps(particles); });
 }
 void CudaForceEvaluator::zero_virtual_site_rows(void* rows_xyz) {
   impl_->visit([&](auto& e) { e.zero_site_rows(static_cast<Vec3d*>(rows_xyz)); });

@@ -161,6 +161,10 @@ class CudaForceEvaluator {
   // array (a minimiser's gradient). Both on device_stream().
   void place_virtual_sites();
   void zero_virtual_site_rows(void* rows_xyz);
+  // The steady evaluations (enqueue_steady_evaluation) neither place these sites (particle indices) nor spread
+  // their forces: the step after each does both, and leaves their force sums zero (the fused LangevinMiddle step,
+  // for a rigid water's average site). Every other evaluation still places and spreads every site.
+  void leave_sites_to_steps(const std::vector<int>& particles);
 
   std::size_t device_memory_bytes() const;  // memory this evaluator allocated
   int num_tiles() const;                    // tiles in the current list (synchronises)

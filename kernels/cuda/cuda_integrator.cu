@@ -18,9 +18,13 @@ namespace {
 using cuda::blocks_for;
 
 // Atoms in no constraint (ascending): neither in a SETTLE water nor at either end of a CCMA
-// constraint. At least one entry (atom 0 when there is none), so that the buffer is allocated.
-std::vector<int> unconstrained_atoms(const ConstraintPlan& plan, int n, int& count) {
+// constraint, nor a water's site that the SETTLE kernel steps (settle_sites). At least one entry (atom 0
+// when there is none), so that the buffer is allocated.
+std::vector<int> unconstrained_atoms(const ConstraintPlan& plan, const std::vector<cuda::SettleSite>& sites, int n,
+                                     int& count) {
   std::vector<char> constrained_atom(static_cast<std::size_t>(n), 0);
+  for (const cuda::SettleSite& s : sites)
+    if (s.particle >= 0) constrained_atom[static_cast<std::size_t>(s.particle)] = 1;
   for (const ConstraintPlan::Settle& w : plan.settle_waters())
     constrained_atom[static_cast<std::size_t>(w.o)] = constrained_atom[static_cast<std::size_t>(w.h1)] =
         constrained_atom[static_cast<std::size_t>(w.h2)] = 1;
@@ -32,6 +36,43 @@ std::vector<int> unconstrained_atoms(const ConstraintPlan& plan, int n, int& cou
   count = static_cast<int>(free_atoms.size());
   if (free_atoms.empty()) free_atoms.push_back(0);
   return free_atoms;
+}
+
+// The fused step's rigid-water sites, one per SETTLE water of `plan` (its order): the water's average site
+// (TwoParticleAverage, ThreeParticleAverage) whose parents are all members of it, when it has exactly one
+// such site (a 4-site water's M); particle -1 otherwise. Empty when no water has one.
+std::vector<cuda::SettleSite> settle_sites(const System& system, const ConstraintPlan& plan) {
+  const std::vector<ConstraintPlan::Settle>& waters = plan.settle_waters();
+  std::vector<int> water_of(system.num_particles(), -1), member_of(system.num_particles(), 0);
+  for (std::size_t w = 0; w < waters.size(); ++w) {
+    const int members[3] = {waters[w].o, waters[w].h1, waters[w].h2};
+    for (int m = 0; m < 3; ++m) {
+      water_of[static_cast<std::size_t>(members[m])] = static_cast<int>(w);
+      member_of[static_cast<std::size_t>(members[m])] = m;
+    }
+  }
+  std::vector<cuda::SettleSite> sites(waters.size(), cuda::SettleSite{-1, 3, {0, 0, 0}, {0, 0, 0}});
+  std::vector<int> count(waters.size(), 0);
+  for (const VirtualSite& v : system.virtual_sites) {
+    if (v.type != VirtualSiteType::TwoParticleAverage && v.type != VirtualSiteType::ThreeParticleAverage) continue;
+    const int w = water_of[static_cast<std::size_t>(v.parents[0])];
+    if (w < 0) continue;
+    cuda::SettleSite s{v.particle, v.num_parents, {0, 0, 0}, {v.weights[0], v.weights[1], v.weights[2]}};
+    bool in_water = true;
+    for (int k = 0; k < v.num_parents; ++k) {
+      const auto p = static_cast<std::size_t>(v.parents[static_cast<std::size_t>(k)]);
+      in_water = in_water && water_of[p] == w;
+      s.member_of_parent[k] = member_of[p];
+    }
+    if (!in_water) continue;
+    if (count[static_cast<std::size_t>(w)]++ == 0) sites[static_cast<std::size_t>(w)] = s;
+  }
+  bool any = false;
+  for (std::size_t w = 0; w < waters.size(); ++w) {
+    if (count[w] > 1) sites[w].particle = -1;  // two sites: both left to the evaluation's kernels
+    any = any || sites[w].particle >= 0;
+  }
+  return any ? sites : std::vector<cuda::SettleSite>{};
 }
 
 }  // namespace
@@ -146,7 +187,15 @@ CudaIntegrator::CudaIntegrator(const System& system, const DynamicsSettings& set
       constraints_(constraints),
       replicas_(atoms.replicas) {
   if (fused_) noise_.resize(static_cast<std::size_t>(n_));
-  free_atoms_.upload(unconstrained_atoms(plan, n_, num_free_atoms_), streams_.main);
+  const std::vector<cuda::SettleSite> sites = fused_ ? settle_sites(system, plan) : std::vector<cuda::SettleSite>{};
+  if (!sites.empty()) {
+    settle_sites_.upload(sites, streams_.main);
+    std::vector<int> particles;
+    for (const cuda::SettleSite& s : sites)
+      if (s.particle >= 0) particles.push_back(s.particle);
+    evaluator_.leave_sites_to_steps(particles);
+  }
+  free_atoms_.upload(unconstrained_atoms(plan, sites, n_, num_free_atoms_), streams_.main);
   if (replicas_ > 1) {
     replica_temperature_k_.assign(static_cast<std::size_t>(replicas_), config_.temperature_k);
     replica_seed_.assign(static_cast<std::size_t>(replicas_), seed_);
@@ -236,7 +285,7 @@ void CudaIntegrator::enqueue_side_kernels() {
 void CudaIntegrator::launch_step() {
   if (has_side_kernels()) MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
   graph_.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(), 0,
-                [this] { enqueue_step(); });
+                [this] { enqueue_step(false); });
   if (fused_) evaluator_.forces_zeroed_by_consumer();
 }
 
@@ -253,7 +302,7 @@ void CudaIntegrator::launch_steps_with_evaluation(int steps) {
                    evaluator_.enqueue_steady_evaluation();
                    if (has_side_kernels())
                      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
-                   enqueue_step();
+                   enqueue_step(true);
                  }
                });
   if (fused_) evaluator_.forces_zeroed_by_consumer();
@@ -262,9 +311,9 @@ void CudaIntegrator::launch_steps_with_evaluation(int steps) {
 // The integrator's kernels for one step (forces of the current positions already in the evaluator's
 // buffer; the centre-of-mass velocity from launch_side_kernels), as CpuContext::step after
 // ensure_forces.
-void CudaIntegrator::enqueue_step() {
+void CudaIntegrator::enqueue_step(bool after_steady_evaluation) {
   if (fused_)
-    enqueue_fused_langevin_step();
+    enqueue_fused_langevin_step(after_steady_evaluation);
   else if (config_.type == IntegratorType::LangevinMiddle)
     enqueue_langevin_step();
   else
@@ -273,8 +322,9 @@ void CudaIntegrator::enqueue_step() {
 }
 
 // Waters, free atoms and CCMA blocks on three streams side by side (langevin_step_kernels.cuh). They
-// do not read the step counter: langevin_noise_kernel, the one reader, advances it.
-void CudaIntegrator::enqueue_fused_langevin_step() {
+// do not read the step counter: langevin_noise_kernel, the one reader, advances it. The waters' sites
+// (settle_sites_) are placed by the SETTLE kernel, and after a steady evaluation their forces spread there too.
+void CudaIntegrator::enqueue_fused_langevin_step(bool spread_water_sites) {
   const double dt = config_.timestep_ps;
   const cuda::LangevinStepArgs args{evaluator_.device_forces_fixed_consumed(),
                                     evaluator_.force_stride(),
@@ -293,10 +343,12 @@ void CudaIntegrator::enqueue_fused_langevin_step() {
   MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.aux, s.fork, 0));
   MDSIM_CUDA_CHECK(cudaStreamWaitEvent(s.free, s.fork, 0));
-  if (c.num_settle() > 0)
-    cuda::settle_langevin_step_kernel<<<blocks_for(c.num_settle(), cuda::kSettleWaters), cuda::kSettleWaters, 0,
-                                        s.aux>>>(
-        c.num_settle(), c.settle_waters(), args);
+  if (c.num_settle() > 0) {
+    const bool sites = settle_sites_.size() > 0;
+    const auto kernel = sites ? cuda::settle_langevin_step_kernel<true> : cuda::settle_langevin_step_kernel<false>;
+    kernel<<<blocks_for(c.num_settle(), cuda::kSettleWaters), cuda::kSettleWaters, 0, s.aux>>>(
+        c.num_settle(), c.settle_waters(), args, sites ? settle_sites_.data() : nullptr, sites && spread_water_sites);
+  }
   cuda::timeline_mark(s.aux, "aux: SETTLE step");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.join, s.aux));
   if (num_free_atoms_ > 0)

@@ -155,8 +155,9 @@ class CudaIntegrator {
   void constrain_positions(const Vec3d* reference, double tolerance);
   void constrain_velocities(Vec3d* v, double tolerance);
 
-  void enqueue_step();
-  void enqueue_fused_langevin_step();
+  // after_steady_evaluation: the evaluation before it was a steady one (it left the waters' sites to the step).
+  void enqueue_step(bool after_steady_evaluation);
+  void enqueue_fused_langevin_step(bool spread_water_sites);
   void enqueue_langevin_step();
   void enqueue_verlet_step();
 
@@ -179,6 +180,7 @@ class CudaIntegrator {
   cuda::DeviceBuffer<std::uint64_t> replica_seeds_;
   cuda::DeviceBuffer<Vec3d> noise_;  // the fused step's normal draws (langevin_noise_kernel)
   int num_free_atoms_ = 0;           // atoms in no constraint (the fused step's third kernel)
+  cuda::DeviceBuffer<cuda::SettleSite> settle_sites_;  // the fused step's rigid-water sites (empty: none)
   cuda::DeviceBuffer<int> free_atoms_;
   StepGraph graph_;
   StepGraph merged_graph_;      // launch_steps_with_evaluation's, one step

@@ -25,6 +25,7 @@
 #include "physics/integrator_steps.hpp"
 #include "physics/philox.hpp"
 #include "physics/settle.hpp"
+#include "physics/virtual_sites.hpp"
 
 namespace mdsim::cuda {
 
@@ -142,6 +143,38 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
   clear_force(a, i);
 }
 
+// The force on member m of a water whose site is s, the site's share spread onto it, as
+// spread_virtual_site_forces_kernel adds it: the same fixed-point sums, bit for bit.
+__device__ __forceinline__ Vec3d force_with_site_share(const LangevinStepArgs& a, int i, const SettleSite& s, int m) {
+  unsigned long long f[3] = {a.force[i], a.force[a.stride + i], a.force[2 * a.stride + i]};
+  double w = 0.0;  // the member's weight (0: not a parent)
+  bool parent = false;
+#pragma unroll
+  for (int k = 0; k < 3; ++k)
+    if (k < s.num_parents && s.member_of_parent[k] == m) {
+      w = s.w[k];
+      parent = true;
+    }
+  if (s.particle >= 0 && parent) {
+    const Vec3d share = load_force(a.force, a.stride, s.particle) * w;  // spread_virtual_site_force's average share
+    f[0] += to_fixed(share.x);
+    f[1] += to_fixed(share.y);
+    f[2] += to_fixed(share.z);
+  }
+  return Vec3d(from_fixed(f[0]), from_fixed(f[1]), from_fixed(f[2]));
+}
+
+// The site of a water whose new positions are x[0..2] (O, H1, H2) placed from them (as
+// place_virtual_sites_kernel, the same arithmetic) and its force sums left zero.
+__device__ __forceinline__ void place_settle_site(const LangevinStepArgs& a, const SettleSite& s, const Vec3d* x) {
+  if (s.particle < 0) return;
+  Vec3d r[3];
+#pragma unroll
+  for (int k = 0; k < 3; ++k) r[k] = x[s.member_of_parent[k]];
+  store_position(a.pos, s.particle, average_site_position(s.w, r, s.num_parents));
+  clear_force(a, s.particle);
+}
+
 // kSettleWaters waters per block, in three phases. (1) Each thread takes three of the block's atoms (one
 // at a time would leave a water's nine loads and their latency to one thread): kick, step-start
 // position, normal draws and inverse mass into shared memory, all loads issued together. (2) One
@@ -150,8 +183,13 @@ __global__ void langevin_free_atoms_step_kernel(int count, const int* __restrict
 // (settle_positions_relative) and the velocity correction in halves (velocity_correction_base), so
 // that neither the O-step velocities nor the unconstrained positions stay live through SETTLE (fewer
 // registers). (3) Each thread stores three atoms' positions and velocities and clears their forces.
+// SITES: the waters' average sites (`sites`, one per water) are placed and cleared in (2); with `spread`
+// (the evaluation before the step left them), their forces are spread onto the members in (1).
 constexpr int kSettleWaters = 128;
-__global__ void __launch_bounds__(kSettleWaters, 4) settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a) {
+template <bool SITES>
+__global__ void __launch_bounds__(kSettleWaters, 4)
+    settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a,
+                                const SettleSite* __restrict__ sites, bool spread) {
   constexpr int kSlots = 3 * kSettleWaters;  // slot 3 k + m: member m (O, H1, H2) of the block's water k
   __shared__ Vec3d velocity[kSlots], position[kSlots], noise[kSlots];
   __shared__ double inverse_mass[kSlots];
@@ -175,6 +213,15 @@ __global__ void __launch_bounds__(kSettleWaters, 4) settle_langevin_step_kernel(
   StepAtom in[3];
 #pragma unroll
   for (int j = 0; j < 3; ++j) in[j] = load_step_atom(a, member[j]);
+  if constexpr (SITES) {
+    if (spread) {
+#pragma unroll
+      for (int j = 0; j < 3; ++j) {
+        const int s = min(static_cast<int>(threadIdx.x) + j * kSettleWaters, slots - 1);
+        in[j].force = force_with_site_share(a, member[j], sites[first + s / 3], s % 3);
+      }
+    }
+  }
 #pragma unroll
   for (int j = 0; j < 3; ++j) {
     const int s = static_cast<int>(threadIdx.x) + j * kSettleWaters;
@@ -206,6 +253,7 @@ __global__ void __launch_bounds__(kSettleWaters, 4) settle_langevin_step_kernel(
     velocity[s] = corrected_velocity_from_base(a, ma, va, pa);
     velocity[s + 1] = corrected_velocity_from_base(a, mb, vb, pb);
     velocity[s + 2] = corrected_velocity_from_base(a, mc, vc, pc);
+    if constexpr (SITES) place_settle_site(a, sites[k], &position[s]);
   }
   __syncthreads();
   for (int s = threadIdx.x; s < slots; s += kSettleWaters) {

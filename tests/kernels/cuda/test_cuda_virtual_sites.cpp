@@ -2,10 +2,13 @@
 // ThreeParticleAverageSites; tests/data/make_system_xml_tip4pew.py): energies by term within 1e-5 relative and forces
 // within 1e-5 relative RMS in both precision modes (getState's convention on both: a site's row keeps the force on the
 // site), the sites placed by the evaluation itself; a few CUDA Verlet steps keep the sites placed and the energy, and
-// agree with the CPU's.
+// agree with the CPU's; with rigid waters, the fused LangevinMiddle step (which places the waters' sites and spreads
+// their forces itself) follows the stage-by-stage kernels.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_context.hpp"
@@ -42,32 +45,53 @@ DynamicsSettings verlet() {
   return settings;
 }
 
+// The TIP4P-Ew case with rigid waters: each site's three parents (the heaviest the oxygen) constrained to
+// TIP4P-Ew's geometry and made a SETTLE water.
+System rigid_tip4pew(System s) {
+  for (const VirtualSite& v : s.virtual_sites) {
+    int o = v.parents[0], h1 = v.parents[1], h2 = v.parents[2];
+    if (s.mass_amu[static_cast<std::size_t>(h1)] > s.mass_amu[static_cast<std::size_t>(o)]) std::swap(o, h1);
+    if (s.mass_amu[static_cast<std::size_t>(h2)] > s.mass_amu[static_cast<std::size_t>(o)]) std::swap(o, h2);
+    const double oh = 0.09572, hh = 0.15139;  // nm, amber14/tip4pew.xml
+    s.constraints.push_back({o, h1, oh});
+    s.constraints.push_back({o, h2, oh});
+    s.constraints.push_back({h1, h2, hh});
+    s.rigid_waters.push_back({o, std::min(h1, h2), std::max(h1, h2), oh, hh});
+  }
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("TIP4P-Ew with virtual sites: CUDA energies and forces equal the CPU's") {
-  const System s = mdsim_test::tip4pew_system();
-  const std::vector<Vec3d> x = mdsim_test::with_sites_displaced(s, mdsim_test::tip4pew_positions());
-  std::vector<Vec3d> cpu_forces;
-  const EnergyTerms cpu = cpu_compute(s, x, &cpu_forces);
-  for (const bool double_precision : {false, true}) {
-    INFO((double_precision ? "double" : "mixed") << " precision");
-    CudaOptions options;
-    options.double_precision = double_precision;
-    CudaForceEvaluator evaluator(s, options);
-    std::vector<Vec3d> cuda_forces;
-    const EnergyTerms cuda = evaluator.compute(x, &cuda_forces);
-    check_term("bond", cuda.bond, cpu.bond);
-    check_term("angle", cuda.angle, cpu.angle);
-    check_term("torsion", cuda.torsion, cpu.torsion);
-    check_term("nonbonded_direct", cuda.nonbonded_direct, cpu.nonbonded_direct);
-    check_term("nonbonded_reciprocal", cuda.nonbonded_reciprocal, cpu.nonbonded_reciprocal);
-    check_term("total", cuda.total, cpu.total);
-    const double rms = mdsim_test::relative_rms_difference(cuda_forces, cpu_forces);
-    INFO("forces: relative RMS difference " << rms);
-    CHECK(rms <= 1e-5);
-    const std::size_t site = static_cast<std::size_t>(s.virtual_sites.front().particle);
-    CHECK(norm(cuda_forces[site] - cpu_forces[site]) <= 1e-4 * norm(cpu_forces[site]));
-    CHECK(max_site_misplacement(s, evaluator.positions()) <= 1e-12);  // placed in the device positions
+  // Flexible waters as serialized, and the same made rigid: with PME the CUDA exceptions kernel then takes each
+  // water's charged triple (site, H1, H2: the oxygen has no charge) in its water blocks, and leaves out the oxygen's
+  // exclusions, which add nothing.
+  for (const bool rigid : {false, true}) {
+    const System s = rigid ? rigid_tip4pew(mdsim_test::tip4pew_system()) : mdsim_test::tip4pew_system();
+    const std::vector<Vec3d> x = mdsim_test::with_sites_displaced(s, mdsim_test::tip4pew_positions());
+    std::vector<Vec3d> cpu_forces;
+    const EnergyTerms cpu = cpu_compute(s, x, &cpu_forces);
+    for (const bool double_precision : {false, true}) {
+      INFO((rigid ? "rigid" : "flexible") << " waters, " << (double_precision ? "double" : "mixed") << " precision");
+      CudaOptions options;
+      options.double_precision = double_precision;
+      CudaForceEvaluator evaluator(s, options);
+      std::vector<Vec3d> cuda_forces;
+      const EnergyTerms cuda = evaluator.compute(x, &cuda_forces);
+      check_term("bond", cuda.bond, cpu.bond);
+      check_term("angle", cuda.angle, cpu.angle);
+      check_term("torsion", cuda.torsion, cpu.torsion);
+      check_term("nonbonded_direct", cuda.nonbonded_direct, cpu.nonbonded_direct);
+      check_term("nonbonded_reciprocal", cuda.nonbonded_reciprocal, cpu.nonbonded_reciprocal);
+      check_term("total", cuda.total, cpu.total);
+      const double rms = mdsim_test::relative_rms_difference(cuda_forces, cpu_forces);
+      INFO("forces: relative RMS difference " << rms);
+      CHECK(rms <= 1e-5);
+      const std::size_t site = static_cast<std::size_t>(s.virtual_sites.front().particle);
+      CHECK(norm(cuda_forces[site] - cpu_forces[site]) <= 1e-4 * norm(cpu_forces[site]));
+      CHECK(max_site_misplacement(s, evaluator.positions()) <= 1e-12);  // placed in the device positions
+    }
   }
 }
 
@@ -159,4 +183,48 @@ TEST_CASE("TIP4P-Ew CUDA Verlet steps keep the sites placed and agree with the C
     INFO("largest CUDA-CPU position difference " << dx << " nm");
     CHECK(dx <= 1e-6);
   }
+}
+
+TEST_CASE("TIP4P-Ew rigid waters: the fused LangevinMiddle step places and spreads the sites as the staged kernels do") {
+  // The fused step's SETTLE kernel places each water's site after the step and, after a steady evaluation (which
+  // leaves those sites to it), spreads the site's force onto the water (CudaForceEvaluator::leave_sites_to_steps);
+  // the stage-by-stage kernels leave both to every evaluation. Mixed precision, 2 fs, from OpenMM's positions with
+  // the constraints applied: after 40 steps (steady evaluations and list rebuilds both) positions and velocities
+  // agree to rounding, as in test_cuda_context's fused-step test. A spread missed or made twice would move the
+  // waters by 1e-4 nm or more; a site left unplaced shows in its row.
+  const System s = rigid_tip4pew(mdsim_test::tip4pew_system());
+  DynamicsSettings settings;
+  settings.integrator.type = IntegratorType::LangevinMiddle;
+  settings.integrator.timestep_ps = 0.002;
+  settings.integrator.temperature_k = 300.0;
+  settings.integrator.friction_per_ps = 1.0;
+  settings.integrator.constraint_tolerance = 1e-6;
+  settings.integrator.seed = 21;
+  CudaOptions staged;
+  staged.fuse_langevin_step = false;
+  auto fused = make_cuda_context(s, settings, CudaOptions{});
+  auto reference = make_cuda_context(s, settings, staged);
+  for (auto* ctx : {fused.get(), reference.get()}) {
+    ctx->set_positions(mdsim_test::tip4pew_positions());
+    ctx->apply_constraints(1e-6);
+    ctx->set_velocities_to_temperature(300.0, 5);
+  }
+  const StateRequest all{true, true, true, true};
+  for (int block = 0; block < 4; ++block) {
+    fused->step(10);
+    reference->step(10);
+    const SimulationState a = fused->state(all), b = reference->state(all);
+    const double dx = mdsim_test::max_abs_difference(a.positions_nm, b.positions_nm);
+    const double dv = mdsim_test::max_abs_difference(a.velocities_nm_per_ps, b.velocities_nm_per_ps);
+    std::printf("[figure] TIP4P-Ew fused vs stage-by-stage LangevinMiddle, %d steps: max |dx| %.2e nm, max |dv| %.2e "
+                "nm/ps\n",
+                10 * (block + 1), dx, dv);
+    INFO("after " << 10 * (block + 1) << " steps");
+    CHECK(max_site_misplacement(s, a.positions_nm) <= 1e-12);
+    for (const VirtualSite& v : s.virtual_sites) CHECK(norm(a.velocities_nm_per_ps[static_cast<std::size_t>(v.particle)]) == 0.0);
+    CHECK(dx < 1e-10);
+    CHECK(dv < 1e-7);
+    CHECK(std::fabs(a.potential.total - b.potential.total) <= 1e-6 * std::fabs(b.potential.total));
+  }
+  CHECK(cuda_step_launches(*fused).steps_per_graph > 1);  // steady evaluations in the step graphs
 }
