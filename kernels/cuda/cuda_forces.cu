@@ -443,12 +443,36 @@ class Evaluator {
     return o;
   }
 
-  // With PME, the rigid waters whose three pairs are pure exclusions (exceptions with no charge
-  // product and no epsilon) go to the exceptions kernel's water blocks; their exceptions are marked
-  // in `in_water_kernel`.
+  // A rigid water's one charged virtual site whose parents are its atoms (a 4-site water's M), by water;
+  // -1 where there is none or more than one.
+  std::vector<int> rigid_water_charge_sites() const {
+    std::vector<int> water_of(static_cast<std::size_t>(n_), -1);
+    for (std::size_t w = 0; w < sys_.rigid_waters.size(); ++w) {
+      const RigidWater& r = sys_.rigid_waters[w];
+      for (int a : {r.oxygen, r.hydrogen1, r.hydrogen2}) water_of[static_cast<std::size_t>(a)] = static_cast<int>(w);
+    }
+    std::vector<int> site(sys_.rigid_waters.size(), -1), count(sys_.rigid_waters.size(), 0);
+    for (const VirtualSite& v : sys_.virtual_sites) {
+      if (sys_.charge_e[static_cast<std::size_t>(v.particle)] == 0.0) continue;
+      const int w = water_of[static_cast<std::size_t>(v.parents[0])];
+      bool in_water = w >= 0;
+      for (int k = 1; k < v.num_parents; ++k)
+        in_water = in_water && water_of[static_cast<std::size_t>(v.parents[static_cast<std::size_t>(k)])] == w;
+      if (in_water && count[static_cast<std::size_t>(w)]++ == 0) site[static_cast<std::size_t>(w)] = v.particle;
+    }
+    for (std::size_t w = 0; w < site.size(); ++w)
+      if (count[w] > 1) site[w] = -1;
+    return site;
+  }
+
+  // With PME, the rigid waters whose three charged particles' pairs are pure exclusions (exceptions with
+  // no charge product and no epsilon) go to the exceptions kernel's water blocks: O, H1, H2, or a 4-site
+  // water's charge site, H1, H2 when its oxygen has no charge. Their exceptions are marked in
+  // `in_water_kernel`.
   std::vector<cuda::WaterExclusionData<real>> rigid_water_exclusions(std::vector<char>& in_water_kernel) const {
     std::vector<cuda::WaterExclusionData<real>> waters;
     if (!pme_) return waters;
+    const std::vector<int> charge_site = rigid_water_charge_sites();
     std::unordered_map<unsigned long long, std::size_t> pure_exclusion;  // pair key -> exception index
     auto key = [](int a, int b) {
       return (static_cast<unsigned long long>(std::min(a, b)) << 32) | static_cast<unsigned int>(std::max(a, b));
@@ -457,7 +481,9 @@ class Evaluator {
       const NonbondedException& e = sys_.exceptions[k];
       if (e.charge_product_e2 == 0.0 && e.epsilon_kj_per_mol == 0.0) pure_exclusion.emplace(key(e.i, e.j), k);
     }
-    for (const RigidWater& w : sys_.rigid_waters) {
+    for (std::size_t k = 0; k < sys_.rigid_waters.size(); ++k) {
+      RigidWater w = sys_.rigid_waters[k];
+      if (sys_.charge_e[static_cast<std::size_t>(w.oxygen)] == 0.0 && charge_site[k] >= 0) w.oxygen = charge_site[k];
       const auto oh1 = pure_exclusion.find(key(w.oxygen, w.hydrogen1));
       const auto oh2 = pure_exclusion.find(key(w.oxygen, w.hydrogen2));
       const auto hh = pure_exclusion.find(key(w.hydrogen1, w.hydrogen2));
@@ -472,8 +498,9 @@ class Evaluator {
   }
 
   // Exceptions: their own kernel (with PME, a rigid water's three excluded pairs are handled together,
-  // by the kernel's first blocks). Every one also excludes its pair from the tile sum (the neighbour
-  // list's exclusion data).
+  // by the kernel's first blocks), except those that add nothing: no interaction of their own and an
+  // uncharged atom (no Ewald correction), such as a 4-site water's pairs with its oxygen. Every one
+  // also excludes its pair from the tile sum (the neighbour list's exclusion data, from the System).
   void upload_exceptions() {
     std::vector<char> in_water_kernel(sys_.exceptions.size(), 0);
     water_exclusions_.upload(rigid_water_exclusions(in_water_kernel));
@@ -481,7 +508,9 @@ class Evaluator {
     exc.reserve(sys_.exceptions.size());
     for (std::size_t k = 0; k < sys_.exceptions.size(); ++k) {
       const NonbondedException& e = sys_.exceptions[k];
-      if (!in_water_kernel[k]) exc.push_back({make_int2(e.i, e.j), exception_params<real>(sys_, e)});
+      const bool adds_nothing = e.charge_product_e2 == 0.0 && e.epsilon_kj_per_mol == 0.0 &&
+                                sys_.charge_e[static_cast<std::size_t>(e.i)] * sys_.charge_e[static_cast<std::size_t>(e.j)] == 0.0;
+      if (!in_water_kernel[k] && !adds_nothing) exc.push_back({make_int2(e.i, e.j), exception_params<real>(sys_, e)});
     }
     exceptions_.upload(exc);
   }

@@ -284,7 +284,8 @@ struct ExceptionData {
 };
 
 // A rigid water's three excluded pairs (O-H1, O-H2, H1-H2) under PME, handled together by
-// exceptions_kernel's first blocks instead of as three separate exceptions.
+// exceptions_kernel's first blocks instead of as three separate exceptions. In a 4-site water whose
+// oxygen has no charge, `o` is its charge site (M-H1, M-H2, H1-H2).
 template <typename real>
 struct WaterExclusionData {
   int o, h1, h2;
