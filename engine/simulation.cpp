@@ -118,7 +118,8 @@ bool same_dynamics(const DynamicsSettings& a, const DynamicsSettings& b) {
                         (!a.barostat || (a.barostat->pressure_bar == b.barostat->pressure_bar &&
                                          a.barostat->temperature_k == b.barostat->temperature_k &&
                                          a.barostat->interval_steps == b.barostat->interval_steps));
-  return integrator && barostat && a.remove_cm_motion == b.remove_cm_motion;
+  return integrator && barostat && a.remove_cm_motion == b.remove_cm_motion &&
+         a.remove_cm_motion_interval == b.remove_cm_motion_interval;
 }
 
 // "name: signature" of each stage, as a staged run's checkpoints record them.

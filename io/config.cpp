@@ -174,8 +174,8 @@ std::optional<SystemXmlBarostat> parse_system(const ConfigReader& r, const YAML:
                                               bool check_files) {
   r.check_keys(n, {"structure", "pdb", "topology", "coordinates", "forcefield", "nonbonded_method", "cutoff",
                    "ewald_tolerance", "pme_grid", "switch_distance", "dispersion_correction", "constraints",
-                   "rigid_water", "hydrogen_mass", "remove_cm_motion", "replicate", "include_dirs", "defines",
-                   "parameters", "box"},
+                   "rigid_water", "hydrogen_mass", "remove_cm_motion", "remove_cm_motion_interval", "replicate",
+                   "include_dirs", "defines", "parameters", "box"},
                "system");
   if (n["topology"]) {
     parse_topology_keys(r, n, s, check_files);
@@ -208,6 +208,11 @@ std::optional<SystemXmlBarostat> parse_system(const ConfigReader& r, const YAML:
   if (const auto h = n["hydrogen_mass"]; h && !h.IsNull())
     s.hydrogen_mass_amu = r.positive(h, Dimension::Mass, "hydrogen_mass");
   if (const auto c = n["remove_cm_motion"]) s.remove_cm_motion = r.boolean(c, "remove_cm_motion");
+  if (const auto c = n["remove_cm_motion_interval"]) {
+    s.remove_cm_motion_interval = static_cast<int>(r.integer(c, "remove_cm_motion_interval", 1));
+    if (!s.remove_cm_motion)
+      r.fail(c, "'remove_cm_motion_interval' is set but 'remove_cm_motion' is false: remove one of them");
+  }
   std::optional<SystemXmlBarostat> barostat;
   if (!s.topology.empty() && check_files && topology_format(s.topology) == TopologyFormat::SystemXml)
     barostat = apply_system_settings(r, n, s);

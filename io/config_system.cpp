@@ -95,6 +95,13 @@ void check_constraints(const ConfigReader& r, const YAML::Node& n, const SystemC
   if (n["remove_cm_motion"] && s.remove_cm_motion != sx.cm_motion_remover)
     contradiction(r, n["remove_cm_motion"], "remove_cm_motion", s.remove_cm_motion ? "true" : "false",
                   sx.cm_motion_remover ? "a CMMotionRemover" : "no CMMotionRemover", sx.source, "");
+  if (n["remove_cm_motion_interval"] &&
+      (!sx.cm_motion_remover || s.remove_cm_motion_interval != sx.cm_motion_interval))
+    contradiction(r, n["remove_cm_motion_interval"], "remove_cm_motion_interval",
+                  std::to_string(s.remove_cm_motion_interval),
+                  sx.cm_motion_remover ? fmt::format("a CMMotionRemover of frequency {}", sx.cm_motion_interval)
+                                       : std::string("no CMMotionRemover"),
+                  sx.source, "");
 }
 
 }  // namespace
@@ -270,6 +277,7 @@ std::optional<SystemXmlBarostat> apply_system_settings(const ConfigReader& r, co
   s.constraints = system_constraint_mode(summary);
   s.rigid_water = summary.flexible_waters == 0;
   s.remove_cm_motion = sx.cm_motion_remover;
+  s.remove_cm_motion_interval = sx.cm_motion_interval;
   if (sx.barostat && !is_periodic(s.nonbonded.method))
     throw InputError(located(sx.source, sx.barostat->line, 0,
                              fmt::format("force {} (MonteCarloBarostat) needs a periodic system, but the "

@@ -376,7 +376,10 @@ class SystemReader : public XmlReader {
       begin_nonbonded(f);
     } else if (type == "CMMotionRemover") {
       cm_frequency_ = static_cast<int>(f.integer_or("frequency", 1));
-      out.cm_motion_remover = out.cm_motion_remover || cm_frequency_ > 0;
+      if (cm_frequency_ > 0) {
+        out.cm_motion_interval = out.cm_motion_remover ? std::min(out.cm_motion_interval, cm_frequency_) : cm_frequency_;
+        out.cm_motion_remover = true;
+      }
     } else if (type == "MonteCarloBarostat") {
       barostat(f);
     } else if (custom_.begin(f, type, force_.index, force_.line)) {
@@ -531,11 +534,6 @@ void SystemReader::finish() {
   if (massless_ > 0)
     out.notes.push_back(fmt::format("{} particle{} of mass 0 stay{} fixed, as in OpenMM", massless_,
                                     massless_ == 1 ? "" : "s", massless_ == 1 ? "s" : ""));
-  if (out.cm_motion_remover && cm_frequency_ != 1)
-    out.notes.push_back(
-        fmt::format("the CMMotionRemover acts every {} steps; mdsim removes the centre-of-mass motion "
-                    "every step",
-                    cm_frequency_));
 }
 
 }  // namespace

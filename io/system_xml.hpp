@@ -17,7 +17,7 @@
 //                               against the NonbondedForce (epsilon 0, exclusions = exceptions, same cutoff)
 //   CustomTorsionForce          only CHARMM's harmonic improper: HarmonicImproperTerm
 //   a second HarmonicBondForce  of 1-3 pairs (CHARMM's Urey-Bradley): System::urey_bradleys, with a note
-//   CMMotionRemover             reported (mdsim removes centre-of-mass motion every step when asked)
+//   CMMotionRemover             reported with its frequency (the run's remove_cm_motion_interval)
 //   MonteCarloBarostat          reported, for the run's barostat (io/config)
 // Anything else is an InputError naming the file, the line, the force's index and type (and a custom force's
 // expression): other forces, Ewald and LJPME, explicit PME parameters (setPMEParameters), parameter offsets and
@@ -47,6 +47,7 @@ struct SystemXml {
   System system;  // the box only when the NonbondedForce is periodic; nonbonded.pme_grid left at its default
   int nonbonded_index = -1, nonbonded_line = 0;  // the NonbondedForce (-1, 0: none)
   bool cm_motion_remover = false;                // a CMMotionRemover with frequency > 0
+  int cm_motion_interval = 1;                    // its frequency (steps; the smallest of several)
   std::optional<SystemXmlBarostat> barostat;
   std::vector<std::string> notes;  // what a run should say: force groups ignored, massless particles, ...
 };

@@ -165,6 +165,7 @@ std::vector<std::pair<std::string, std::string>> physics_settings(const RunConfi
       {"system.rigid_water", s.rigid_water ? "true" : "false"},
       {"system.hydrogen_mass", s.hydrogen_mass_amu ? number(*s.hydrogen_mass_amu, " amu") : "none"},
       {"system.remove_cm_motion", s.remove_cm_motion ? "true" : "false"},
+      {"system.remove_cm_motion_interval", std::to_string(s.remove_cm_motion_interval) + " steps"},
       {"system.replicate", std::to_string(s.replicate[0]) + " x " + std::to_string(s.replicate[1]) + " x " +
                                std::to_string(s.replicate[2])},
       {"integrator.type", to_string(c.integrator.type)},

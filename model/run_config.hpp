@@ -32,6 +32,7 @@ struct SystemConfig {
   bool rigid_water = true;
   std::optional<double> hydrogen_mass_amu;  // hydrogen mass repartitioning when set
   bool remove_cm_motion = true;
+  int remove_cm_motion_interval = 1;  // steps between removals (OpenMM's CMMotionRemover frequency)
   std::array<int, 3> replicate{1, 1, 1};
   // With a `topology` other than a serialized System, what its format needs beside it (createSystem's inputs):
   std::vector<std::string> include_dirs;                     // key `include_dirs`: GROMACS #include folders (resolved)

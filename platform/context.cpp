@@ -26,6 +26,9 @@ void check_integrator_config(const IntegratorConfig& in) {
 
 void check_dynamics_settings(const System& system, const DynamicsSettings& s) {
   check_integrator_config(s.integrator);
+  if (s.remove_cm_motion_interval <= 0)
+    throw InputError("remove_cm_motion_interval must be a positive number of steps, got " +
+                     std::to_string(s.remove_cm_motion_interval));
   if (s.barostat && !system.box)
     throw InputError("barostat: a Monte Carlo barostat needs a periodic box (CRYST1 record and a periodic "
                      "nonbonded method)");

@@ -41,6 +41,12 @@ struct DynamicsSettings {  // from RunConfig
   IntegratorConfig integrator;
   std::optional<BarostatConfig> barostat;
   bool remove_cm_motion = true;
+  // With remove_cm_motion: the centre-of-mass velocity is removed at the start of each step whose number (the
+  // context's step count before it) is a multiple of this, as OpenMM's CMMotionRemover with this frequency.
+  int remove_cm_motion_interval = 1;
+  bool removes_cm_motion_at(std::int64_t step) const {
+    return remove_cm_motion && step % remove_cm_motion_interval == 0;
+  }
 };
 
 inline DynamicsSettings dynamics_settings(const RunConfig& config) {
@@ -48,6 +54,7 @@ inline DynamicsSettings dynamics_settings(const RunConfig& config) {
   s.integrator = config.integrator;
   s.barostat = config.barostat;
   s.remove_cm_motion = config.system.remove_cm_motion;
+  s.remove_cm_motion_interval = config.system.remove_cm_motion_interval;
   return s;
 }
 

@@ -95,7 +95,7 @@ class CpuContext final : public Context {
   void step(int steps) override {
     require_positions("step");
     for (int s = 0; s < steps; ++s) {
-      if (settings_.remove_cm_motion) remove_com_velocity(v_, system_.mass_amu, inverse_mass_);
+      if (settings_.removes_cm_motion_at(step_)) remove_com_velocity(v_, system_.mass_amu, inverse_mass_);
       if (barostat_ && barostat_->due(step_)) barostat_move();
       ensure_forces();
       if (settings_.integrator.type == IntegratorType::LangevinMiddle)

@@ -862,7 +862,7 @@ void check_batch_replicas(const std::vector<DynamicsSettings>& settings) {
     const IntegratorConfig &x = a.integrator, &y = b.integrator;
     if (x.type != y.type || x.friction_per_ps != y.friction_per_ps || x.timestep_ps != y.timestep_ps ||
         x.constraint_tolerance != y.constraint_tolerance || a.remove_cm_motion != b.remove_cm_motion ||
-        b.barostat.has_value())
+        a.remove_cm_motion_interval != b.remove_cm_motion_interval || b.barostat.has_value())
       throw RuntimeError("the replicas of a batch share their integrator but for the temperature and seed, and have "
                          "no barostat");
   }

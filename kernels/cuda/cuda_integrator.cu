@@ -174,6 +174,7 @@ CudaIntegrator::CudaIntegrator(const System& system, const DynamicsSettings& set
     : config_(settings.integrator),
       constrained_(!system.constraints.empty()),
       remove_com_(settings.remove_cm_motion && atoms.has_mass),
+      remove_com_interval_(settings.remove_cm_motion_interval),
       // The fused step needs CCMA's single pass and a thread for every atom of a CCMA block; it takes
       // the atoms in no constraint on their own.
       fused_(config_.type == IntegratorType::LangevinMiddle && constrained_ && options.fuse_langevin_step &&
@@ -270,7 +271,8 @@ void CudaIntegrator::enqueue_side_kernels() {
     cuda::com_velocity_kernel<<<dim3(cuda::com_velocity_blocks(n_ / replicas_), replicas_), cuda::kComVelocityThreads,
                                 0, s.aux>>>(n_ / replicas_, atoms_.mass.data(), atoms_.v.data(),
                                             atoms_.inverse_total_mass, atoms_.com_partial.data(),
-                                            atoms_.com_done_count.data(), atoms_.com_velocity.data());
+                                            atoms_.com_done_count.data(), atoms_.com_velocity.data(),
+                                            atoms_.step.data(), remove_com_interval_);
   cuda::timeline_mark(s.aux, "aux: COM velocity");
   if (fused_)
     cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, s.aux>>>(

@@ -164,6 +164,7 @@ class CudaIntegrator {
   IntegratorConfig config_;
   bool constrained_;
   bool remove_com_;  // the centre-of-mass velocity is removed in the kick
+  int remove_com_interval_;  // at steps that are multiples of this (DynamicsSettings::remove_cm_motion_interval)
   bool fused_;       // LangevinMiddle steps through langevin_step_kernels.cuh
   std::uint64_t seed_;
   int ccma_passes_;

@@ -49,7 +49,8 @@ __device__ __forceinline__ Vec3d block_sum3(const Vec3d& value, double* shared) 
 // must be 0 before the first launch; the kernel leaves it 0. Blocks of 256 threads, about 4 atoms
 // each, so that a large system spreads over enough blocks to fill the GPU. A replica batch launches
 // gridDim.y = replicas, n atoms each: replica r's velocity (the same sums as alone) into com_velocity[r], from
-// partial[r kComVelocityMaxBlocks ...] and done_count[r].
+// partial[r kComVelocityMaxBlocks ...] and done_count[r]. At a step (*step, the count before it) that is not a
+// multiple of `interval` the motion is not removed: the velocity is set to zero and nothing is summed.
 constexpr int kComVelocityThreads = 256;
 constexpr int kComVelocityMaxBlocks = kComVelocityThreads;  // the last block adds one partial per thread
 inline int com_velocity_blocks(int n) {
@@ -59,10 +60,14 @@ inline int com_velocity_blocks(int n) {
 __global__ void __launch_bounds__(kComVelocityThreads)
     com_velocity_kernel(int n, const double* __restrict__ mass, const Vec3d* __restrict__ v, double inverse_total_mass,
                         Vec3d* __restrict__ partial, unsigned int* __restrict__ done_count,
-                        Vec3d* __restrict__ com_velocity) {
+                        Vec3d* __restrict__ com_velocity, const long long* __restrict__ step, int interval) {
   __shared__ double shared[kComVelocityThreads];
   __shared__ bool last;
   const std::size_t replica = blockIdx.y;
+  if (interval > 1 && *step % interval != 0) {  // grid-uniform
+    if (blockIdx.x == 0 && threadIdx.x == 0) com_velocity[replica] = Vec3d(0, 0, 0);
+    return;
+  }
   mass += replica * n;
   v += replica * n;
   partial += replica * kComVelocityMaxBlocks;

@@ -30,6 +30,7 @@ TEST_CASE("defaults apply when only system.pdb is given") {
   CHECK(c.system.rigid_water);
   CHECK_FALSE(c.system.hydrogen_mass_amu.has_value());
   CHECK(c.system.remove_cm_motion);
+  CHECK(c.system.remove_cm_motion_interval == 1);  // every step, as OpenMM's CMMotionRemover by default
   CHECK(c.system.replicate == std::array<int, 3>{1, 1, 1});
   CHECK(c.platform.name == "auto");
   CHECK(c.platform.precision == Precision::Mixed);
@@ -457,6 +458,20 @@ TEST_CASE("physics_settings lists what a resumed run must keep, with units, and 
   };
   CHECK(defines_of(top("")) == "none");
   CHECK(defines_of(top(", defines: [POSRES, \"X=1\"]")) == "POSRES, X=1");
+}
+
+TEST_CASE("system.remove_cm_motion_interval: steps between removals, positive, only with remove_cm_motion") {
+  const RunConfig c = parse("system: {pdb: a.pdb, remove_cm_motion_interval: 100}\n");
+  CHECK(c.system.remove_cm_motion);
+  CHECK(c.system.remove_cm_motion_interval == 100);
+  bool listed = false;
+  for (const auto& [key, value] : physics_settings(c))
+    if (key == "system.remove_cm_motion_interval") listed = value == "100 steps";
+  CHECK(listed);  // a resumed run keeps it
+  CHECK(error_of("system: {pdb: a.pdb, remove_cm_motion_interval: 0}\n") ==
+        "test.yaml:1:49: 'remove_cm_motion_interval' must be at least 1, got 0");
+  CHECK(error_of("system: {pdb: a.pdb, remove_cm_motion: false, remove_cm_motion_interval: 10}\n") ==
+        "test.yaml:1:74: 'remove_cm_motion_interval' is set but 'remove_cm_motion' is false: remove one of them");
 }
 
 TEST_CASE("run.initial_velocities: from_coordinates is a run's choice, not a stage's") {

@@ -41,6 +41,7 @@ TEST_CASE("a serialized System's settings become the config's") {
   CHECK(vacuum.system.constraints == ConstraintMode::None);
   CHECK(vacuum.system.rigid_water);  // no water to make flexible
   CHECK(vacuum.system.remove_cm_motion);
+  CHECK(vacuum.system.remove_cm_motion_interval == 1);  // its CMMotionRemover's frequency
   CHECK_FALSE(vacuum.barostat.has_value());
 
   const RunConfig pme = parse(mdsim_test::system_xml_config(xml_case("water_pme"), "  pme_grid: fft_friendly\n"));
@@ -103,6 +104,8 @@ TEST_CASE("a key that contradicts the serialized System is refused, naming both 
                       "749 rigid waters (their three distances constrained)"));
   CHECK(error(mdsim_test::system_xml_config(xml_case("ala2_vacuum"), "  remove_cm_motion: false\n")) ==
         contradiction("4:21", "remove_cm_motion", "false", "ala2_vacuum", "a CMMotionRemover"));
+  CHECK(error(mdsim_test::system_xml_config(xml_case("ala2_vacuum"), "  remove_cm_motion_interval: 100\n")) ==
+        contradiction("4:30", "remove_cm_motion_interval", "100", "ala2_vacuum", "a CMMotionRemover of frequency 1"));
   CHECK(error(mdsim_test::system_xml_config(xml_case("water_cutoff"), "barostat:\n  pressure: 2 bar\n")) ==
         contradiction("5:13", "pressure", "2 bar", "water_cutoff", "1 bar (force 5, MonteCarloBarostat, line 9264)"));
   CHECK(

@@ -15,6 +15,7 @@
 #include "kernels/cpu/cpu_forces.hpp"
 #include "platform/barostat.hpp"
 #include "platform/context.hpp"
+#include "platform/velocities.hpp"
 #include "support/catch.hpp"
 #include "support/reference_systems.hpp"
 #include "support/thrown.hpp"
@@ -112,6 +113,56 @@ TEST_CASE("a run continued from a saved state reproduces the uninterrupted run b
     CHECK(std::memcmp(&end_a.box, &end_b.box, sizeof(Boxd)) == 0);
     CHECK(a->barostat_state() == b->barostat_state());
   }
+}
+
+TEST_CASE("the centre-of-mass motion is removed at the steps remove_cm_motion_interval divides, as OpenMM's") {
+  // OpenMM's CMMotionRemover of frequency k removes the motion before each step whose step count is a multiple of
+  // k. The context with interval 3 against one that removes nothing, its motion removed by hand at those steps:
+  // the same trajectory bit for bit, for both integrators; and not that of removal at every step.
+  const Model m = system_model("ala2_vacuum", "  constraints: hbonds\n");
+  for (const IntegratorType type : {IntegratorType::LangevinMiddle, IntegratorType::Verlet}) {
+    INFO(to_string(type));
+    DynamicsSettings every = langevin(5);
+    every.integrator.type = type;
+    DynamicsSettings third = every, none = every;
+    third.remove_cm_motion_interval = 3;
+    none.remove_cm_motion = false;
+    CHECK(third.removes_cm_motion_at(6));
+    CHECK_FALSE(third.removes_cm_motion_at(7));
+    CHECK_FALSE(none.removes_cm_motion_at(0));
+    auto a = make_cpu_context(m.system, third), b = make_cpu_context(m.system, none),
+         c = make_cpu_context(m.system, every);
+    a->set_positions(m.positions_nm);
+    a->apply_constraints(1e-6);
+    a->set_velocities_to_temperature(300.0, 9);
+    const SimulationState start = a->state(StateRequest{true, true, false, false});
+    for (Context* ctx : {b.get(), c.get()}) {
+      ctx->set_positions(start.positions_nm);
+      ctx->set_velocities(start.velocities_nm_per_ps);
+    }
+    a->step(10);
+    c->step(10);
+    for (int step = 0; step < 10; ++step) {
+      if (step % 3 == 0) {
+        std::vector<Vec3d> v = b->state(StateRequest{false, true, false, false}).velocities_nm_per_ps;
+        std::vector<double> inverse_mass(m.system.mass_amu.size());
+        for (std::size_t i = 0; i < inverse_mass.size(); ++i)
+          inverse_mass[i] = m.system.mass_amu[i] > 0.0 ? 1.0 / m.system.mass_amu[i] : 0.0;
+        remove_com_velocity(v, m.system.mass_amu, inverse_mass);
+        b->set_velocities(v);
+      }
+      b->step(1);
+    }
+    const SimulationState sa = a->state(everything()), sb = b->state(everything()), sc = c->state(everything());
+    CHECK(bitwise_equal(sa.positions_nm, sb.positions_nm));
+    CHECK(bitwise_equal(sa.velocities_nm_per_ps, sb.velocities_nm_per_ps));
+    CHECK_FALSE(bitwise_equal(sa.velocities_nm_per_ps, sc.velocities_nm_per_ps));
+    CHECK(sa.degrees_of_freedom == sc.degrees_of_freedom);  // 3 removed all the same, as OpenMM
+  }
+  DynamicsSettings bad = langevin(5);
+  bad.remove_cm_motion_interval = 0;
+  CHECK(mdsim_test::input_error_of([&] { make_cpu_context(m.system, bad); }) ==
+        "remove_cm_motion_interval must be a positive number of steps, got 0");
 }
 
 TEST_CASE("seed 0 chooses a nonzero seed and reports it") {
