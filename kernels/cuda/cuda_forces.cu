@@ -320,6 +320,7 @@ class Evaluator {
   unsigned long long* device_forces_fixed_consumed() { return force_.data(); }
   int force_stride() const { return npad_; }
   void* device_stream() const { return stream_; }
+  void* positions_prepared_event() const { return static_cast<cudaEvent_t>(positions_ready_); }
   const unsigned long long* device_energies_fixed() const { return energy_.data(); }
   double energy_constant() const {
     return (pme_ ? self_energy_ : 0.0) + dispersion_correction();
@@ -1015,6 +1016,9 @@ int CudaForceEvaluator::force_stride() const {
 }
 void* CudaForceEvaluator::device_stream() const {
   return impl_->visit([](auto& e) { return e.device_stream(); });
+}
+void* CudaForceEvaluator::positions_prepared_event() const {
+  return impl_->visit([](auto& e) { return e.positions_prepared_event(); });
 }
 const unsigned long long* CudaForceEvaluator::device_energies_fixed() const {
   return impl_->visit([](auto& e) { return e.device_energies_fixed(); });

@@ -140,6 +140,10 @@ class CudaForceEvaluator {
   unsigned long long* device_forces_fixed_consumed();  // for a consumer that leaves them zero (above)
   int force_stride() const;
   void* device_stream() const;
+  // A cudaEvent_t recorded on device_stream() in each evaluation once its positions are prepared (the pair list's
+  // sorted copy written): work that must not compete with the preparation may wait for it (a steady evaluation's,
+  // in a caller's graph).
+  void* positions_prepared_event() const;
   // Energy sums of the last evaluation with energies (64-bit fixed point, kJ/mol), one block of slots per replica
   // of a batch (the first replica's first); a block's sum is its replica's potential energy less energy_constant().
   const unsigned long long* device_energies_fixed() const;

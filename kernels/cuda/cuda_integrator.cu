@@ -259,10 +259,12 @@ void CudaIntegrator::constrain_velocities(Vec3d* v, double tolerance) {
 
 void CudaIntegrator::launch_side_kernels() {
   last_steps_merged_ = 0;
-  enqueue_side_kernels();
+  enqueue_side_kernels(true);
 }
 
-void CudaIntegrator::enqueue_side_kernels() {
+// `noise`: the fused step's draws here too (the two-part step); in a step graph they follow the positions'
+// preparation instead (enqueue_noise_after_preparation).
+void CudaIntegrator::enqueue_side_kernels(bool noise) {
   if (!has_side_kernels()) return;
   const CudaStreams& s = streams_;
   MDSIM_CUDA_CHECK(cudaEventRecord(s.fork, s.main));
@@ -274,12 +276,26 @@ void CudaIntegrator::enqueue_side_kernels() {
                                             atoms_.com_done_count.data(), atoms_.com_velocity.data(),
                                             atoms_.step.data(), remove_com_interval_);
   cuda::timeline_mark(s.aux, "aux: COM velocity");
-  if (fused_)
-    cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, s.aux>>>(
-        n_, seed_, atoms_.step.data(), atoms_.step_done_count.data(), noise_.data(), replica_dynamics());
+  if (fused_ && noise) enqueue_noise();
   MDSIM_CUDA_CHECK_LAUNCH();
-  cuda::timeline_mark(s.aux, "aux: noise");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.com_done, s.aux));
+}
+
+void CudaIntegrator::enqueue_noise() {
+  cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, streams_.aux>>>(
+      n_, seed_, atoms_.step.data(), atoms_.step_done_count.data(), noise_.data(), replica_dynamics());
+  MDSIM_CUDA_CHECK_LAUNCH();
+  cuda::timeline_mark(streams_.aux, "aux: noise");
+}
+
+// In a step graph, the draws beside the pair kernel rather than beside the positions' preparation, which is on
+// the evaluation's critical path (the noise kernel is Philox and a double Box-Muller for every atom).
+void CudaIntegrator::enqueue_noise_after_preparation() {
+  if (!fused_) return;
+  MDSIM_CUDA_CHECK(
+      cudaStreamWaitEvent(streams_.aux, static_cast<cudaEvent_t>(evaluator_.positions_prepared_event()), 0));
+  enqueue_noise();
+  MDSIM_CUDA_CHECK(cudaEventRecord(streams_.com_done, streams_.aux));
 }
 
 // The step's kernels as one CUDA graph (every pointer and parameter in it is fixed for the context's
@@ -300,8 +316,9 @@ void CudaIntegrator::launch_steps_with_evaluation(int steps) {
   graph.launch(streams_.main, evaluator_.device_positions(), evaluator_.device_forces_fixed(),
                evaluator_.graph_generation(), [this, steps] {
                  for (int k = 0; k < steps; ++k) {
-                   enqueue_side_kernels();
+                   enqueue_side_kernels(false);
                    evaluator_.enqueue_steady_evaluation();
+                   enqueue_noise_after_preparation();
                    if (has_side_kernels())
                      MDSIM_CUDA_CHECK(cudaStreamWaitEvent(streams_.main, streams_.com_done, 0));
                    enqueue_step(true);

@@ -147,7 +147,9 @@ class CudaIntegrator {
   bool has_side_kernels() const { return remove_com_ || fused_; }
   cuda::ReplicaDynamics replica_dynamics() const;
   void upload_replica_coefficients();
-  void enqueue_side_kernels();
+  void enqueue_side_kernels(bool noise);
+  void enqueue_noise();
+  void enqueue_noise_after_preparation();
   void enqueue_step_after_side_kernels();
   double4_16a* positions() { return static_cast<double4_16a*>(evaluator_.device_positions()); }
   // The dynamics' constraints: the positions along the constraint vectors of `reference`; velocities
