@@ -70,6 +70,26 @@ void spread_virtual_site_forces(const System& system, const std::vector<Vec3d>& 
   }
 }
 
+std::vector<int> water_sites(const System& system, const std::vector<std::array<int, 3>>& waters,
+                             const std::function<bool(const VirtualSite&)>& accept) {
+  std::vector<int> water_of(static_cast<std::size_t>(system.num_particles()), -1);
+  for (std::size_t w = 0; w < waters.size(); ++w)
+    for (int a : waters[w]) water_of[static_cast<std::size_t>(a)] = static_cast<int>(w);
+  std::vector<int> site(waters.size(), -1), count(waters.size(), 0);
+  for (std::size_t k = 0; k < system.virtual_sites.size(); ++k) {
+    const VirtualSite& v = system.virtual_sites[k];
+    if (!accept(v)) continue;
+    const int w = water_of[static_cast<std::size_t>(v.parents[0])];
+    bool in_water = w >= 0;
+    for (int p = 1; p < v.num_parents; ++p)
+      in_water = in_water && water_of[static_cast<std::size_t>(v.parents[static_cast<std::size_t>(p)])] == w;
+    if (in_water && count[static_cast<std::size_t>(w)]++ == 0) site[static_cast<std::size_t>(w)] = static_cast<int>(k);
+  }
+  for (std::size_t w = 0; w < site.size(); ++w)
+    if (count[w] > 1) site[w] = -1;
+  return site;
+}
+
 void zero_virtual_site_rows(const System& system, std::vector<Vec3d>& rows) {
   for (const VirtualSite& s : system.virtual_sites) rows[static_cast<std::size_t>(s.particle)] = Vec3d(0, 0, 0);
 }

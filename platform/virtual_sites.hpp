@@ -6,6 +6,8 @@
 // spread onto it, and the site's own row keeps the force on the site itself (the integrators ignore it: mass 0).
 #pragma once
 
+#include <array>
+#include <functional>
 #include <vector>
 
 #include "model/system.hpp"
@@ -45,6 +47,11 @@ void place_virtual_sites(const System& system, std::vector<Vec3d>& positions_nm)
 // (sites placed).
 void spread_virtual_site_forces(const System& system, const std::vector<Vec3d>& positions_nm,
                                 std::vector<Vec3d>& forces);
+
+// For each water (its three atoms), the index in system.virtual_sites of the one site `accept` takes whose parents
+// are all atoms of that water (a 4-site water's M); -1 where there is none, or more than one.
+std::vector<int> water_sites(const System& system, const std::vector<std::array<int, 3>>& waters,
+                             const std::function<bool(const VirtualSite&)>& accept);
 
 // Zeroes the sites' rows (a minimiser's gradient: a site is no coordinate of its own).
 void zero_virtual_site_rows(const System& system, std::vector<Vec3d>& rows);

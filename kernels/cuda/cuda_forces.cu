@@ -5,6 +5,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -444,28 +445,6 @@ class Evaluator {
     return o;
   }
 
-  // A rigid water's one charged virtual site whose parents are its atoms (a 4-site water's M), by water;
-  // -1 where there is none or more than one.
-  std::vector<int> rigid_water_charge_sites() const {
-    std::vector<int> water_of(static_cast<std::size_t>(n_), -1);
-    for (std::size_t w = 0; w < sys_.rigid_waters.size(); ++w) {
-      const RigidWater& r = sys_.rigid_waters[w];
-      for (int a : {r.oxygen, r.hydrogen1, r.hydrogen2}) water_of[static_cast<std::size_t>(a)] = static_cast<int>(w);
-    }
-    std::vector<int> site(sys_.rigid_waters.size(), -1), count(sys_.rigid_waters.size(), 0);
-    for (const VirtualSite& v : sys_.virtual_sites) {
-      if (sys_.charge_e[static_cast<std::size_t>(v.particle)] == 0.0) continue;
-      const int w = water_of[static_cast<std::size_t>(v.parents[0])];
-      bool in_water = w >= 0;
-      for (int k = 1; k < v.num_parents; ++k)
-        in_water = in_water && water_of[static_cast<std::size_t>(v.parents[static_cast<std::size_t>(k)])] == w;
-      if (in_water && count[static_cast<std::size_t>(w)]++ == 0) site[static_cast<std::size_t>(w)] = v.particle;
-    }
-    for (std::size_t w = 0; w < site.size(); ++w)
-      if (count[w] > 1) site[w] = -1;
-    return site;
-  }
-
   // With PME, the rigid waters whose three charged particles' pairs are pure exclusions (exceptions with
   // no charge product and no epsilon) go to the exceptions kernel's water blocks: O, H1, H2, or a 4-site
   // water's charge site, H1, H2 when its oxygen has no charge. Their exceptions are marked in
@@ -473,7 +452,10 @@ class Evaluator {
   std::vector<cuda::WaterExclusionData<real>> rigid_water_exclusions(std::vector<char>& in_water_kernel) const {
     std::vector<cuda::WaterExclusionData<real>> waters;
     if (!pme_) return waters;
-    const std::vector<int> charge_site = rigid_water_charge_sites();
+    std::vector<std::array<int, 3>> triples;
+    for (const RigidWater& w : sys_.rigid_waters) triples.push_back({w.oxygen, w.hydrogen1, w.hydrogen2});
+    const std::vector<int> charge_site = water_sites(  // a 4-site water's M, by water
+        sys_, triples, [this](const VirtualSite& v) { return sys_.charge_e[static_cast<std::size_t>(v.particle)] != 0.0; });
     std::unordered_map<unsigned long long, std::size_t> pure_exclusion;  // pair key -> exception index
     auto key = [](int a, int b) {
       return (static_cast<unsigned long long>(std::min(a, b)) << 32) | static_cast<unsigned int>(std::max(a, b));
@@ -484,7 +466,8 @@ class Evaluator {
     }
     for (std::size_t k = 0; k < sys_.rigid_waters.size(); ++k) {
       RigidWater w = sys_.rigid_waters[k];
-      if (sys_.charge_e[static_cast<std::size_t>(w.oxygen)] == 0.0 && charge_site[k] >= 0) w.oxygen = charge_site[k];
+      if (sys_.charge_e[static_cast<std::size_t>(w.oxygen)] == 0.0 && charge_site[k] >= 0)
+        w.oxygen = sys_.virtual_sites[static_cast<std::size_t>(charge_site[k])].particle;
       const auto oh1 = pure_exclusion.find(key(w.oxygen, w.hydrogen1));
       const auto oh2 = pure_exclusion.find(key(w.oxygen, w.hydrogen2));
       const auto hh = pure_exclusion.find(key(w.hydrogen1, w.hydrogen2));
@@ -509,8 +492,8 @@ class Evaluator {
     exc.reserve(sys_.exceptions.size());
     for (std::size_t k = 0; k < sys_.exceptions.size(); ++k) {
       const NonbondedException& e = sys_.exceptions[k];
-      const bool adds_nothing = e.charge_product_e2 == 0.0 && e.epsilon_kj_per_mol == 0.0 &&
-                                sys_.charge_e[static_cast<std::size_t>(e.i)] * sys_.charge_e[static_cast<std::size_t>(e.j)] == 0.0;
+      const ExceptionParams<double> p = exception_params<double>(sys_, e);
+      const bool adds_nothing = !exception_interacts(p) && p.atoms_charge_product_e2 == 0.0;
       if (!in_water_kernel[k] && !adds_nothing) exc.push_back({make_int2(e.i, e.j), exception_params<real>(sys_, e)});
     }
     exceptions_.upload(exc);
@@ -575,7 +558,7 @@ class Evaluator {
   // `steady`: a steady evaluation in a step graph, which leaves the sites of leave_sites_to_steps to the step.
   void enqueue_evaluation(bool with_energy, const cuda::ListUpdate& update, bool steady = false) {
     if (with_energy) energy_.zero(stream_);
-    const SiteList sites = steady ? steady_sites_view() : SiteList{sites_.data(), num_sites_};
+    const SiteList sites = steady ? steady_sites() : all_sites();
     launch_place_sites(sites);
     cuda::timeline_mark(stream_, "main: evaluation start");
     list_->prepare(pos_.data(), box_, update);
@@ -616,22 +599,30 @@ class Evaluator {
     int count;
   };
   int site_blocks(int count) const { return cuda::blocks_for(count, cuda::kSiteThreads); }
-  SiteList steady_sites_view() const {
-    return num_steady_sites_ < 0 ? SiteList{sites_.data(), num_sites_} : SiteList{steady_sites_.data(), num_steady_sites_};
+  SiteList all_sites() const { return {sites_.data(), num_sites_}; }
+  SiteList steady_sites() const {
+    return num_steady_sites_ < 0 ? all_sites() : SiteList{steady_sites_.data(), num_steady_sites_};
+  }
+
+  // The System's sites as the site kernels read them; those of particles `left_out` marks (non-empty) left out.
+  std::vector<cuda::DeviceVirtualSite> device_sites(const std::vector<char>& left_out = {}) const {
+    std::vector<cuda::DeviceVirtualSite> device;
+    for (const VirtualSite& v : sys_.virtual_sites)
+      if (left_out.empty() || !left_out[static_cast<std::size_t>(v.particle)])
+        device.push_back({v.particle, {v.parents[0], v.parents[1], v.parents[2]}, virtual_site_params<double>(v)});
+    return device;
   }
 
   void upload_virtual_sites() {
     check_virtual_sites(sys_);
-    std::vector<cuda::DeviceVirtualSite> device;
-    for (const VirtualSite& v : sys_.virtual_sites)
-      device.push_back({v.particle, {v.parents[0], v.parents[1], v.parents[2]}, virtual_site_params<double>(v)});
+    const std::vector<cuda::DeviceVirtualSite> device = device_sites();
     num_sites_ = static_cast<int>(device.size());
     if (num_sites_ > 0) sites_.upload(device, stream_);
   }
 
  public:
   // Each site from its parents' positions, in place, on the main stream.
-  void launch_place_sites() { launch_place_sites(SiteList{sites_.data(), num_sites_}); }
+  void launch_place_sites() { launch_place_sites(all_sites()); }
 
   // The steady evaluations (those in a step graph) leave these sites to the step after them, which spreads
   // their forces, places them and leaves their force sums zero (the fused LangevinMiddle step's rigid-water
@@ -639,10 +630,7 @@ class Evaluator {
   void leave_sites_to_steps(const std::vector<int>& particles) {
     std::vector<char> left(static_cast<std::size_t>(n_), 0);
     for (int p : particles) left[static_cast<std::size_t>(p)] = 1;
-    std::vector<cuda::DeviceVirtualSite> device;
-    for (const VirtualSite& v : sys_.virtual_sites)
-      if (!left[static_cast<std::size_t>(v.particle)])
-        device.push_back({v.particle, {v.parents[0], v.parents[1], v.parents[2]}, virtual_site_params<double>(v)});
+    const std::vector<cuda::DeviceVirtualSite> device = device_sites(left);
     num_steady_sites_ = static_cast<int>(device.size());
     if (num_steady_sites_ > 0) steady_sites_.upload(device, stream_);
     invalidate_graphs();
@@ -665,7 +653,7 @@ class Evaluator {
   }
 
   // The force on each site spread onto its parents (the site's row kept), after every force of the evaluation.
-  void launch_spread_sites() { launch_spread_sites(SiteList{sites_.data(), num_sites_}); }
+  void launch_spread_sites() { launch_spread_sites(all_sites()); }
   void launch_spread_sites(const SiteList& list) {
     if (list.count == 0) return;
     cuda::spread_virtual_site_forces_kernel<<<site_blocks(list.count), cuda::kSiteThreads, 0, stream_>>>(

@@ -3,6 +3,7 @@
 // physics/integrator_steps.hpp on both platforms.
 #include "kernels/cuda/cuda_integrator.hpp"
 
+#include <array>
 #include <vector>
 
 #include "kernels/cuda/device_atoms.cuh"
@@ -10,6 +11,7 @@
 #include "kernels/cuda/langevin_step_kernels.cuh"
 #include "kernels/cuda/step_timeline.hpp"
 #include "physics/integrator_steps.hpp"
+#include "platform/virtual_sites.hpp"
 
 namespace mdsim {
 
@@ -42,35 +44,22 @@ std::vector<int> unconstrained_atoms(const ConstraintPlan& plan, const std::vect
 // (TwoParticleAverage, ThreeParticleAverage) whose parents are all members of it, when it has exactly one
 // such site (a 4-site water's M); particle -1 otherwise. Empty when no water has one.
 std::vector<cuda::SettleSite> settle_sites(const System& system, const ConstraintPlan& plan) {
-  const std::vector<ConstraintPlan::Settle>& waters = plan.settle_waters();
-  std::vector<int> water_of(system.num_particles(), -1), member_of(system.num_particles(), 0);
-  for (std::size_t w = 0; w < waters.size(); ++w) {
-    const int members[3] = {waters[w].o, waters[w].h1, waters[w].h2};
-    for (int m = 0; m < 3; ++m) {
-      water_of[static_cast<std::size_t>(members[m])] = static_cast<int>(w);
-      member_of[static_cast<std::size_t>(members[m])] = m;
-    }
-  }
+  std::vector<std::array<int, 3>> waters;
+  for (const ConstraintPlan::Settle& w : plan.settle_waters()) waters.push_back({w.o, w.h1, w.h2});
+  const std::vector<int> site = water_sites(system, waters, [](const VirtualSite& v) {
+    return v.type == VirtualSiteType::TwoParticleAverage || v.type == VirtualSiteType::ThreeParticleAverage;
+  });  // two such sites in one water: both left to the evaluation's kernels
   std::vector<cuda::SettleSite> sites(waters.size(), cuda::SettleSite{-1, 3, {0, 0, 0}, {0, 0, 0}});
-  std::vector<int> count(waters.size(), 0);
-  for (const VirtualSite& v : system.virtual_sites) {
-    if (v.type != VirtualSiteType::TwoParticleAverage && v.type != VirtualSiteType::ThreeParticleAverage) continue;
-    const int w = water_of[static_cast<std::size_t>(v.parents[0])];
-    if (w < 0) continue;
-    cuda::SettleSite s{v.particle, v.num_parents, {0, 0, 0}, {v.weights[0], v.weights[1], v.weights[2]}};
-    bool in_water = true;
-    for (int k = 0; k < v.num_parents; ++k) {
-      const auto p = static_cast<std::size_t>(v.parents[static_cast<std::size_t>(k)]);
-      in_water = in_water && water_of[p] == w;
-      s.member_of_parent[k] = member_of[p];
-    }
-    if (!in_water) continue;
-    if (count[static_cast<std::size_t>(w)]++ == 0) sites[static_cast<std::size_t>(w)] = s;
-  }
   bool any = false;
   for (std::size_t w = 0; w < waters.size(); ++w) {
-    if (count[w] > 1) sites[w].particle = -1;  // two sites: both left to the evaluation's kernels
-    any = any || sites[w].particle >= 0;
+    if (site[w] < 0) continue;
+    const VirtualSite& v = system.virtual_sites[static_cast<std::size_t>(site[w])];
+    cuda::SettleSite& s = sites[w];
+    s = {v.particle, v.num_parents, {0, 0, 0}, {v.weights[0], v.weights[1], v.weights[2]}};
+    for (int k = 0; k < v.num_parents; ++k)
+      for (int m = 0; m < 3; ++m)
+        if (waters[w][static_cast<std::size_t>(m)] == v.parents[static_cast<std::size_t>(k)]) s.member_of_parent[k] = m;
+    any = true;
   }
   return any ? sites : std::vector<cuda::SettleSite>{};
 }

@@ -4,6 +4,7 @@
 // per-term and total forces within 1e-6 relative RMS, in getState's convention (a site's row keeps the force on the
 // site, its parents' rows include the spread share); the reader's refusals name file, line and particle; a short
 // NVE run conserves energy, keeps the sites placed and counts no degrees of freedom for them.
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -109,4 +110,25 @@ TEST_CASE("TIP4P-Ew NVE on the CPU: energy conserved, sites stay placed, no degr
   INFO("kinetic energy " << start.kinetic_kj_per_mol << " kJ/mol, largest total-energy change " << worst << " kJ/mol");
   CHECK(start.temperature_k == Catch::Approx(300.0).epsilon(0.05));
   CHECK(worst <= 1e-3 * start.kinetic_kj_per_mol);
+}
+
+TEST_CASE("water_sites: each water's one accepted site whose parents are all its atoms") {
+  // Three waters: (0, 1, 2) with its site 3; (4, 5, 6) with two sites 7 and 8; (9, 10, 11) with a site 12 whose
+  // parents reach into the first water. Only the first water has one.
+  System s;
+  s.mass_amu.assign(13, 1.0);
+  const auto site = [](int particle, int a, int b, int c) {
+    VirtualSite v;
+    v.particle = particle;
+    v.type = VirtualSiteType::ThreeParticleAverage;
+    v.num_parents = 3;
+    v.parents = {a, b, c};
+    return v;
+  };
+  s.virtual_sites = {site(3, 0, 1, 2), site(7, 4, 5, 6), site(8, 6, 5, 4), site(12, 9, 10, 0)};
+  const std::vector<std::array<int, 3>> waters{{0, 1, 2}, {4, 5, 6}, {9, 10, 11}};
+  CHECK(water_sites(s, waters, [](const VirtualSite&) { return true; }) == std::vector<int>{0, -1, -1});
+  // The water with two sites has one when the filter takes only one of them.
+  CHECK(water_sites(s, waters, [](const VirtualSite& v) { return v.particle != 8; }) == std::vector<int>{0, 1, -1});
+  CHECK(water_sites(s, waters, [](const VirtualSite&) { return false; }) == std::vector<int>{-1, -1, -1});
 }
