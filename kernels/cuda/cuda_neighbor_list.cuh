@@ -165,8 +165,10 @@ class NeighborList {
     const int bounds_blocks = blocks_for(static_cast<long long>(nblocks_) * 32, kBoundsThreads);
     const real range2 =
         std::isfinite(opt_.range_nm) ? real(opt_.range_nm * opt_.range_nm) : std::numeric_limits<real>::infinity();
-    const long long build_items =
-        static_cast<long long>(nblocks_) * ((replica_max_blocks_ + kBuildSegment - 1) / kBuildSegment);
+    const bool batch = opt_.replicas > 1;
+    const int segments = (replica_max_blocks_ + kBuildSegment - 1) / kBuildSegment;
+    const long long build_items = batch ? static_cast<long long>(nblocks_) * segments
+                                        : BuildItems{nblocks_, nblocks_, kBuildSegment, segments}.count();
     const int build_blocks =
         static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
     if (periodic_) {
@@ -188,7 +190,7 @@ class NeighborList {
         build<<<build_blocks, 128, 0, stream_>>>(
             replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
             box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(),
-            ncx_ * ncy_ * sub_columns_, exclusion_tiles(), list_view(), lists().rebuild, pair_classes());
+            ncx_ * ncy_ * sub_columns_, exclusion_tiles(), list_view(), lists().rebuild, pair_classes(), batch);
       }
     } else {
       block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
@@ -197,7 +199,7 @@ class NeighborList {
       tile_build_kernel<real, false, false, false><<<build_blocks, 128, 0, stream_>>>(
           replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box,
           range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), 1, exclusion_tiles(),
-          list_view(), lists().rebuild, pair_classes());
+          list_view(), lists().rebuild, pair_classes(), batch);
     }
     if (opt_.replicas > 1)
       tile_prefix_kernel<<<1, kTilePrefixThreads, 0, stream_>>>(rebuild_flag(), lists());

@@ -873,13 +873,36 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_pac
 // Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
 constexpr int kBuildSegment = 128;
 
+// The (row, segment) items of one system's build, segment-major: segment 0 of every row (its exclusion tiles and
+// nearest blocks, the heaviest items, first), then segment k of the rows I whose blocks J > I reach into it
+// (I + 1 + k segment < end, the blocks' end). Only items that hold blocks are enumerated.
+struct BuildItems {
+  int nblocks, end, segment, segments;
+  __host__ __device__ int rows_with(int k) const {
+    return k == 0 ? nblocks : (end - 1 - k * segment > 0 ? end - 1 - k * segment : 0);
+  }
+  __host__ __device__ long long count() const {
+    long long n = 0;
+    for (int k = 0; k < segments; ++k) n += rows_with(k);
+    return n;
+  }
+  // Item `item` (< count()) as row I and segment k.
+  __device__ void decode(long long item, int& I, int& k) const {
+    k = 0;
+    while (item >= rows_with(k)) item -= rows_with(k++);
+    I = static_cast<int>(item);
+  }
+};
+
 // One warp per (block row I, segment of blocks J > I): segment 0 copies the row's exclusion tiles;
 // every segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters
 // them atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting
 // atoms). Tile order in memory varies run to run; tile contents do not. Scans every block pair: for
 // small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
-// so 7 blocks fit per SM (the compiler alone would take more). In a replica batch the blocks J of row I
-// are those of I's replica (`columns_per_replica` columns each; `max_blocks`: the most one replica has).
+// so 7 blocks fit per SM (the compiler alone would take more). One system (`batch` false): its items as
+// BuildItems enumerates them. A replica batch: row-major, every row max_blocks / kBuildSegment segments (the
+// blocks J of row I are those of I's replica, `columns_per_replica` columns each; `max_blocks`: the most
+// one replica has), those past the replica's end returning at once.
 // CLASSES: the list is class-sorted (PairClasses; a separate instantiation, so the path without is unchanged).
 template <typename real, bool PERIODIC, bool TRICLINIC, bool CLASSES>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
@@ -888,20 +911,20 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2, const int* __restrict__ rebuild_flag,
     const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
     int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild,
-    PairClasses classes) {
+    PairClasses classes, bool batch) {
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
   int* buf = buffer[threadIdx.x / 32];
-  const int nblocks = *nblocks_used;
   const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
-  const long long items = static_cast<long long>(nblocks) * segments;
+  const BuildItems one{*nblocks_used, column_block_start[columns_per_replica], kBuildSegment, segments};
+  const long long items = batch ? static_cast<long long>(one.nblocks) * segments : one.count();
   const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   for (long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; item < items;
        item += warps) {
-    const int I = static_cast<int>(item / segments);
+    int I = static_cast<int>(item / segments), segment = static_cast<int>(item % segments);
+    if (!batch) one.decode(item, I, segment);
     if (replica_rebuild[list.block_replica[I]] == 0) continue;  // a batch's replica that keeps its list
-    const int segment = static_cast<int>(item % segments);
     const int first = I + 1 + segment * kBuildSegment;
     const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
     const int last = min(replica_end, first + kBuildSegment);
