@@ -33,6 +33,7 @@
 // nonzero ones; only zeros are dropped. Systems without uncharged atoms (TIP3P) are sorted and searched as before.
 #pragma once
 
+#include "kernels/cuda/build_items.hpp"
 #include "kernels/cuda/device_types.cuh"
 
 namespace mdsim::cuda {
@@ -872,27 +873,6 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_pac
 
 // Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
 constexpr int kBuildSegment = 128;
-
-// The (row, segment) items of one system's build, segment-major: segment 0 of every row (its exclusion tiles and
-// nearest blocks, the heaviest items, first), then segment k of the rows I whose blocks J > I reach into it
-// (I + 1 + k segment < end, the blocks' end). Only items that hold blocks are enumerated.
-struct BuildItems {
-  int nblocks, end, segment, segments;
-  __host__ __device__ int rows_with(int k) const {
-    return k == 0 ? nblocks : (end - 1 - k * segment > 0 ? end - 1 - k * segment : 0);
-  }
-  __host__ __device__ long long count() const {
-    long long n = 0;
-    for (int k = 0; k < segments; ++k) n += rows_with(k);
-    return n;
-  }
-  // Item `item` (< count()) as row I and segment k.
-  __device__ void decode(long long item, int& I, int& k) const {
-    k = 0;
-    while (item >= rows_with(k)) item -= rows_with(k++);
-    I = static_cast<int>(item);
-  }
-};
 
 // One warp per (block row I, segment of blocks J > I): segment 0 copies the row's exclusion tiles;
 // every segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters
