@@ -22,6 +22,7 @@
 #include "physics/integrator_steps.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/energy_series.hpp"
 #include "support/statistics.hpp"
 
@@ -86,13 +87,7 @@ TEST_CASE("CUDA LangevinMiddle mean potential energy of ala2_water matches OpenM
   const double openmm_every = json_number(json, "langevin_middle", "sample_every_steps");
   const double openmm_samples = openmm_prod_ps / 0.002 / openmm_every;
 
-  DynamicsSettings langevin;
-  langevin.integrator.type = IntegratorType::LangevinMiddle;
-  langevin.integrator.timestep_ps = 0.002;
-  langevin.integrator.temperature_k = 300.0;
-  langevin.integrator.friction_per_ps = 1.0;
-  langevin.integrator.constraint_tolerance = 1e-6;
-  langevin.integrator.seed = 2029;
+  DynamicsSettings langevin = mdsim_test::langevin(2029);
   langevin.remove_cm_motion = false;
   auto ctx = equilibrated_context(langevin);
   ctx->step(5000);  // 10 ps, as OpenMM's equilibration

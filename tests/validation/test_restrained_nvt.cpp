@@ -31,6 +31,7 @@
 #include "physics/integrator_steps.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 
 using namespace mdsim;
 
@@ -62,12 +63,7 @@ TEST_CASE("a restrained 100 ps NVT keeps the restrained heavy atoms within 0.05 
   const Model m = build_model(parse_config("system:\n  pdb: " + dir + "/systems/ala2_water.pdb\n  cutoff: 1.0 nm\n"
                                            "  constraints: hbonds\n  rigid_water: true\n",
                                            "ala2_water.yaml", dir));
-  DynamicsSettings settings;
-  settings.integrator.type = IntegratorType::LangevinMiddle;
-  settings.integrator.seed = 2024;
-  settings.integrator.timestep_ps = 0.002;
-  settings.integrator.temperature_k = 300.0;
-  settings.integrator.friction_per_ps = 1.0;
+  const DynamicsSettings settings = mdsim_test::langevin(2024);
   auto ctx = make_cpu_context(m.system, settings);
   ctx->set_positions(m.positions_nm);
   ctx->apply_constraints(1e-6);

@@ -17,6 +17,7 @@
 #include "platform/context.hpp"
 #include "platform/velocities.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/reference_systems.hpp"
 #include "support/thrown.hpp"
 #include "support/vectors.hpp"
@@ -24,16 +25,9 @@
 using namespace mdsim;
 using mdsim::test::system_model;
 using mdsim_test::bitwise_equal;
+using mdsim_test::langevin;
 
 namespace {
-
-DynamicsSettings langevin(std::uint64_t seed, double dt = 0.002) {
-  DynamicsSettings s;
-  s.integrator.type = IntegratorType::LangevinMiddle;
-  s.integrator.seed = seed;
-  s.integrator.timestep_ps = dt;
-  return s;
-}
 
 StateRequest everything() { return StateRequest{true, true, true, true}; }
 

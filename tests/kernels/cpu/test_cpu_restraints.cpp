@@ -29,6 +29,7 @@
 #include "physics/restraint.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/reference_data.hpp"
 #include "support/reference_systems.hpp"
 #include "support/restraint_fixtures.hpp"
@@ -94,16 +95,6 @@ struct CaseEvaluator {
     evaluator.set_position_restraints(c.restraints);
   }
 };
-
-DynamicsSettings langevin(double dt_ps) {
-  DynamicsSettings s;
-  s.integrator.type = IntegratorType::LangevinMiddle;
-  s.integrator.seed = 17;
-  s.integrator.timestep_ps = dt_ps;
-  s.integrator.temperature_k = 300.0;
-  s.integrator.friction_per_ps = 1.0;
-  return s;
-}
 
 }  // namespace
 
@@ -216,7 +207,7 @@ TEST_CASE("the CPU context adds the restraint term to every evaluation and repla
   // of reference and current swapped: the same energy, opposite forces).
   const Case c = cases()[0];
   const Model& m = model_of(c.system);
-  auto ctx = make_cpu_context(m.system, langevin(0.0005));
+  auto ctx = make_cpu_context(m.system, mdsim_test::langevin(17, 0.0005));
   ctx->set_positions(m.positions_nm);
   const StateRequest everything{true, false, true, true};
   const SimulationState plain = ctx->state(everything);
@@ -260,7 +251,7 @@ TEST_CASE("minimisation with restraints reaches the analytic minimum across the 
   // support/restraint_fixtures.hpp: the minimum is a bond of r_min centred on x = 0.
   const mdsim_test::RestrainedPair pair;
   const double kb = pair.kb, k = pair.k, r0 = pair.r0, r_min = pair.r_min;
-  DynamicsSettings settings = langevin(0.001);
+  DynamicsSettings settings = mdsim_test::langevin(17, 0.001);
   settings.remove_cm_motion = false;
   auto ctx = make_cpu_context(pair.system, settings);
   ctx->set_positions(pair.start);
@@ -283,7 +274,7 @@ TEST_CASE("barostat moves scale the restrained atoms but not their reference poi
   // attempted every step at 1000 bar: after accepted moves the restraint energy is that of the unscaled
   // reference points in the new box.
   const Model& m = model_of("ala2_water");
-  DynamicsSettings settings = langevin(0.0005);
+  DynamicsSettings settings = mdsim_test::langevin(17, 0.0005);
   settings.barostat = BarostatConfig{1000.0, 300.0, 1};
   auto ctx = make_cpu_context(m.system, settings);
   ctx->set_positions(m.positions_nm);
@@ -309,7 +300,7 @@ TEST_CASE("barostat moves scale the restrained atoms but not their reference poi
 
 TEST_CASE("bad position restraints are refused with a message naming the entry", "[cpu]") {
   const Model& m = model_of("ala2_vacuum");  // 22 atoms
-  auto ctx = make_cpu_context(m.system, langevin(0.001));
+  auto ctx = make_cpu_context(m.system, mdsim_test::langevin(17, 0.001));
   CpuForceEvaluator evaluator(m.system);
   const auto good = [&] {
     PositionRestraints r;

@@ -46,6 +46,7 @@
 #include "platform/constraint_plan.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/energy_series.hpp"
 #include "support/reference_systems.hpp"
 #include "support/statistics.hpp"
@@ -64,13 +65,8 @@ const Model& water_model() {  // ala2_water, PME 1.0 nm, HBonds + rigid water
 }
 
 DynamicsSettings dynamics(IntegratorType type, std::uint64_t seed, double tolerance, double dt = 0.002) {
-  DynamicsSettings s;
+  DynamicsSettings s = mdsim_test::langevin(seed, dt, tolerance);
   s.integrator.type = type;
-  s.integrator.seed = seed;
-  s.integrator.timestep_ps = dt;
-  s.integrator.temperature_k = 300.0;
-  s.integrator.friction_per_ps = 1.0;
-  s.integrator.constraint_tolerance = tolerance;
   return s;
 }
 

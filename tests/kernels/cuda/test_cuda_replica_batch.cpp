@@ -23,6 +23,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "platform/replica_exchange.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/flexible_systems.hpp"
 #include "support/reference_systems.hpp"
 #include "support/tip4pew_case.hpp"
@@ -172,12 +173,8 @@ namespace {
 
 // Replica r of the trajectory test: its own temperature and seed.
 DynamicsSettings replica_settings(int r) {
-  DynamicsSettings s;
-  s.integrator.type = IntegratorType::LangevinMiddle;
+  DynamicsSettings s = mdsim_test::langevin(1000 + static_cast<std::uint64_t>(r));
   s.integrator.temperature_k = 300.0 + 15.0 * r;
-  s.integrator.friction_per_ps = 1.0;
-  s.integrator.timestep_ps = 0.002;
-  s.integrator.seed = 1000 + static_cast<std::uint64_t>(r);
   return s;
 }
 

@@ -33,12 +33,14 @@
 #include "physics/integrator_steps.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/reference_data.hpp"
 #include "support/reference_systems.hpp"
 #include "support/restraint_fixtures.hpp"
 #include "support/vectors.hpp"
 
 using namespace mdsim;
+using mdsim_test::langevin;
 using mdsim_test::box_from;
 using mdsim_test::Json;
 using mdsim_test::max_difference;
@@ -54,17 +56,6 @@ const Model& flexible_water() {  // the shared reference settings: PME 1.0 nm, n
 const Model& rigid_water() {  // PME 1.0 nm, HBonds + rigid water
   static const Model m = system_model("ala2_water", "  cutoff: 1.0 nm\n  constraints: hbonds\n  rigid_water: true\n");
   return m;
-}
-
-DynamicsSettings langevin(std::uint64_t seed, double dt_ps, double tolerance) {
-  DynamicsSettings s;
-  s.integrator.type = IntegratorType::LangevinMiddle;
-  s.integrator.seed = seed;
-  s.integrator.timestep_ps = dt_ps;
-  s.integrator.temperature_k = 300.0;
-  s.integrator.friction_per_ps = 1.0;
-  s.integrator.constraint_tolerance = tolerance;
-  return s;
 }
 
 CudaOptions precision(bool double_precision) {

@@ -17,6 +17,7 @@
 #include "kernels/cuda/cuda_forces.hpp"
 #include "platform/virtual_sites.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/tip4pew_case.hpp"
 
 using namespace mdsim;
@@ -193,13 +194,7 @@ TEST_CASE("TIP4P-Ew rigid waters: the fused LangevinMiddle step places and sprea
   // agree to rounding, as in test_cuda_context's fused-step test. A spread missed or made twice would move the
   // waters by 1e-4 nm or more; a site left unplaced shows in its row.
   const System s = rigid_tip4pew(mdsim_test::tip4pew_system());
-  DynamicsSettings settings;
-  settings.integrator.type = IntegratorType::LangevinMiddle;
-  settings.integrator.timestep_ps = 0.002;
-  settings.integrator.temperature_k = 300.0;
-  settings.integrator.friction_per_ps = 1.0;
-  settings.integrator.constraint_tolerance = 1e-6;
-  settings.integrator.seed = 21;
+  const DynamicsSettings settings = mdsim_test::langevin(21);
   CudaOptions staged;
   staged.fuse_langevin_step = false;
   auto fused = make_cuda_context(s, settings, CudaOptions{});
