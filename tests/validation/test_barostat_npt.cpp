@@ -21,6 +21,7 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 
 using namespace mdsim;
 
@@ -41,8 +42,7 @@ NptRun run_npt(int equilibration_steps, int production_steps, int sample_every) 
                                                "ala2_water.yaml", dir));
   double mass = 0;
   for (double m : model.system.mass_amu) mass += m;
-  DynamicsSettings s;
-  s.integrator.seed = 1234;
+  DynamicsSettings s = mdsim_test::langevin(1234);
   s.barostat = BarostatConfig{1.0, 300.0, 25};
   auto ctx = make_cpu_context(model.system, s);
   ctx->set_positions(model.positions_nm);

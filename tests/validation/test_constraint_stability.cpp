@@ -17,6 +17,7 @@
 #include "kernels/cpu/cpu_context.hpp"
 #include "platform/context.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 
 using namespace mdsim;
 
@@ -40,9 +41,7 @@ bool all_finite(const SimulationState& st) {
 TEST_CASE("constraints hold to the tolerance after every step (ala2_water, LangevinMiddle 2 fs)") {
   const Model model = water_model("");
   CpuConstraints check(model.system, model.system.mass_amu);
-  DynamicsSettings s;
-  s.integrator.seed = 8;
-  s.integrator.constraint_tolerance = 1e-6;
+  const DynamicsSettings s = mdsim_test::langevin(8);
   auto ctx = make_cpu_context(model.system, s);
   ctx->set_positions(model.positions_nm);
   ctx->apply_constraints(1e-6);

@@ -15,6 +15,7 @@
 #include "model/forcefield.hpp"
 #include "platform/virtual_sites.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/flexible_systems.hpp"
 #include "support/tip4pew_case.hpp"
 
@@ -99,9 +100,7 @@ TEST_CASE("TIP4P-Ew from the template path: CPU energies and forces by term equa
 
 TEST_CASE("rigid TIP4P-Ew from the template path runs on the CPU: SETTLE keeps the water rigid, the site placed") {
   const System s = build(ConstraintMode::HBonds, true);
-  DynamicsSettings settings;
-  settings.integrator.timestep_ps = 0.002;
-  settings.integrator.seed = 5;
+  const DynamicsSettings settings = mdsim_test::langevin(5);
   auto ctx = make_cpu_context(s, settings);
   ctx->set_positions(mdsim_test::with_sites_displaced(s, mdsim_test::tip4pew_positions()));
   ctx->set_velocities_to_temperature(300.0, 11);

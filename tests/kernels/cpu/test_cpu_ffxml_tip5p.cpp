@@ -14,6 +14,7 @@
 #include "model/forcefield.hpp"
 #include "platform/virtual_sites.hpp"
 #include "support/catch.hpp"
+#include "support/dynamics_settings.hpp"
 #include "support/flexible_systems.hpp"
 #include "support/reference_data.hpp"
 
@@ -68,9 +69,7 @@ TEST_CASE("TIP5P from tip5p.xml: two out-of-plane sites per water; CPU energies 
 TEST_CASE("rigid TIP5P runs on the CPU: SETTLE keeps the water rigid and both sites follow") {
   const System s = build(ConstraintMode::HBonds, true);
   REQUIRE(s.rigid_waters.size() == 54);
-  DynamicsSettings settings;
-  settings.integrator.timestep_ps = 0.002;
-  settings.integrator.seed = 5;
+  const DynamicsSettings settings = mdsim_test::langevin(5);
   auto ctx = make_cpu_context(s, settings);
   const Json ref = mdsim_test::read_json(kData + "tip5p_box.json");
   ctx->set_positions(displaced_sites(s, mdsim_test::json_vec3_list(ref["positions_nm"])));
