@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -86,7 +87,9 @@ void read_mass(const std::string& source, const Line& l, CharmmParameters& p) {
   need_fields(source, l, 4, "MASS number type mass [element]");
   CharmmAtomType t;
   const double number = number_at(source, l, 1, "the type's number");
-  t.number = number == std::floor(number) && number >= 0 ? static_cast<int>(number) : -1;
+  // Not a whole number in int's range (no psf type can name it): none, as CHARMM's -1.
+  const bool whole = number == std::floor(number) && number >= 0 && number <= std::numeric_limits<int>::max();
+  t.number = whole ? static_cast<int>(number) : -1;
   t.name = l.words[2];
   t.mass_amu = number_at(source, l, 3, "the type's mass (amu)");
   const Element* e = l.words.size() > 4 ? find_element(l.words[4]) : nullptr;

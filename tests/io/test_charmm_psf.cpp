@@ -172,7 +172,7 @@ std::string with(std::string text, const std::string& from, const std::string& t
 TEST_CASE("CHARMM parameter files: wildcards, replacement by periodicity, and located refusals") {
   CharmmParameters p;
   read_charmm_parameter_text(
-      "* test\nATOMS\nMASS 1 CA 12.011 C\nMASS 2 HA 1.008\nMASS -1 LP 0.0\n\nDIHEDRALS\n"
+      "* test\nATOMS\nMASS 1 CA 12.011 C\nMASS 2 HA 1.008\nMASS -1 LP 0.0\nMASS 3e86 OH 15.999\n\nDIHEDRALS\n"
       "X CA CA X 3.1 2 180.0\nHA CA CA HA 1.0 2 180.0 ! replaced below\nHA CA CA HA 2.5 2 0.0\nHA CA CA HA 0.5 3 0.0\n"
       "IMPROPER\nCA X X HA 96.0 0 0.0\nNONBONDED nbxmod 5 atom cdiel -\n cutnb 14.0 e14fac 0.83\n"
       "CA 0.0 -0.07 1.99\nHA 0.0 -0.022 1.32 0.0 -0.01 1.1\nLP 0.0 0.0 0.0\nNBFIX\nCA HA -0.1 3.0\nCA XX -0.1 3.0\nEND\n",
@@ -181,6 +181,7 @@ TEST_CASE("CHARMM parameter files: wildcards, replacement by periodicity, and lo
   CHECK(p.types.at("HA").atomic_number == 1);  // by mass
   CHECK(p.types.at("LP").atomic_number == 0);
   CHECK(p.type_by_number.count(-1) == 0);
+  CHECK(p.types.at("OH").number == -1);  // a number beyond int's range names no psf type
   CHECK(p.e14fac == 0.83);
   CHECK(p.types.at("HA").epsilon14_kcal == 0.01);
   CHECK(p.types.at("CA").rmin14_half_a == 1.99);
