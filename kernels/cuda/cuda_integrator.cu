@@ -354,7 +354,7 @@ void CudaIntegrator::enqueue_fused_langevin_step(bool spread_water_sites) {
   if (c.num_settle() > 0) {
     const bool sites = settle_sites_.size() > 0;
     const auto kernel = sites ? cuda::settle_langevin_step_kernel<true> : cuda::settle_langevin_step_kernel<false>;
-    kernel<<<blocks_for(c.num_settle(), cuda::kSettleWaters), cuda::kSettleWaters, 0, s.aux>>>(
+    kernel<<<blocks_for(c.num_settle(), cuda::kSettleWaters), cuda::kSettleThreads, 0, s.aux>>>(
         c.num_settle(), c.settle_waters(), args, sites ? settle_sites_.data() : nullptr, sites && spread_water_sites);
   }
   cuda::timeline_mark(s.aux, "aux: SETTLE step");

@@ -175,92 +175,87 @@ __device__ __forceinline__ void place_settle_site(const LangevinStepArgs& a, con
   clear_force(a, s.particle);
 }
 
-// kSettleWaters waters per block, in three phases. (1) Each thread takes three of the block's atoms (one
-// at a time would leave a water's nine loads and their latency to one thread): kick, step-start
-// position, normal draws and inverse mass into shared memory, all loads issued together. (2) One
-// thread per water: SETTLE on its velocities, drift / O / drift, SETTLE on its positions, from and back
-// into shared memory. Positions relative to the oxygen's step-start position
-// (settle_positions_relative) and the velocity correction in halves (velocity_correction_base), so
-// that neither the O-step velocities nor the unconstrained positions stay live through SETTLE (fewer
-// registers). (3) Each thread stores three atoms' positions and velocities and clears their forces.
-// SITES: the waters' average sites (`sites`, one per water) are placed and cleared in (2); with `spread`
-// (the evaluation before the step left them), their forces are spread onto the members in (1).
-constexpr int kSettleWaters = 128;
+// One thread per water atom (slot 3 k + m: member m, O H1 H2, of the block's water k) for the per-atom parts of the
+// step, one thread per water (threads k < the block's waters) for SETTLE, in five phases separated by barriers:
+// (1) per atom: kick (the site's share first, with SITES and `spread`: the evaluation before the step left the
+// sites to this kernel), step-start position and kicked velocity into shared memory; (2) per water: SETTLE on the
+// velocities; (3) per atom: drift / O / drift and the first half of the velocity correction
+// (velocity_correction_base), the unconstrained position relative to the oxygen's step-start position
+// (settle_positions_relative); (4) per water: SETTLE on the positions; (5) per atom: the velocity correction's second
+// half, stores, force cleared; with SITES each water's average site placed from its new positions and its force
+// cleared. The per-water chain (the long one: one warp per scheduler at most) holds only SETTLE; the same functions
+// and operands as one thread taking the whole water.
+constexpr int kSettleWaters = 64;
+constexpr int kSettleThreads = 3 * kSettleWaters;
+
+// Phase (1) for slot s of the block's water `wk` (clamped to the block's last: a slot past it loads that water's
+// atoms again and stores nothing): returns the atom's inputs with the kicked velocity in `v`; `atom` its index.
 template <bool SITES>
-__global__ void __launch_bounds__(kSettleWaters, 4)
+__device__ __forceinline__ StepAtom settle_step_load_kick(const SettleWater* __restrict__ water, int wk, int m,
+                                                          const LangevinStepArgs& a, const SettleSite* __restrict__ sites,
+                                                          bool spread, int& atom) {
+  const SettleWater& ws = water[wk];
+  atom = m == 0 ? ws.o : (m == 1 ? ws.h1 : ws.h2);
+  StepAtom in = load_step_atom(a, atom);
+  if (SITES && spread) in.force = force_with_site_share(a, atom, sites[wk], m);
+  in.v = kicked_velocity(a, removed_com_velocity(a, atom), in);
+  return in;
+}
+
+template <bool SITES>
+__global__ void __launch_bounds__(kSettleThreads)
     settle_langevin_step_kernel(int waters, const SettleWater* __restrict__ water, LangevinStepArgs a,
                                 const SettleSite* __restrict__ sites, bool spread) {
-  constexpr int kSlots = 3 * kSettleWaters;  // slot 3 k + m: member m (O, H1, H2) of the block's water k
-  __shared__ Vec3d velocity[kSlots], position[kSlots], noise[kSlots];
-  __shared__ double inverse_mass[kSlots];
-  __shared__ int atom[kSlots];
+  __shared__ Vec3d velocity[kSettleThreads], position[kSettleThreads], moved[kSettleThreads];
+  __shared__ SettleSite site[SITES ? kSettleWaters : 1];
   const int first = blockIdx.x * kSettleWaters;
-  const int slots = 3 * min(kSettleWaters, waters - first);
-  const int k = first + static_cast<int>(threadIdx.x);
-  const bool has_water = k < waters;
+  const int nw = min(kSettleWaters, waters - first);
+  const int s = threadIdx.x, m = s % 3;
+  const bool has_atom = s < 3 * nw;
+  const int t = threadIdx.x;  // the water of the per-water phases (t < nw)
   SettleWater w{};
-  if (has_water) w = water[k];
-  // Unrolled and without branches, so that the three atoms' loads go out together (a slot past the
-  // block's last water loads that water's atoms again and stores nothing).
-  int member[3];
-#pragma unroll
-  for (int j = 0; j < 3; ++j) {
-    const int s = min(static_cast<int>(threadIdx.x) + j * kSettleWaters, slots - 1);
-    const SettleWater& ws = water[first + s / 3];
-    const int o = ws.o, h1 = ws.h1, h2 = ws.h2;
-    member[j] = s % 3 == 0 ? o : (s % 3 == 1 ? h1 : h2);
+  if (t < nw) {
+    w = water[first + t];
+    if constexpr (SITES) site[t] = sites[first + t];
   }
-  StepAtom in[3];
-#pragma unroll
-  for (int j = 0; j < 3; ++j) in[j] = load_step_atom(a, member[j]);
-  if constexpr (SITES) {
-    if (spread) {
-#pragma unroll
-      for (int j = 0; j < 3; ++j) {
-        const int s = min(static_cast<int>(threadIdx.x) + j * kSettleWaters, slots - 1);
-        in[j].force = force_with_site_share(a, member[j], sites[first + s / 3], s % 3);
-      }
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < 3; ++j) {
-    const int s = static_cast<int>(threadIdx.x) + j * kSettleWaters;
-    if (s >= slots) continue;
-    atom[s] = member[j];
-    velocity[s] = kicked_velocity(a, removed_com_velocity(a, member[j]), in[j]);
-    position[s] = in[j].x;
-    noise[s] = in[j].noise;
-    inverse_mass[s] = in[j].inverse_mass;
+  int atom;
+  const StepAtom in = settle_step_load_kick<SITES>(water, first + min(s / 3, nw - 1), m, a, sites, spread, atom);
+  velocity[s] = in.v;
+  position[s] = in.x;
+  __syncthreads();
+  const int o = s - m;  // this atom's water's oxygen slot
+  if (t < nw) {
+    const Vec3d a0 = position[3 * t], b0 = position[3 * t + 1] - a0, c0 = position[3 * t + 2] - a0;
+    Vec3d va = velocity[3 * t], vb = velocity[3 * t + 1], vc = velocity[3 * t + 2];
+    settle_velocities(Vec3d(0.0, 0.0, 0.0), b0, c0, va, vb, vc, w.inv_o, w.inv_h1, w.inv_h2);
+    velocity[3 * t] = va, velocity[3 * t + 1] = vb, velocity[3 * t + 2] = vc;
   }
   __syncthreads();
-  if (has_water) {
-    const int s = 3 * static_cast<int>(threadIdx.x);
-    Vec3d va = velocity[s], vb = velocity[s + 1], vc = velocity[s + 2];
-    const Vec3d a0 = position[s], b0 = position[s + 1] - a0, c0 = position[s + 2] - a0;
-    const Vec3d origin(0.0, 0.0, 0.0);
-    settle_velocities(origin, b0, c0, va, vb, vc, w.inv_o, w.inv_h1, w.inv_h2);
-    const double ma = inverse_mass[s], mb = inverse_mass[s + 1], mc = inverse_mass[s + 2];
-    Vec3d pa = drift_o_drift(a, atom[s], ma, noise[s], origin, va),
-          pb = drift_o_drift(a, atom[s + 1], mb, noise[s + 1], b0, vb),
-          pc = drift_o_drift(a, atom[s + 2], mc, noise[s + 2], c0, vc);
-    va = correction_base(a, ma, va, pa);
-    vb = correction_base(a, mb, vb, pb);
-    vc = correction_base(a, mc, vc, pc);
+  if (has_atom) {  // the O slot's start is exactly the origin (x - x = +0)
+    Vec3d v = velocity[s];
+    const Vec3d x = drift_o_drift(a, atom, in.inverse_mass, in.noise, position[s] - position[o], v);
+    velocity[s] = correction_base(a, in.inverse_mass, v, x);
+    moved[s] = x;
+  }
+  __syncthreads();
+  if (t < nw) {
+    const Vec3d a0 = position[3 * t], b0 = position[3 * t + 1] - a0, c0 = position[3 * t + 2] - a0;
+    Vec3d pa = moved[3 * t], pb = moved[3 * t + 1], pc = moved[3 * t + 2];
     settle_positions_relative(b0, c0, pa, pb, pc, w.mass_o, w.mass_h, w.oh, w.hh);
-    position[s] = a0 + pa;
-    position[s + 1] = a0 + pb;
-    position[s + 2] = a0 + pc;
-    velocity[s] = corrected_velocity_from_base(a, ma, va, pa);
-    velocity[s + 1] = corrected_velocity_from_base(a, mb, vb, pb);
-    velocity[s + 2] = corrected_velocity_from_base(a, mc, vc, pc);
-    if constexpr (SITES) place_settle_site(a, sites[k], &position[s]);
+    moved[3 * t] = pa, moved[3 * t + 1] = pb, moved[3 * t + 2] = pc;
   }
   __syncthreads();
-  for (int s = threadIdx.x; s < slots; s += kSettleWaters) {
-    const int i = atom[s];
-    store_position(a.pos, i, position[s]);
-    a.v[i] = velocity[s];
-    clear_force(a, i);
+  if (has_atom) {
+    const Vec3d x = moved[s];
+    const Vec3d x_new = position[o] + x;
+    a.v[atom] = corrected_velocity_from_base(a, in.inverse_mass, velocity[s], x);
+    store_position(a.pos, atom, x_new);
+    clear_force(a, atom);
+    if (SITES) moved[s] = x_new;
+  }
+  if constexpr (SITES) {
+    __syncthreads();
+    if (t < nw) place_settle_site(a, site[t], &moved[3 * t]);
   }
 }
 
