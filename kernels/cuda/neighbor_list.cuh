@@ -13,7 +13,8 @@
 //     (blocks found by bounding boxes, then atoms by I's box, then by I's atoms; RowPacker::atom_filter),
 //     32 to a tile regardless of their block (GPU neighbour lists pack "interacting atoms" this way;
 //     it keeps most computed pairs within the cutoff). No excluded pair can occur in them, so their
-//     masks only mark empty slots and padding atoms of I, written as the tile is emitted.
+//     masks are 0: the tile kernel places empty slots (-1) and padding atoms of I at NaN, whose pairs fail
+//     its cutoff test, and takes such a tile's steps without mask tests.
 // Every list build copies each row's exclusion tiles into the list and packs the rest.
 //
 // The rebuild kernels all read `rebuild_flag` first and return at once when it is 0, so the list is
@@ -640,7 +641,6 @@ template <typename real, bool PERIODIC, bool TRICLINIC = false, bool CLASSES = f
 struct RowPacker {
   int I;
   real4_t<real> ci, hi;  // block I's box: centre and half extents
-  bool i_is_padding;     // this lane's atom of block I is a padding slot
   RowExclusions row;
   ExclusionTiles ex;
   const real4_t<real>* __restrict__ sorted_posq;
@@ -767,7 +767,7 @@ struct RowPacker {
     if (tiles == 0) return;
     const ReservedTiles reserved = reserve_tiles(I, tiles, list);
     for (int q = 0; q < tiles; ++q)
-      write_tile_lane(reserved.first + q, reserved, buf[q * kTileSize + lane], i_is_padding ? ~0u : 0u, list);
+      write_tile_lane(reserved.first + q, reserved, buf[q * kTileSize + lane], 0u, list);
     const int rest = fill - tiles * kTileSize;
     const int moved = lane < rest ? buf[tiles * kTileSize + lane] : 0;
     __syncwarp();
@@ -819,17 +819,15 @@ struct RowPacker {
     }
   }
 
-  // Everything still waiting: the whole tiles, then the last, partly filled one (its empty slots
-  // masked).
+  // Everything still waiting: the whole tiles, then the last, partly filled one (its empty slots -1).
   __device__ __forceinline__ void flush() {
     const int lane = threadIdx.x & 31;
     drain_shell(true);
     emit_whole_tiles();
     if (fill > 0) {
       const int slot = lane < fill ? buf[lane] : -1;
-      const unsigned int filled = __ballot_sync(0xffffffffu, slot >= 0);
       const ReservedTiles reserved = reserve_tiles(I, 1, list);
-      write_tile_lane(reserved.first, reserved, slot, i_is_padding ? ~0u : ~filled, list);
+      write_tile_lane(reserved.first, reserved, slot, 0u, list);
     }
     fill = 0;
     __syncwarp();
@@ -844,7 +842,7 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_pac
     real4_t<real>* atoms_i, const PairClasses& classes) {
   const int lane = threadIdx.x & 31;
   RowPacker<real, PERIODIC, TRICLINIC, CLASSES> packer{
-      I, block_center[I], block_half[I], perm[I * kTileSize + lane] < 0, row_exclusions(I, ex), ex, sorted_posq,
+      I, block_center[I], block_half[I], row_exclusions(I, ex), ex, sorted_posq,
       block_center, block_half, SearchBox<real>(box), range2, perm, list, buf};
   packer.load_row_exclusions();
   if (CLASSES) {

@@ -61,12 +61,14 @@ enum class PairImage { None, General, Rectangular };
 // arithmetic), while the slot forces fj rotate one lane down; fi and fj accumulate the forces on i and
 // on the slot this lane holds. IMAGE: whether each pair takes the minimum image, and in which form
 // (compile-time, so the step has no branch for it). A masked pair's distance is formed like any other's
-// and its mask bit tested with the cutoff (one branch per step for both).
+// and its mask bit tested with the cutoff (one branch per step for both). MASKED: whether the tile has masks at
+// all (an exclusion tile); a packed tile has none (its empty slots and padding atoms sit at NaN, whose pairs fail
+// the cutoff test), so its steps test the cutoff alone.
 // `steps` (a multiple of 4) steps are taken from the addresses and mask bit given: all 32, or the last
 // 16 of a diagonal tile (see nonbonded_tile_kernel).
 // TABLE: LJ from the type table lj_table (see lj_type_bits), a separate instantiation so that the path without a
 // table is unchanged.
-template <PairImage IMAGE, typename real, CoulombMethod C, bool SWITCH, bool ENERGY, bool TABLE>
+template <PairImage IMAGE, bool MASKED, typename real, CoulombMethod C, bool SWITCH, bool ENERGY, bool TABLE>
 __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsigned int pos_address,
                                            unsigned int par_address, const real4_t<real>& pi, const real2_t<real>& si,
                                            const SearchBox<real>& image_box, const TilePairParams<real>& params,
@@ -87,7 +89,7 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
       if (IMAGE == PairImage::General) d = image_box.minimum_image(d);
       if (IMAGE == PairImage::Rectangular) d = image_box.minimum_image_rectangular(d);
       const real r2 = dot(d, d);
-      if ((pending & 1u) != 0u && r2 < params.cutoff2) {
+      if ((!MASKED || (pending & 1u) != 0u) && r2 < params.cutoff2) {
         const real inv_r = rsqrt(r2);
         // sorted_params hold the pair step's encoding (sigma/2, 2 sqrt(epsilon)); zero terms are not
         // skipped (a warp would diverge).
@@ -106,7 +108,7 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
         fi.x = fma(-d.x, pr.f_over_r, fi.x), fi.y = fma(-d.y, pr.f_over_r, fi.y), fi.z = fma(-d.z, pr.f_over_r, fi.z);
         if (ENERGY) tile_energy += double(pr.energy);
       }
-      pending >>= 1;  // bit 0: the next step's pair (a shift per step is cheaper than testing bit k)
+      if (MASKED) pending >>= 1;  // bit 0: the next step's pair (a shift per step is cheaper than testing bit k)
       // Pass the slot force one lane down: lane l now gets what lane l+1 held.
       fj.x = __shfl_sync(0xffffffffu, fj.x, src);
       fj.y = __shfl_sync(0xffffffffu, fj.y, src);
@@ -115,13 +117,12 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
   }
 }
 
-// A tile's forces on atom i and on this lane's slot atom j_own (-1: none) to their original atoms (perm:
-// -1 for a padding slot), as 64-bit fixed point.
+// A tile's forces on atom i (original index oi, -1 for padding) and on this lane's slot atom j_own (-1: none) to
+// their original atoms (perm: -1 for a padding slot), as 64-bit fixed point.
 template <typename real>
-__device__ __forceinline__ void add_tile_forces(int i, int j_own, const int* __restrict__ perm, int stride,
+__device__ __forceinline__ void add_tile_forces(int oi, int j_own, const int* __restrict__ perm, int stride,
                                                 unsigned long long* __restrict__ force, const Vec3<real>& fi,
                                                 const Vec3<real>& fj) {
-  const int oi = perm[i];
   if (oi >= 0) {
     atomic_add_fixed(&force[oi], fi.x);
     atomic_add_fixed(&force[stride + oi], fi.y);
@@ -200,10 +201,15 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       if (diagonal) I = ~I;
       const int first_step = diagonal ? kTileSize / 2 : 0;
       const int i = I * kTileSize + lane;
+      const int oi = perm[i];
       const int j_own = tile_atoms[t * kTileSize + lane];
+      // A padding atom i and an empty slot sit at NaN: each of their pairs fails the cutoff test (NaN < x is false,
+      // imaged or not), so a packed tile needs no masks for them.
+      const real nan = real(__int_as_float(0x7fffffff));
       real4_t<real> pi = sorted_posq[i];
+      if (oi < 0) pi.x = pi.y = pi.z = nan;
       const real2_t<real> si = sorted_params[i];
-      real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : pi;  // this lane's slot
+      real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : VecTypes<real>::make4(nan, nan, nan, real(0));  // the slot
       const real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
       // Compact tile in a large enough box: put every atom in the image nearest block I's centre once;
       // then no pair needs the minimum-image convention (its true image is the one found).
@@ -223,8 +229,9 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the tile's steps
       // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
       // step k reads bit 0 after k shifts).
-      const unsigned int pending =
-          ~__funnelshift_r(masks[t * kTileSize + lane], masks[t * kTileSize + lane], lane) >> first_step;
+      const unsigned int mask = masks[t * kTileSize + lane];
+      const unsigned int pending = ~__funnelshift_r(mask, mask, lane) >> first_step;
+      const bool masked = __any_sync(0xffffffffu, mask != 0u);  // an exclusion tile
       __syncwarp();  // the previous tile's reads are done
       my_posq[lane] = pj;
       my_posq[lane + kTileSize] = pj;
@@ -239,17 +246,24 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
       double tile_energy = 0.0;
       const int steps = kTileSize - first_step;
-      if (per_pair_image && image_box.rectangular) {
-        tile_steps<PairImage::Rectangular, real, C, SWITCH, ENERGY, TABLE>(
+      // (A triclinic box's per-pair image takes the masked steps whether or not the tile has masks.)
+      if (per_pair_image && image_box.rectangular && masked) {
+        tile_steps<PairImage::Rectangular, true, real, C, SWITCH, ENERGY, TABLE>(
+            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+      } else if (per_pair_image && image_box.rectangular) {
+        tile_steps<PairImage::Rectangular, false, real, C, SWITCH, ENERGY, TABLE>(
             steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
       } else if (per_pair_image) {
-        tile_steps<PairImage::General, real, C, SWITCH, ENERGY, TABLE>(
+        tile_steps<PairImage::General, true, real, C, SWITCH, ENERGY, TABLE>(
+            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+      } else if (masked) {
+        tile_steps<PairImage::None, true, real, C, SWITCH, ENERGY, TABLE>(
             steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
       } else {
-        tile_steps<PairImage::None, real, C, SWITCH, ENERGY, TABLE>(steps, pending, pos_address, par_address, pi, si,
-                                                                    image_box, params, lj_table, fi, fj, tile_energy);
+        tile_steps<PairImage::None, false, real, C, SWITCH, ENERGY, TABLE>(
+            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
       }
-      add_tile_forces(i, j_own, perm, stride, force, fi, fj);
+      add_tile_forces(oi, j_own, perm, stride, force, fi, fj);
       if (ENERGY) {
         for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
         // Lane 0's value is the tile's sum. A batch's tile belongs to its block I's replica (blocks are
