@@ -392,12 +392,9 @@ struct SearchBox {
       : v(b), inv_ax(real(1) / b.a.x), inv_by(real(1) / b.b.y), inv_cz(real(1) / b.c.z),
         smallest_height(b.smallest_height()), rectangular(!b.triclinic()) {}
   __device__ __forceinline__ Vec3<real> minimum_image(Vec3<real> d) const {
-    real s = floor(d.z * inv_cz + real(0.5));
-    d -= v.c * s;
-    s = floor(d.y * inv_by + real(0.5));
-    d -= v.b * s;
-    s = floor(d.x * inv_ax + real(0.5));
-    d -= v.a * s;
+    d -= v.c * nearest_integer(d.z, inv_cz);
+    d -= v.b * nearest_integer(d.y, inv_by);
+    d -= v.a * nearest_integer(d.x, inv_ax);
     return d;
   }
   // minimum_image for a rectangular box (b and c along their axes): the same image for every displacement shorter
