@@ -117,6 +117,55 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
   }
 }
 
+// The tile's steps in the instantiation its imaging and masks call for: each pair imaged (per_pair_image) in a
+// rectangular box's form or the general one (which takes the masked steps whether or not the tile has masks), or
+// the atoms imaged once already (image_once).
+template <typename real, CoulombMethod C, bool SWITCH, bool ENERGY, bool TABLE>
+__device__ __forceinline__ void run_tile_steps(bool per_pair_image, bool rectangular, bool masked, int steps,
+                                               unsigned int pending, unsigned int pos_address, unsigned int par_address,
+                                               const real4_t<real>& pi, const real2_t<real>& si,
+                                               const SearchBox<real>& image_box, const TilePairParams<real>& params,
+                                               const real2_t<real>* __restrict__ lj_table, Vec3<real>& fi,
+                                               Vec3<real>& fj, double& tile_energy) {
+  if (per_pair_image && rectangular && masked) {
+    tile_steps<PairImage::Rectangular, true, real, C, SWITCH, ENERGY, TABLE>(
+        steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+  } else if (per_pair_image && rectangular) {
+    tile_steps<PairImage::Rectangular, false, real, C, SWITCH, ENERGY, TABLE>(
+        steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+  } else if (per_pair_image) {
+    tile_steps<PairImage::General, true, real, C, SWITCH, ENERGY, TABLE>(
+        steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+  } else if (masked) {
+    tile_steps<PairImage::None, true, real, C, SWITCH, ENERGY, TABLE>(
+        steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+  } else {
+    tile_steps<PairImage::None, false, real, C, SWITCH, ENERGY, TABLE>(
+        steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
+  }
+}
+
+// A compact tile (I, its slots) in a large enough box: this lane's atom i and slot atom put in the image nearest
+// block I's centre once (then no pair needs the minimum-image convention: its true image is the one found). Returns
+// whether it did; if not, each pair is imaged.
+template <typename real>
+__device__ __forceinline__ bool image_once(int I, real4_t<real>& pi, real4_t<real>& pj,
+                                           const real4_t<real>* __restrict__ block_center,
+                                           const real4_t<real>* __restrict__ block_half, const SearchBox<real>& box,
+                                           const TilePairParams<real>& params) {
+  const real4_t<real> h = block_half[I];
+  if (real(2) * sqrt(h.x * h.x + h.y * h.y + h.z * h.z) < params.image_limit) {
+    const real4_t<real> c = block_center[I];
+    const Vec3<real> ci(c.x, c.y, c.z);
+    const Vec3<real> xi = ci + box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
+    const Vec3<real> xj = ci + box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
+    pi.x = xi.x, pi.y = xi.y, pi.z = xi.z;
+    pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
+    return true;
+  }
+  return false;
+}
+
 // A tile's forces on atom i (original index oi, -1 for padding) and on this lane's slot atom j_own (-1: none) to
 // their original atoms (perm: -1 for a padding slot), as 64-bit fixed point.
 template <typename real>
@@ -211,21 +260,8 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       const real2_t<real> si = sorted_params[i];
       real4_t<real> pj = j_own >= 0 ? sorted_posq[j_own] : VecTypes<real>::make4(nan, nan, nan, real(0));  // the slot
       const real2_t<real> sj = j_own >= 0 ? sorted_params[j_own] : si;
-      // Compact tile in a large enough box: put every atom in the image nearest block I's centre once;
-      // then no pair needs the minimum-image convention (its true image is the one found).
       bool per_pair_image = PERIODIC;
-      if (PERIODIC) {
-        const real4_t<real> h = block_half[I];
-        if (real(2) * sqrt(h.x * h.x + h.y * h.y + h.z * h.z) < params.image_limit) {
-          per_pair_image = false;
-          const real4_t<real> c = block_center[I];
-          const Vec3<real> ci(c.x, c.y, c.z);
-          const Vec3<real> xi = ci + image_box.minimum_image(Vec3<real>(pi.x, pi.y, pi.z) - ci);
-          const Vec3<real> xj = ci + image_box.minimum_image(Vec3<real>(pj.x, pj.y, pj.z) - ci);
-          pi.x = xi.x, pi.y = xi.y, pi.z = xi.z;
-          pj.x = xj.x, pj.y = xj.y, pj.z = xj.z;
-        }
-      }
+      if (PERIODIC && image_once(I, pi, pj, block_center, block_half, image_box, params)) per_pair_image = false;
       pi.w *= real(kOneFourPiEps0);  // the i-charge carries Coulomb's constant through the tile's steps
       // Bit k of `pending`: the pair with slot (lane + k) mod 32 is computed (the mask rotated so that
       // step k reads bit 0 after k shifts).
@@ -245,24 +281,9 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       asm volatile("" : "+r"(pos_address), "+r"(par_address));
       Vec3<real> fi(0, 0, 0), fj(0, 0, 0);
       double tile_energy = 0.0;
-      const int steps = kTileSize - first_step;
-      // (A triclinic box's per-pair image takes the masked steps whether or not the tile has masks.)
-      if (per_pair_image && image_box.rectangular && masked) {
-        tile_steps<PairImage::Rectangular, true, real, C, SWITCH, ENERGY, TABLE>(
-            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
-      } else if (per_pair_image && image_box.rectangular) {
-        tile_steps<PairImage::Rectangular, false, real, C, SWITCH, ENERGY, TABLE>(
-            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
-      } else if (per_pair_image) {
-        tile_steps<PairImage::General, true, real, C, SWITCH, ENERGY, TABLE>(
-            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
-      } else if (masked) {
-        tile_steps<PairImage::None, true, real, C, SWITCH, ENERGY, TABLE>(
-            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
-      } else {
-        tile_steps<PairImage::None, false, real, C, SWITCH, ENERGY, TABLE>(
-            steps, pending, pos_address, par_address, pi, si, image_box, params, lj_table, fi, fj, tile_energy);
-      }
+      run_tile_steps<real, C, SWITCH, ENERGY, TABLE>(per_pair_image, image_box.rectangular, masked,
+                                                     kTileSize - first_step, pending, pos_address, par_address, pi,
+                                                     si, image_box, params, lj_table, fi, fj, tile_energy);
       add_tile_forces(oi, j_own, perm, stride, force, fi, fj);
       if (ENERGY) {
         for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
