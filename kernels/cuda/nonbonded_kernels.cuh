@@ -119,7 +119,8 @@ __device__ __forceinline__ void tile_steps(int steps, unsigned int pending, unsi
 
 // The tile's steps in the instantiation its imaging and masks call for: each pair imaged (per_pair_image) in a
 // rectangular box's form or the general one (which takes the masked steps whether or not the tile has masks), or
-// the atoms imaged once already (image_once).
+// the atoms imaged once already (image_once). `rectangular` is image_box.rectangular, read by the caller: taken
+// from the reference here, the compiler evaluated the box's triclinic test again for every tile.
 template <typename real, CoulombMethod C, bool SWITCH, bool ENERGY, bool TABLE>
 __device__ __forceinline__ void run_tile_steps(bool per_pair_image, bool rectangular, bool masked, int steps,
                                                unsigned int pending, unsigned int pos_address, unsigned int par_address,
@@ -288,11 +289,11 @@ __global__ void __launch_bounds__(256, 5) nonbonded_tile_kernel(
       if (ENERGY) {
         for (int off = 16; off > 0; off >>= 1) tile_energy += __shfl_down_sync(0xffffffffu, tile_energy, off);
         // Lane 0's value is the tile's sum. A batch's tile belongs to its block I's replica (blocks are
-        // replica-pure; a block's first slot is an atom): added tile by tile.
+        // replica-pure; a block's first slot, lane 0's atom i, is an atom): added tile by tile.
         if (replicas.count == 1) {
           energy_fixed += to_fixed(tile_energy);
         } else if (lane == 0 && tile_energy != 0.0) {
-          atomicAdd(energy + static_cast<long long>(replicas.replica_of(perm[I * kTileSize])) * replicas.stride,
+          atomicAdd(energy + static_cast<long long>(replicas.replica_of(oi)) * replicas.stride,
                     to_fixed(tile_energy));
         }
       }
