@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 
 #include "common/errors.hpp"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/pme_grid.cuh"
+#include "kernels/cuda/pme_line_fft.hpp"
 #include "kernels/cuda/step_timeline.hpp"
 #include "physics/bspline.hpp"
 #include "physics/nonbonded.hpp"
@@ -24,11 +27,6 @@ namespace {
 constexpr int P = kPmeOrder;  // B-spline order (5)
 constexpr int P3 = P * P * P;
 constexpr double kPi = 3.14159265358979323846;
-
-// Charge grid fixed point: scale 2^40 (resolution 9.1e-13 e, range +-8.4e6 e per grid point).
-constexpr double kGridScale = 1099511627776.0;
-constexpr float kGridScaleF = 1099511627776.0f;
-constexpr double kGridInvScale = 1.0 / 1099511627776.0;
 
 constexpr int kSpreadAtoms = 32;     // atoms per spread block
 constexpr int kSpreadThreads = 128;  // threads per spread block
@@ -362,14 +360,7 @@ __global__ void __launch_bounds__(kSpreadThreads)
 
 // 2. Fixed-point grid -> real grid for the R2C transform. Two points per thread (16-byte loads, 8- or
 // 16-byte stores; n is even or the last point is done alone); compute() then zeroes the fixed-point
-// grid with a memset. int64 -> real directly, then the exact power-of-two scale: the same value as
-// through double (|v| < 2^53).
-__device__ __forceinline__ float grid_value(unsigned long long v, const float*) {
-  return __ll2float_rn(static_cast<long long>(v)) * static_cast<float>(kGridInvScale);
-}
-__device__ __forceinline__ double grid_value(unsigned long long v, const double*) {
-  return static_cast<double>(static_cast<long long>(v)) * kGridInvScale;
-}
+// grid with a memset (grid_value, pme_grid.cuh).
 template <typename real>
 __global__ void __launch_bounds__(kGridThreads)
     grid_to_real_kernel(const unsigned long long* __restrict__ fixed, real* __restrict__ out, int n) {
@@ -427,26 +418,6 @@ __global__ void __launch_bounds__(kGridThreads)
   const double g_minus = influence_at((nx - kx) % nx, (ny - ky) % ny, (nz - kz) % nz, nx, ny, nz, rc, factor,
                                       prefactor, mod_x, mod_y, mod_z);
   influence[i] = static_cast<real>(0.5 * (g + g_minus));
-}
-
-// Sum of v over the block, valid in thread 0 (fixed order: deterministic).
-__device__ double block_sum(double v) {
-  __shared__ double warp_sums[32];
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  double total = 0.0;
-  if (warp == 0) {
-    const int nwarps = (blockDim.x + 31) >> 5;
-    v = lane < nwarps ? warp_sums[lane] : 0.0;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    total = v;
-  }
-  return total;
 }
 
 // 4. Convolution with the influence function; with ENERGY, E = 1/2 sum over the full grid of
@@ -615,6 +586,13 @@ CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atom
   grid_fixed_.zero(nullptr);
   MDSIM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 
+  // Mixed precision on a grid with line transforms: the line passes (pme_line_fft.hpp), no cuFFT plans.
+  // MDSIM_PME_LINE_FFT=0 keeps cuFFT (for comparisons).
+  if constexpr (std::is_same_v<real, float>) {
+    const char* env = std::getenv("MDSIM_PME_LINE_FFT");
+    line_fft_ = line_fft_supports(nx, ny, nz) && (env == nullptr || std::string(env) != "0");
+    if (line_fft_) return;
+  }
   if (replicas.count == 1) {
     forward_.create_3d(nx, ny, nz, Fft<real>::kForward);
     backward_.create_3d(nx, ny, nz, Fft<real>::kBackward);
@@ -681,6 +659,21 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
   }
   MDSIM_CUDA_CHECK_LAUNCH();
   timeline_mark(stream, "pme: spread");
+  if constexpr (std::is_same_v<real, float>) {
+    if (line_fft_) {
+      LineFftGrids grids;
+      grids.n[0] = nx, grids.n[1] = ny, grids.n[2] = nz;
+      grids.replicas = replicas_.count;
+      grids.fixed = grid_fixed_.data();
+      grids.half = grid_complex_.data();
+      grids.potential = grid_real_.data();
+      grids.influence = influence_.data();
+      line_fft_convolve(grids, energy_fixed, replicas_.energy_stride, stream);
+      timeline_mark(stream, "pme: line transforms and convolution");
+      gather(sorted, posq, box, force_fixed, stride, stream);
+      return;
+    }
+  }
   grid_to_real_kernel<real><<<blocks_for((points + 1) / 2, kGridThreads), kGridThreads, 0, stream>>>(
       grid_fixed_.data(), grid_real_.data(), points);
   MDSIM_CUDA_CHECK_LAUNCH();
@@ -705,7 +698,14 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
   MDSIM_CUFFT_CHECK(cufftSetStream(backward_.get(), stream));
   MDSIM_CUFFT_CHECK(Fft<real>::backward(backward_.get(), cgrid, grid_real_.data()));
   timeline_mark(stream, "pme: backward FFT");
+  gather(sorted, posq, box, force_fixed, stride, stream);
+}
 
+template <typename real>
+void CudaPme<real>::gather(const SortedAtoms& sorted, const real4* posq, const BoxVectors<double>& box,
+                           unsigned long long* force_fixed, int stride, cudaStream_t stream) {
+  const int nx = n_[0], ny = n_[1], nz = n_[2];
+  const Recip rc = make_recip(box);
   if (sorted.posq != nullptr && sorted.original != nullptr) {
     gather_kernel<real, real4><<<blocks_for(sorted.count, kGatherThreads), kGatherThreads, 0, stream>>>(
         sorted.posq, sorted.count, sorted.original, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);

@@ -18,6 +18,8 @@
 //   4. convolve — multiply by the influence function; the energy (template flag) is summed in double,
 //                 reduced per block in a fixed order and added as fixed point.
 //   5. cuFFT C2R (Z2D).
+//   2-5 in mixed precision on a grid whose sizes have line transforms (7-smooth, 8 to 48 points: the grids of small
+//                 systems): five kernels of pme_line_fft.hpp instead, one thread per grid line.
 //   6. gather   — one thread per atom (in the sorted copy's order when given) recomputes its weights and
 //                 interpolates the potential gradient; the force is added to the caller's fixed-point
 //                 force buffer.
@@ -111,6 +113,9 @@ class CudaPme {
 
  private:
   void update_influence(const BoxVectors<double>& box, cudaStream_t stream);
+  // 6., the force gather from the potential grid (grid_real_), over the sorted copy when given.
+  void gather(const SortedAtoms& sorted, const real4* posq, const BoxVectors<double>& box,
+              unsigned long long* force_fixed, int stride, cudaStream_t stream);
 
   int n_[3];
   double alpha_;
@@ -121,7 +126,8 @@ class CudaPme {
   DeviceBuffer<real> grid_complex_;              // nx*ny*(nz/2+1) complex values (interleaved re, im)
   DeviceBuffer<real> influence_;                 // nx*ny*(nz/2+1) influence function (kJ/mol/e^2)
   DeviceBuffer<double> moduli_;                  // B-spline moduli, nx then ny then nz entries
-  CufftPlan forward_, backward_;
+  CufftPlan forward_, backward_;                 // none with line_fft_
+  bool line_fft_ = false;  // steps 2-5 as pme_line_fft.hpp's line passes (float grids with line transforms)
   bool have_box_ = false;
   BoxVectors<double> last_box_{};
 };

@@ -420,6 +420,21 @@ TEST_CASE("CudaPme float spreads a spatially sorted copy through shared-memory t
   sorted_spread_case(make_box({3.1, 0, 0}, {0.7, 2.9, 0}, {-1.0, 0.8, 2.7}), 32, 30, 28, 3.1, 72);
 }
 
+// Float grids whose sizes all have line transforms (7-smooth, 8 to 48) take pme_line_fft's five passes; the
+// cases below cover both paths (27x27x26 and 64x56x63 keep cuFFT). Odd line counts leave a z line unpaired.
+TEST_CASE("CudaPme's line transforms match CpuPme on grids from 15 to 48 points", "[cuda][pme]") {
+  single_box_case<float>("orthorhombic 30^3", make_box({3.2, 0, 0}, {0, 3.0, 0}, {0, 0, 2.9}), 30, 30, 30, 3.0, 2000,
+                         4321);
+  single_box_case<float>("orthorhombic 48x45x40", make_box({4.9, 0, 0}, {0, 4.6, 0}, {0, 0, 3.9}), 48, 45, 40, 3.1,
+                         3000, 4322);
+  single_box_case<float>("triclinic 21x35x15, odd line counts", make_box({2.1, 0, 0}, {-0.6, 3.3, 0}, {0.5, -0.9, 1.6}),
+                         21, 35, 15, 2.6, 800, 4323);
+  single_box_case<float>("triclinic 45x42x35", make_box({4.5, 0, 0}, {0.8, 4.2, 0}, {-1.1, 1.2, 3.5}), 45, 42, 35, 3.1,
+                         3000, 4324);
+  single_box_case<float>("orthorhombic 64x56x63 (cuFFT)", make_box({6.2, 0, 0}, {0, 5.6, 0}, {0, 0, 6.1}), 64, 56,
+                         63, 3.2, 4000, 4325);
+}
+
 TEST_CASE("CudaPme matches CpuPme: orthorhombic box, 32x30x28 grid", "[cuda][pme]") {
   const Boxd box = make_box({3.2, 0, 0}, {0, 3.0, 0}, {0, 0, 2.8});
   SECTION("float") { single_box_case<float>("orthorhombic 32x30x28", box, 32, 30, 28, 3.0, 2000, 12345); }
