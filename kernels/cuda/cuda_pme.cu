@@ -586,11 +586,12 @@ CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atom
   grid_fixed_.zero(nullptr);
   MDSIM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 
-  // Mixed precision on a grid with line transforms: the line passes (pme_line_fft.hpp), no cuFFT plans.
-  // MDSIM_PME_LINE_FFT=0 keeps cuFFT (for comparisons).
+  // Mixed precision on a grid with line transforms: the line passes (pme_line_fft.hpp), no cuFFT plans; their
+  // launches index replicas in the grid's y dimension (at most 65,535). MDSIM_PME_LINE_FFT=0 keeps cuFFT (for
+  // comparisons).
   if constexpr (std::is_same_v<real, float>) {
     const char* env = std::getenv("MDSIM_PME_LINE_FFT");
-    line_fft_ = line_fft_supports(nx, ny, nz) && (env == nullptr || std::string(env) != "0");
+    line_fft_ = line_fft_supports(nx, ny, nz) && replicas.count <= 65535 && (env == nullptr || std::string(env) != "0");
     if (line_fft_) return;
   }
   if (replicas.count == 1) {

@@ -89,8 +89,9 @@ __global__ void __launch_bounds__(kLineThreads)
   __shared__ float stage[S::kFloats];
   const int t = threadIdx.x;
   const auto [n, line0] = block_z_lines(lines);
+  const float* precision = nullptr;  // grid_value's float overload
   stage_lines<Z, S::kRealStride>(fixed + line0 * Z, n, stage,
-                                 [](unsigned long long v) { return grid_value(v, static_cast<const float*>(nullptr)); });
+                                 [precision](unsigned long long v) { return grid_value(v, precision); });
   __syncthreads();
   const bool one = t < n, two = t + kLineThreads < n;
   Complex a[Z];

@@ -44,12 +44,13 @@ void check_lengths(std::integer_sequence<int, Ns...>, double tolerance) {
   (one(std::integral_constant<int, Ns>{}), ...);
 }
 
-using Lengths = std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 18, 20, 21, 24, 25, 27, 28,
-                                      30, 32, 35, 36, 40, 42, 45, 48, 49, 50, 54, 56, 60, 63, 64>;
+using Lengths = std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 18, 20, 21, 24, 25, 27,
+                                      28, 30, 32, 35, 36, 40, 42, 45, 48, 49, 50, 54, 56, 60, 63, 64>;
 
 }  // namespace
 
-TEST_CASE("fft_line: the constant twiddle factors are cos and sin of 2 pi k / n to double precision", "[physics][fft]") {
+TEST_CASE("fft_line: the constant twiddle factors are cos and sin of 2 pi k / n to double precision",
+          "[physics][fft]") {
   for (const int n : {3, 5, 7, 8, 12, 30, 36, 49}) {
     for (int k = -n; k <= 2 * n; ++k) {
       const fft::UnitRoot r = fft::unit_root(k, n);
