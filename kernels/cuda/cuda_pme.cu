@@ -639,12 +639,8 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
                            box.c.z != last_box_.c.z;
   if (box_changed) update_influence(box, stream);
 
-  using complex = typename Fft<real>::complex;
   const int nx = n_[0], ny = n_[1], nz = n_[2];
-  const int points = nx * ny * nz * replicas_.count;  // every replica's grid
-  const int half_points = nx * ny * (nz / 2 + 1);     // one replica's
   const Recip rc = make_recip(box);
-  complex* cgrid = reinterpret_cast<complex*>(grid_complex_.data());
 
   if constexpr (std::is_same_v<real, float>) {
     if (sorted.posq != nullptr) {
@@ -675,6 +671,10 @@ void CudaPme<real>::compute(const real4* posq, const BoxVectors<double>& box, un
       return;
     }
   }
+  using complex = typename Fft<real>::complex;
+  const int points = nx * ny * nz * replicas_.count;  // every replica's grid
+  const int half_points = nx * ny * (nz / 2 + 1);     // one replica's
+  complex* cgrid = reinterpret_cast<complex*>(grid_complex_.data());
   grid_to_real_kernel<real><<<blocks_for((points + 1) / 2, kGridThreads), kGridThreads, 0, stream>>>(
       grid_fixed_.data(), grid_real_.data(), points);
   MDSIM_CUDA_CHECK_LAUNCH();
