@@ -6,6 +6,12 @@
 
 namespace mdsim::cuda {
 
+// Who takes an item of a small system's build: one warp (tile_build_kernel), or the four warps of a thread block
+// together (tile_build_rows_kernel: a quarter of the item's blocks J each, the same tiles). Automatic: the block for
+// a system alone whose rows mostly go without the atom filter (small boxes: a row packs every atom of its blocks in
+// range), the warp otherwise (NeighborList::rows_together).
+enum class RowBuild { Automatic, Warp, Block };
+
 // The (row, segment) items of one system's build, segment-major: segment 0 of every row (its exclusion tiles and
 // nearest blocks, the heaviest items, first), then segment k of the rows I whose blocks J > I reach into it
 // (I + 1 + k segment < end, the blocks' end). Only items that hold blocks are enumerated.

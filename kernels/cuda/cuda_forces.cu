@@ -442,6 +442,7 @@ class Evaluator {
     o.num_sms = num_sms_;
     o.replicas = replicas_;
     o.pair_classes = opt_.pair_classes;
+    o.row_build = opt_.row_build;
     return o;
   }
 

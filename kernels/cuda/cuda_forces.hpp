@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/build_items.hpp"  // RowBuild
 #include "physics/vec3.hpp"
 #include "platform/context.hpp"  // PositionRestraints
 #include "platform/energy_terms.hpp"
@@ -54,6 +55,8 @@ struct CudaOptions {
   // and charge sites: exactly zero; kernels/cuda/neighbor_list.cuh, PairClasses). DHFR in TIP4P-Ew: 17% fewer
   // tiles. Tests compare with false (the same pair terms, grouped into other tiles).
   bool pair_classes = true;
+  // Which kernel builds a small system's tile list (cuda::RowBuild; both give the same tiles, tests compare them).
+  cuda::RowBuild row_build = cuda::RowBuild::Automatic;
 };
 
 // Wall time of each part of one evaluation (µs, medians), from CUDA events.

@@ -52,6 +52,7 @@ struct NeighborListOptions {
   int num_sms = 1;
   int replicas = 1;                   // a replica batch's copies (CudaOptions::replicas): each its own columns
   bool pair_classes = true;           // uncharged particles in blocks of their own where it pays (choose_class_sort)
+  RowBuild row_build = RowBuild::Automatic;  // tile_build_kernel or tile_build_rows_kernel (rows_together)
 };
 
 // What the tile kernel reads: the list and the sorted atoms.
@@ -169,8 +170,10 @@ class NeighborList {
     const int segments = (replica_max_blocks_ + kBuildSegment - 1) / kBuildSegment;
     const long long build_items = batch ? static_cast<long long>(nblocks_) * segments
                                         : BuildItems{nblocks_, nblocks_, kBuildSegment, segments}.count();
-    const int build_blocks =
-        static_cast<int>(std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
+    const bool together = rows_together(box_d);
+    const int build_blocks = static_cast<int>(
+        together ? std::min<long long>(build_items, std::numeric_limits<int>::max())  // a block per item
+                 : std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
     if (periodic_) {
       block_bounds_kernel<real, true><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
@@ -183,10 +186,7 @@ class NeighborList {
             rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_, sub_columns_,
             column_excess(), exclusion_tiles(), list_view(), lists().rebuild, pair_classes());
       } else {
-        auto build = rectangular_ ? (class_sort() ? tile_build_kernel<real, true, false, true>
-                                                  : tile_build_kernel<real, true, false, false>)
-                                  : (class_sort() ? tile_build_kernel<real, true, true, true>
-                                                  : tile_build_kernel<real, true, true, false>);
+        auto build = periodic_build_kernel(together);
         build<<<build_blocks, 128, 0, stream_>>>(
             replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
             box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(),
@@ -204,6 +204,33 @@ class NeighborList {
     if (opt_.replicas > 1)
       tile_prefix_kernel<<<1, kTilePrefixThreads, 0, stream_>>>(rebuild_flag(), lists());
     MDSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  // Whether a small periodic system's build takes tile_build_rows_kernel: a system alone (not a batch) where a row's
+  // block, taken as a cube holding 32 atoms at the density, reaches too far for the atom filter (row_packer: range +
+  // 2 |h| below half the smallest box height), as in boxes under ~4.3 nm at a 1 nm range. Both kernels make the same
+  // tiles. A batch's replicas rebuild a few at a time, and its build runs beside PME: there a thread block per item
+  // was slower (docs/PERFORMANCE.md).
+  bool rows_together(const Boxd& box) const {
+    if (opt_.row_build != RowBuild::Automatic) return periodic_ && opt_.row_build == RowBuild::Block;
+    if (!periodic_ || opt_.replicas > 1) return false;
+    const double side = std::cbrt(kTileSize * box.volume() / n_replica_);
+    return opt_.range_nm + std::sqrt(3.0) * side >= 0.5 * box.smallest_height();
+  }
+
+  using BuildKernel = void (*)(int, const int*, const real4*, const real4*, const real4*, BoxVectors<real>, real,
+                               const int*, const int*, const int*, const int*, int, ExclusionTiles, TileListView,
+                               const int*, PairClasses, bool);
+  BuildKernel periodic_build_kernel(bool together) const {
+    if (together)
+      return rectangular_ ? (class_sort() ? tile_build_rows_kernel<real, false, true>
+                                          : tile_build_rows_kernel<real, false, false>)
+                          : (class_sort() ? tile_build_rows_kernel<real, true, true>
+                                          : tile_build_rows_kernel<real, true, false>);
+    return rectangular_ ? (class_sort() ? tile_build_kernel<real, true, false, true>
+                                        : tile_build_kernel<real, true, false, false>)
+                        : (class_sort() ? tile_build_kernel<real, true, true, true>
+                                        : tile_build_kernel<real, true, true, false>);
   }
 
   TileKernelView<real> tile_view() {

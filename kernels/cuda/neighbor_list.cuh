@@ -784,6 +784,8 @@ struct RowPacker {
 
   // Blocks J in [first, last). The blocks whose boxes come within range are taken kBatch at a time,
   // their atoms' loads all issued before any is used (the scan is a chain of dependent loads otherwise).
+  // COLLECT (rows without the atom filter, at most kPackBuffer / kTileSize blocks): every atom stays in buf.
+  template <bool COLLECT = false>
   __device__ __forceinline__ void pack(int first, int last) {
     constexpr int kBatch = kPackBatch;
     const int lane = threadIdx.x & 31;
@@ -820,7 +822,7 @@ struct RowPacker {
           if (j[q] >= 0) add_block_atoms(j[q], orig[q], p[q]);
         // A batch adds at most kBatch * 32 atoms to buf directly and shell's survivors (< (kBatch + 1) * 32).
         drain_shell(false);
-        if (fill > kPackBuffer - (2 * kBatch + 1) * kTileSize) emit_whole_tiles();
+        if (!COLLECT && fill > kPackBuffer - (2 * kBatch + 1) * kTileSize) emit_whole_tiles();
       }
     }
   }
@@ -878,15 +880,50 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_pac
 // Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
 constexpr int kBuildSegment = 128;
 
-// One warp per (block row I, segment of blocks J > I): segment 0 copies the row's exclusion tiles;
-// every segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters
+// A small system's build items (tile_build_kernel, tile_build_rows_kernel), (row I, segment of kBuildSegment blocks
+// J > I): one system's as BuildItems enumerates them; a replica batch's row-major, every row max_blocks /
+// kBuildSegment segments (the blocks J of row I are those of I's replica, `columns_per_replica` columns each;
+// `max_blocks`: the most one replica has), those past the replica's end doing nothing.
+struct RowItems {
+  BuildItems one;
+  bool batch;
+  const int* replica_rebuild;
+  const int* block_replica;
+  const int* block_column;
+  const int* column_block_start;
+  int columns_per_replica;
+  __device__ __forceinline__ long long count() const {
+    return batch ? static_cast<long long>(one.nblocks) * one.segments : one.count();
+  }
+  // Item `item`'s row I and its blocks J in [first, last) (first >= last: none); false when the item has nothing
+  // to do (a batch's replica that keeps its list, or a segment past the replica's end).
+  __device__ __forceinline__ bool decode(long long item, int& I, int& segment, int& first, int& last) const {
+    I = static_cast<int>(item / one.segments);
+    segment = static_cast<int>(item % one.segments);
+    if (!batch) one.decode(item, I, segment);
+    if (replica_rebuild[block_replica[I]] == 0) return false;
+    first = I + 1 + segment * kBuildSegment;
+    const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
+    last = min(replica_end, first + kBuildSegment);
+    return segment == 0 || first < last;
+  }
+};
+
+__device__ __forceinline__ RowItems row_items(int max_blocks, const int* __restrict__ nblocks_used, bool batch,
+                                              const int* __restrict__ replica_rebuild, const TileListView& list,
+                                              const int* __restrict__ block_column,
+                                              const int* __restrict__ column_block_start, int columns_per_replica) {
+  const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
+  return {BuildItems{*nblocks_used, column_block_start[columns_per_replica], kBuildSegment, segments},
+          batch, replica_rebuild, list.block_replica, block_column, column_block_start, columns_per_replica};
+}
+
+// One warp per (block row I, segment of blocks J > I), the items of RowItems: segment 0 copies the row's exclusion
+// tiles; every segment takes the atoms of its blocks J whose bounding boxes come within range of I's, filters
 // them atom by atom against I's box and packs them 32 to a tile (so tiles hold mostly interacting
 // atoms). Tile order in memory varies run to run; tile contents do not. Scans every block pair: for
 // small systems (tile_build_columns_kernel below is the large systems' search). At most 72 registers,
-// so 7 blocks fit per SM (the compiler alone would take more). One system (`batch` false): its items as
-// BuildItems enumerates them. A replica batch: row-major, every row max_blocks / kBuildSegment segments (the
-// blocks J of row I are those of I's replica, `columns_per_replica` columns each; `max_blocks`: the most
-// one replica has), those past the replica's end returning at once.
+// so 7 blocks fit per SM (the compiler alone would take more).
 // CLASSES: the list is class-sorted (PairClasses; a separate instantiation, so the path without is unchanged).
 template <typename real, bool PERIODIC, bool TRICLINIC, bool CLASSES>
 __global__ void __launch_bounds__(128, 7) tile_build_kernel(
@@ -900,25 +937,103 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
   int* buf = buffer[threadIdx.x / 32];
-  const int segments = (max_blocks + kBuildSegment - 1) / kBuildSegment;
-  const BuildItems one{*nblocks_used, column_block_start[columns_per_replica], kBuildSegment, segments};
-  const long long items = batch ? static_cast<long long>(one.nblocks) * segments : one.count();
+  const RowItems items = row_items(max_blocks, nblocks_used, batch, replica_rebuild, list, block_column,
+                                   column_block_start, columns_per_replica);
+  const long long count = items.count();
   const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
-  for (long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; item < items;
+  for (long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; item < count;
        item += warps) {
-    int I = static_cast<int>(item / segments), segment = static_cast<int>(item % segments);
-    if (!batch) one.decode(item, I, segment);
-    if (replica_rebuild[list.block_replica[I]] == 0) continue;  // a batch's replica that keeps its list
-    const int first = I + 1 + segment * kBuildSegment;
-    const int replica_end = column_block_start[(block_column[I] / columns_per_replica + 1) * columns_per_replica];
-    const int last = min(replica_end, first + kBuildSegment);
-    if (segment != 0 && first >= last) continue;
+    int I, segment, first, last;
+    if (!items.decode(item, I, segment, first, last)) continue;
     RowPacker<real, PERIODIC, TRICLINIC, CLASSES> packer = row_packer<real, PERIODIC, TRICLINIC, CLASSES>(
         I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf, atoms_i[threadIdx.x / 32], classes);
     if (segment == 0) emit_exclusion_tiles<CLASSES>(I, packer.row, ex, perm, classes, list);
     if (first >= last) continue;
     packer.pack(first, last);
     packer.flush();
+  }
+}
+
+// Slot `slot` (-1: empty) at place p of a row's packing sequence whose tiles are `reserved` (mask 0: a packed tile).
+__device__ __forceinline__ void write_packed(const ReservedTiles& reserved, int p, int slot, const TileListView& list) {
+  const int t = reserved.first + p / kTileSize;
+  if (t >= reserved.end) return;
+  list.tile_atoms[t * kTileSize + p % kTileSize] = slot;
+  list.tile_masks[t * kTileSize + p % kTileSize] = 0u;
+}
+
+// The warps of tile_build_rows_kernel's thread block, and what they share.
+constexpr int kRowWarps = 4;
+struct RowShare {
+  int fill[kRowWarps];  // each warp's atoms
+  int first, end;       // the row's packed tiles (ReservedTiles)
+};
+static_assert(kBuildSegment / kRowWarps * kTileSize <= kPackBuffer, "a warp's quarter of a segment fits its buf");
+
+// A row item without the atom filter, the block's warps together: each collects the atoms of a quarter of the
+// blocks J in [first, last) (RowPacker::pack<true>), the counts place each warp's atoms in the row's packing sequence
+// (blocks J ascending, a block's atoms in slot order, cut into tiles of 32: the tiles pack() and flush() write), one
+// reservation takes the row's tiles. Whole block.
+template <typename Packer>
+__device__ __forceinline__ void pack_together(Packer& packer, int first, int last, RowShare& share) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  first = max(first, packer.I + 1);
+  const int quarter = (max(last - first, 0) + kRowWarps - 1) / kRowWarps;
+  const int mine = first + warp * quarter;
+  packer.template pack<true>(mine, min(last, mine + quarter));
+  __syncwarp();  // buf's appends are visible to the warp
+  if (lane == 0) share.fill[warp] = packer.fill;
+  __syncthreads();
+  int offset = 0, total = 0;
+  for (int w = 0; w < kRowWarps; ++w) {
+    offset += w < warp ? share.fill[w] : 0;
+    total += share.fill[w];
+  }
+  const int tiles = (total + kTileSize - 1) / kTileSize;
+  if (warp == 0 && tiles > 0) {
+    const ReservedTiles reserved = reserve_tiles(packer.I, tiles, packer.list);
+    if (lane == 0) share.first = reserved.first, share.end = reserved.end;
+  }
+  __syncthreads();
+  const ReservedTiles reserved{share.first, share.end};
+  for (int k = lane; k < packer.fill; k += kTileSize) write_packed(reserved, offset + k, packer.buf[k], packer.list);
+  if (warp == kRowWarps - 1 && total + lane < tiles * kTileSize) write_packed(reserved, total + lane, -1, packer.list);
+  packer.fill = 0;
+}
+
+// tile_build_kernel's items and tiles, one thread block of kRowWarps warps per item: in small boxes a row packs every
+// atom of its blocks in range (no atom filter), a long chain of dependent loads for one warp. A row that takes the
+// atom filter (a compact block in a large enough box) is packed by the first warp alone, as tile_build_kernel does.
+template <typename real, bool TRICLINIC, bool CLASSES>
+__global__ void __launch_bounds__(128, 7) tile_build_rows_kernel(
+    int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
+    const real4_t<real>* __restrict__ block_center,
+    const real4_t<real>* __restrict__ block_half, BoxVectors<real> box, real range2,
+    const int* __restrict__ rebuild_flag,
+    const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
+    int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild,
+    PairClasses classes, bool batch) {
+  if (*rebuild_flag == 0) return;
+  __shared__ int buffer[kRowWarps][kPackerInts];
+  __shared__ real4_t<real> atoms_i[kRowWarps][kTileSize];
+  __shared__ RowShare share;
+  const int warp = threadIdx.x / 32;
+  const RowItems items = row_items(max_blocks, nblocks_used, batch, replica_rebuild, list, block_column,
+                                   column_block_start, columns_per_replica);
+  const long long count = items.count();
+  for (long long item = blockIdx.x; item < count; item += gridDim.x) {
+    int I, segment, first, last;
+    if (!items.decode(item, I, segment, first, last)) continue;  // the same for the whole block
+    RowPacker<real, true, TRICLINIC, CLASSES> packer = row_packer<real, true, TRICLINIC, CLASSES>(
+        I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buffer[warp], atoms_i[warp], classes);
+    if (segment == 0 && warp == kRowWarps - 1) emit_exclusion_tiles<CLASSES>(I, packer.row, ex, perm, classes, list);
+    if (!packer.atom_filter) {
+      pack_together(packer, first, last, share);
+    } else if (warp == 0 && first < last) {
+      packer.pack(first, last);
+      packer.flush();
+    }
+    __syncthreads();  // share and the buffers are free for the next item
   }
 }
 

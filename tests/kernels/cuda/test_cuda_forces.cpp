@@ -2,7 +2,8 @@
 // mixed precision to 1e-5 (energy, relative; forces, relative RMS; no atom worse than 1e-3 of the
 // RMS force), double precision to 1e-9; bit-identical repeats; the device-side neighbour-list
 // rebuild; the exclusion-tile buffer's growth; no host<->device transfer in an evaluation; the pair kernel's
-// imaging and the list's search in small rectangular and triclinic boxes.
+// imaging and the list's search in small rectangular and triclinic boxes; the two kernels that build a small
+// system's list (a warp or a thread block per row item) make the same tiles.
 #include "support/catch.hpp"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_forces.hpp"
 #include "support/reference_systems.hpp"
+#include "support/tip4pew_case.hpp"
 
 using namespace mdsim;
 
@@ -323,6 +325,96 @@ TEST_CASE("the pair kernel's imaging and the list's search match the CPU in smal
       CHECK(err.worst_atom < (dbl ? 1e-7 : 1e-3));
     }
   }
+}
+
+namespace {
+
+// Every atom of each replica moved by `step_nm` in a random direction (its own draw per replica and seed).
+std::vector<Vec3d> moved_batch(const std::vector<Vec3d>& x, int replicas, double step_nm, unsigned seed) {
+  std::vector<Vec3d> out;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  for (int r = 0; r < replicas; ++r)
+    for (const Vec3d& p : x) {
+      const Vec3d dir(g(rng), g(rng), g(rng));
+      out.push_back(p + dir * (step_nm / norm(dir)));
+    }
+  return out;
+}
+
+// Forces and energies of `s` at x, then at positions moved past half the buffer (a second build), with the list
+// built by `build`.
+struct ListRun {
+  std::vector<std::vector<Vec3d>> forces;
+  std::vector<std::vector<EnergyTerms>> energies;
+  int builds = 0;
+};
+ListRun run_list(const System& s, const std::vector<Vec3d>& x, CudaOptions opt, cuda::RowBuild build) {
+  opt.row_build = build;
+  CudaForceEvaluator gpu(s, opt);
+  ListRun run;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<Vec3d> at = moved_batch(x, opt.replicas, pass == 0 ? 0.01 : 0.08, 11 + pass);
+    if (pass == 0) gpu.set_positions(at);
+    else gpu.update_positions(at);
+    gpu.compute(true);
+    run.forces.push_back(gpu.forces());
+    run.energies.push_back(gpu.replica_energies());
+  }
+  run.builds = gpu.num_list_builds();
+  return run;
+}
+
+}  // namespace
+
+// tile_build_rows_kernel (the four warps of a thread block per row item, each a quarter of its blocks) must make the
+// tiles tile_build_kernel (one warp per item) makes: the same atoms in the same slots, since a tile's float sums
+// round by its contents. Forces and energies bit for bit, at the first build and after a rebuild: ala2_water and
+// villin_water (small boxes: rows without the atom filter), DHFR (most rows with it: the block's first warp packs
+// those alone), a triclinic gas, TIP4P-Ew (pair classes), a batch of 3 ala2_water replicas; mixed and double.
+TEST_CASE("a small system's tile list built a thread block per row item equals the warp-per-item list bit for bit") {
+  struct Case {
+    std::string name;
+    System system;
+    std::vector<Vec3d> x;
+    int replicas;
+  };
+  const Model gas = random_gas({{3.0, 0.0, 0.0}, {1.0, 2.9, 0.0}, {-0.9, 1.2, 2.8}}, 1000, 1.2, 5);
+  const System tip4p = mdsim_test::tip4pew_system();
+  std::vector<Case> cases;
+  for (const char* name : {"ala2_water", "villin_water", "dhfr"})
+    cases.push_back({name, reference(name).model.system, reference(name).model.positions_nm, 1});
+  const Model& ala2 = reference("ala2_water").model;
+  cases.push_back({"ala2_water x 3", ala2.system, ala2.positions_nm, 3});
+  cases.push_back({"triclinic gas", gas.system, gas.positions_nm, 1});
+  cases.push_back({"tip4pew_ala2", tip4p, mdsim_test::tip4pew_positions(), 1});
+  for (const Case& c : cases)
+    for (const bool dbl : {false, true}) {
+      INFO(c.name << (dbl ? ", double" : ", mixed"));
+      CudaOptions opt;
+      opt.double_precision = dbl;
+      opt.replicas = c.replicas;
+      const ListRun warp = run_list(c.system, c.x, opt, cuda::RowBuild::Warp);
+      const ListRun block = run_list(c.system, c.x, opt, cuda::RowBuild::Block);
+      CHECK(warp.builds >= 2);  // the moved positions were built anew
+      CHECK(block.builds == warp.builds);
+      for (std::size_t pass = 0; pass < 2; ++pass) {
+        std::size_t differing = 0;
+        for (std::size_t i = 0; i < warp.forces[pass].size(); ++i) {
+          const Vec3d& a = warp.forces[pass][i];
+          const Vec3d& b = block.forces[pass][i];
+          differing += (a.x != b.x || a.y != b.y || a.z != b.z) ? 1 : 0;
+        }
+        std::printf("%-14s %-6s build %zu: %zu of %zu atoms' forces differ, nonbonded direct %.9f / %.9f kJ/mol\n",
+                    c.name.c_str(), dbl ? "double" : "mixed", pass + 1, differing, warp.forces[pass].size(),
+                    warp.energies[pass][0].nonbonded_direct, block.energies[pass][0].nonbonded_direct);
+        CHECK(differing == 0);
+        for (std::size_t r = 0; r < warp.energies[pass].size(); ++r) {
+          CHECK(warp.energies[pass][r].nonbonded_direct == block.energies[pass][r].nonbonded_direct);
+          CHECK(warp.energies[pass][r].total == block.energies[pass][r].total);
+        }
+      }
+    }
 }
 
 TEST_CASE("CUDA set_box refuses a box below twice the cutoff, as the CPU platform does") {
