@@ -171,38 +171,41 @@ class NeighborList {
     const long long build_items = batch ? static_cast<long long>(nblocks_) * segments
                                         : BuildItems{nblocks_, nblocks_, kBuildSegment, segments}.count();
     const bool together = rows_together(box_d);
+    // The chain's kernels as programmatic dependent launches in small boxes (H200: ala2_water alone -1 us a step,
+    // 32 replicas -5), not in larger ones (DHFR alone +2).
+    const bool dependent = small_box(box_d);
     const int build_blocks = static_cast<int>(
         together ? std::min<long long>(build_items, std::numeric_limits<int>::max())  // a block per item
                  : std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
     if (periodic_) {
-      block_bounds_kernel<real, true><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
+      launch_kernel(dependent, block_bounds_kernel<real, true>, bounds_blocks, kBoundsThreads, 0, stream_,
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           sorted_at_build_.data(), tile_overflow(), build_count(), rectangular_ ? block_column_.data() : nullptr, ncx_,
           ncy_, sub_columns_, column_excess(), lists());
       if (column_search()) {
         auto build = class_sort() ? tile_build_columns_kernel<real, true> : tile_build_columns_kernel<real, false>;
-        build<<<blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_>>>(
+        launch_kernel(dependent, build, blocks_for(static_cast<long long>(nblocks_) * 32, 128), 128, 0, stream_,
             blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box, range2,
             rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), ncx_, ncy_, sub_columns_,
             column_excess(), exclusion_tiles(), list_view(), lists().rebuild, pair_classes());
       } else {
         auto build = periodic_build_kernel(together);
-        build<<<build_blocks, 128, 0, stream_>>>(
+        launch_kernel(dependent, build, build_blocks, 128, 0, stream_,
             replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(),
             box, range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(),
             ncx_ * ncy_ * sub_columns_, exclusion_tiles(), list_view(), lists().rebuild, pair_classes(), batch);
       }
     } else {
-      block_bounds_kernel<real, false><<<bounds_blocks, kBoundsThreads, 0, stream_>>>(
+      launch_kernel(dependent, block_bounds_kernel<real, false>, bounds_blocks, kBoundsThreads, 0, stream_,
           blocks_used_.data(), sorted_posq_.data(), box, rebuild_flag(), block_center_.data(), block_half_.data(),
           sorted_at_build_.data(), tile_overflow(), build_count(), nullptr, 1, 1, 1, column_excess(), lists());
-      tile_build_kernel<real, false, false, false><<<build_blocks, 128, 0, stream_>>>(
+      launch_kernel(dependent, tile_build_kernel<real, false, false, false>, build_blocks, 128, 0, stream_,
           replica_max_blocks_, blocks_used_.data(), sorted_posq_.data(), block_center_.data(), block_half_.data(), box,
           range2, rebuild_flag(), perm_.data(), block_column_.data(), column_block_start_.data(), 1, exclusion_tiles(),
           list_view(), lists().rebuild, pair_classes(), batch);
     }
     if (opt_.replicas > 1)
-      tile_prefix_kernel<<<1, kTilePrefixThreads, 0, stream_>>>(rebuild_flag(), lists());
+      launch_kernel(dependent, tile_prefix_kernel, 1, kTilePrefixThreads, 0, stream_, rebuild_flag(), lists());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -213,7 +216,11 @@ class NeighborList {
   // was slower (docs/PERFORMANCE.md).
   bool rows_together(const Boxd& box) const {
     if (opt_.row_build != RowBuild::Automatic) return periodic_ && opt_.row_build == RowBuild::Block;
-    if (!periodic_ || opt_.replicas > 1) return false;
+    return opt_.replicas == 1 && small_box(box);
+  }
+  // A periodic box in which a typical row's block reaches past the atom filter's limit.
+  bool small_box(const Boxd& box) const {
+    if (!periodic_) return false;
     const double side = std::cbrt(kTileSize * box.volume() / n_replica_);
     return opt_.range_nm + std::sqrt(3.0) * side >= 0.5 * box.smallest_height();
   }

@@ -35,6 +35,7 @@
 #pragma once
 
 #include "kernels/cuda/build_items.hpp"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/device_types.cuh"
 
 namespace mdsim::cuda {
@@ -295,6 +296,7 @@ __global__ void __launch_bounds__(kBoundsThreads) block_bounds_kernel(
     real4_t<real>* __restrict__ sorted_at_build, int* __restrict__ overflow, int* __restrict__ build_count,
     const int* __restrict__ block_column, int ncx, int ncy, int sub_columns, int* __restrict__ column_excess,
     ReplicaLists lists) {
+  wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
@@ -933,6 +935,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
     const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
     int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild,
     PairClasses classes, bool batch) {
+  wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -1013,6 +1016,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_rows_kernel(
     const int* __restrict__ perm, const int* __restrict__ block_column, const int* __restrict__ column_block_start,
     int columns_per_replica, ExclusionTiles ex, TileListView list, const int* __restrict__ replica_rebuild,
     PairClasses classes, bool batch) {
+  wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[kRowWarps][kPackerInts];
   __shared__ real4_t<real> atoms_i[kRowWarps][kTileSize];
@@ -1052,6 +1056,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
     const int* __restrict__ block_column, const int* __restrict__ column_block_start, int ncx, int ncy,
     int sub_columns, const int* __restrict__ column_excess, ExclusionTiles ex, TileListView list,
     const int* __restrict__ replica_rebuild, PairClasses classes) {
+  wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
   __shared__ int buffer[4][kPackerInts];
   __shared__ real4_t<real> atoms_i[4][kTileSize];
@@ -1113,6 +1118,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
 constexpr int kTilePrefixThreads = 1024;
 __global__ void __launch_bounds__(kTilePrefixThreads) tile_prefix_kernel(const int* __restrict__ rebuild_flag,
                                                                          ReplicaLists lists) {
+  wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
   __shared__ int counts[kTilePrefixThreads];
   int total = 0;

@@ -9,6 +9,7 @@
 
 #include "common/errors.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/pme_grid.cuh"
 #include "physics/fft_line.hpp"
@@ -85,6 +86,7 @@ __device__ __forceinline__ void stage_lines(const In* __restrict__ src, int n, O
 template <int Z>
 __global__ void __launch_bounds__(kLineThreads)
     z_forward_kernel(const unsigned long long* __restrict__ fixed, Complex* __restrict__ half, int lines) {
+  wait_for_prior_grid();  // a dependent launch (launch_kernel)
   using S = ZStage<Z>;
   __shared__ float stage[S::kFloats];
   const int t = threadIdx.x;
@@ -135,6 +137,7 @@ template <int Z>
 __global__ void __launch_bounds__(kLineThreads)
     z_inverse_kernel(const Complex* __restrict__ half, float* __restrict__ potential,
                      unsigned long long* __restrict__ fixed, int lines) {
+  wait_for_prior_grid();  // a dependent launch (launch_kernel)
   using S = ZStage<Z>;
   __shared__ float stage[S::kFloats];
   const int t = threadIdx.x;
@@ -177,6 +180,7 @@ __global__ void __launch_bounds__(kLineThreads)
 // half grid (h = nz/2 + 1); consecutive threads take consecutive kz, so each row of the line is read whole.
 template <int Y, int Sign>
 __global__ void __launch_bounds__(kLineThreads) y_kernel(Complex* __restrict__ half, int nx, int h) {
+  wait_for_prior_grid();  // a dependent launch (launch_kernel)
   const int line = blockIdx.x * kLineThreads + threadIdx.x;
   if (line >= nx * h) return;
   const int x = line / h, kz = line - x * h;
@@ -197,6 +201,7 @@ template <int X, bool ENERGY>
 __global__ void __launch_bounds__(kLineThreads)
     x_kernel(Complex* __restrict__ half, const float* __restrict__ influence, int yh, int h, int nz,
              unsigned long long* __restrict__ energy, int energy_stride) {
+  wait_for_prior_grid();  // a dependent launch (launch_kernel)
   const int m = blockIdx.x * kLineThreads + threadIdx.x;
   double e = 0.0;
   if (m < yh) {
@@ -244,31 +249,33 @@ void line_fft_convolve(const LineFftGrids& g, unsigned long long* energy_fixed, 
   const unsigned r = static_cast<unsigned>(g.replicas);
   const dim3 z_grid(blocks_for(nx * ny, kZLines), r);
   with_length(LineLengths{}, nz, [&](auto n) {
-    z_forward_kernel<decltype(n)::value><<<z_grid, kLineThreads, 0, stream>>>(g.fixed, half, nx * ny);
+    launch_kernel(true, z_forward_kernel<decltype(n)::value>, z_grid, kLineThreads, 0, stream, g.fixed, half, nx * ny);
   });
   MDSIM_CUDA_CHECK_LAUNCH();
   const dim3 y_grid(blocks_for(nx * h, kLineThreads), r);
   with_length(LineLengths{}, ny, [&](auto n) {
-    y_kernel<decltype(n)::value, -1><<<y_grid, kLineThreads, 0, stream>>>(half, nx, h);
+    launch_kernel(true, y_kernel<decltype(n)::value, -1>, y_grid, kLineThreads, 0, stream, half, nx, h);
   });
   MDSIM_CUDA_CHECK_LAUNCH();
   const dim3 x_grid(blocks_for(ny * h, kLineThreads), r);
   with_length(LineLengths{}, nx, [&](auto n) {
     constexpr int X = decltype(n)::value;
     if (energy_fixed != nullptr) {
-      x_kernel<X, true><<<x_grid, kLineThreads, 0, stream>>>(half, g.influence, ny * h, h, nz, energy_fixed,
-                                                              energy_stride);
+      launch_kernel(true, x_kernel<X, true>, x_grid, kLineThreads, 0, stream, half, g.influence, ny * h, h, nz,
+                    energy_fixed, energy_stride);
     } else {
-      x_kernel<X, false><<<x_grid, kLineThreads, 0, stream>>>(half, g.influence, ny * h, h, nz, nullptr, 0);
+      launch_kernel(true, x_kernel<X, false>, x_grid, kLineThreads, 0, stream, half, g.influence, ny * h, h, nz,
+                    nullptr, 0);
     }
   });
   MDSIM_CUDA_CHECK_LAUNCH();
   with_length(LineLengths{}, ny, [&](auto n) {
-    y_kernel<decltype(n)::value, 1><<<y_grid, kLineThreads, 0, stream>>>(half, nx, h);
+    launch_kernel(true, y_kernel<decltype(n)::value, 1>, y_grid, kLineThreads, 0, stream, half, nx, h);
   });
   MDSIM_CUDA_CHECK_LAUNCH();
   with_length(LineLengths{}, nz, [&](auto n) {
-    z_inverse_kernel<decltype(n)::value><<<z_grid, kLineThreads, 0, stream>>>(half, g.potential, g.fixed, nx * ny);
+    launch_kernel(true, z_inverse_kernel<decltype(n)::value>, z_grid, kLineThreads, 0, stream, half, g.potential,
+                  g.fixed, nx * ny);
   });
   MDSIM_CUDA_CHECK_LAUNCH();
 }
