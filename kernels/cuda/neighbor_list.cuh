@@ -879,7 +879,7 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_pac
   return packer;
 }
 
-// Blocks J of one row are scanned in segments of this many, one warp per (row, segment).
+// Blocks J of one row are scanned in segments of this many, one warp (or thread block) per (row, segment).
 constexpr int kBuildSegment = 128;
 
 // A small system's build items (tile_build_kernel, tile_build_rows_kernel), (row I, segment of kBuildSegment blocks
