@@ -170,10 +170,11 @@ class NeighborList {
     const int segments = (replica_max_blocks_ + kBuildSegment - 1) / kBuildSegment;
     const long long build_items = batch ? static_cast<long long>(nblocks_) * segments
                                         : BuildItems{nblocks_, nblocks_, kBuildSegment, segments}.count();
-    const bool together = rows_together(box_d);
+    const bool small = small_box(box_d);
+    const bool together = rows_together(small);
     // The chain's kernels as programmatic dependent launches in small boxes (H200: ala2_water alone -1 us a step,
     // 32 replicas -5), not in larger ones (DHFR alone +2).
-    const bool dependent = small_box(box_d);
+    const bool dependent = small;
     const int build_blocks = static_cast<int>(
         together ? std::min<long long>(build_items, std::numeric_limits<int>::max())  // a block per item
                  : std::min<long long>(blocks_for(build_items * 32, 128), opt_.num_sms * 16LL));
@@ -206,19 +207,18 @@ class NeighborList {
     }
     if (opt_.replicas > 1)
       launch_kernel(dependent, tile_prefix_kernel, 1, kTilePrefixThreads, 0, stream_, rebuild_flag(), lists());
-    MDSIM_CUDA_CHECK_LAUNCH();
   }
 
-  // Whether a small periodic system's build takes tile_build_rows_kernel: a system alone (not a batch) where a row's
-  // block, taken as a cube holding 32 atoms at the density, reaches too far for the atom filter (row_packer: range +
-  // 2 |h| below half the smallest box height), as in boxes under ~4.3 nm at a 1 nm range. Both kernels make the same
-  // tiles. A batch's replicas rebuild a few at a time, and its build runs beside PME: there a thread block per item
-  // was slower (docs/PERFORMANCE.md).
-  bool rows_together(const Boxd& box) const {
+  // Whether a small periodic system's build takes tile_build_rows_kernel (`small`: small_box() of the current box):
+  // a system alone (not a batch) in a small box. Both kernels make the same tiles. A batch's replicas rebuild a few
+  // at a time, and its build runs beside PME: there a thread block per item was slower (docs/PERFORMANCE.md).
+  bool rows_together(bool small) const {
     if (opt_.row_build != RowBuild::Automatic) return periodic_ && opt_.row_build == RowBuild::Block;
-    return opt_.replicas == 1 && small_box(box);
+    return opt_.replicas == 1 && small;
   }
-  // A periodic box in which a typical row's block reaches past the atom filter's limit.
+  // A periodic box in which a row's block, taken as a cube holding 32 atoms at the density, reaches too far for the
+  // atom filter (row_packer: range + 2 |h| below half the smallest box height), as boxes under ~4.3 nm at a 1 nm
+  // range do.
   bool small_box(const Boxd& box) const {
     if (!periodic_) return false;
     const double side = std::cbrt(kTileSize * box.volume() / n_replica_);

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/pme_grid.cuh"
@@ -251,12 +250,10 @@ void line_fft_convolve(const LineFftGrids& g, unsigned long long* energy_fixed, 
   with_length(LineLengths{}, nz, [&](auto n) {
     launch_kernel(true, z_forward_kernel<decltype(n)::value>, z_grid, kLineThreads, 0, stream, g.fixed, half, nx * ny);
   });
-  MDSIM_CUDA_CHECK_LAUNCH();
   const dim3 y_grid(blocks_for(nx * h, kLineThreads), r);
   with_length(LineLengths{}, ny, [&](auto n) {
     launch_kernel(true, y_kernel<decltype(n)::value, -1>, y_grid, kLineThreads, 0, stream, half, nx, h);
   });
-  MDSIM_CUDA_CHECK_LAUNCH();
   const dim3 x_grid(blocks_for(ny * h, kLineThreads), r);
   with_length(LineLengths{}, nx, [&](auto n) {
     constexpr int X = decltype(n)::value;
@@ -268,16 +265,13 @@ void line_fft_convolve(const LineFftGrids& g, unsigned long long* energy_fixed, 
                     nullptr, 0);
     }
   });
-  MDSIM_CUDA_CHECK_LAUNCH();
   with_length(LineLengths{}, ny, [&](auto n) {
     launch_kernel(true, y_kernel<decltype(n)::value, 1>, y_grid, kLineThreads, 0, stream, half, nx, h);
   });
-  MDSIM_CUDA_CHECK_LAUNCH();
   with_length(LineLengths{}, nz, [&](auto n) {
     launch_kernel(true, z_inverse_kernel<decltype(n)::value>, z_grid, kLineThreads, 0, stream, half, g.potential,
                   g.fixed, nx * ny);
   });
-  MDSIM_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace mdsim::cuda
