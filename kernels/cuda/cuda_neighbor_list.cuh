@@ -74,6 +74,14 @@ struct TileKernelView {
   ReplicaLists lists; // a batch's per-replica lists (the tile kernel walks tile_start, clears the rebuild flags)
 };
 
+// A periodic box in which a row's block, taken as a cube holding 32 atoms at the density (`atoms` in the box), reaches
+// too far for the atom filter (row_packer: range + 2 |h| below half the smallest box height), as boxes under ~4.3 nm
+// at a 1 nm range do.
+inline bool small_search_box(const Boxd& box, double range_nm, int atoms) {
+  const double side = std::cbrt(kTileSize * box.volume() / atoms);
+  return range_nm + std::sqrt(3.0) * side >= 0.5 * box.smallest_height();
+}
+
 template <typename real>
 class NeighborList {
  public:
@@ -216,14 +224,7 @@ class NeighborList {
     if (opt_.row_build != RowBuild::Automatic) return periodic_ && opt_.row_build == RowBuild::Block;
     return opt_.replicas == 1 && small;
   }
-  // A periodic box in which a row's block, taken as a cube holding 32 atoms at the density, reaches too far for the
-  // atom filter (row_packer: range + 2 |h| below half the smallest box height), as boxes under ~4.3 nm at a 1 nm
-  // range do.
-  bool small_box(const Boxd& box) const {
-    if (!periodic_) return false;
-    const double side = std::cbrt(kTileSize * box.volume() / n_replica_);
-    return opt_.range_nm + std::sqrt(3.0) * side >= 0.5 * box.smallest_height();
-  }
+  bool small_box(const Boxd& box) const { return periodic_ && small_search_box(box, opt_.range_nm, n_replica_); }
 
   using BuildKernel = void (*)(int, const int*, const real4*, const real4*, const real4*, BoxVectors<real>, real,
                                const int*, const int*, const int*, const int*, int, ExclusionTiles, TileListView,

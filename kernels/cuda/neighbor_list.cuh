@@ -1114,27 +1114,44 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
 }
 
 // A batch, after the builds: the exclusive prefix sum of the replicas' tile counts (each at most its region), for
-// the tile kernel. One block; nothing when no replica rebuilt.
+// the tile kernel (tile_start[replicas]: the total). One block, a scan of 1,024 replicas at a time; nothing when no
+// replica rebuilt.
 constexpr int kTilePrefixThreads = 1024;
 __global__ void __launch_bounds__(kTilePrefixThreads) tile_prefix_kernel(const int* __restrict__ rebuild_flag,
                                                                          ReplicaLists lists) {
   wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
-  __shared__ int counts[kTilePrefixThreads];
-  int total = 0;
+  __shared__ int warp_sums[kTilePrefixThreads / 32];
+  __shared__ int carry;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  if (threadIdx.x == 0) carry = 0;
   for (int base = 0; base < lists.replicas; base += kTilePrefixThreads) {
     const int r = base + static_cast<int>(threadIdx.x);
-    counts[threadIdx.x] = r < lists.replicas ? min(lists.tile_count[r], lists.region) : 0;
+    const int count = r < lists.replicas ? min(lists.tile_count[r], lists.region) : 0;
+    int sum = count;  // inclusive scan within the warp, then over the warps' totals
+    for (int off = 1; off < 32; off <<= 1) {
+      const int up = __shfl_up_sync(0xffffffffu, sum, off);
+      if (lane >= off) sum += up;
+    }
+    __syncthreads();  // the previous chunk's reads of warp_sums and carry are done
+    if (lane == 31) warp_sums[warp] = sum;
     __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int k = 0; k < kTilePrefixThreads && base + k < lists.replicas; ++k) {
-        lists.tile_start[base + k] = total;
-        total += counts[k];
+    if (warp == 0) {
+      int w = warp_sums[lane];
+      for (int off = 1; off < 32; off <<= 1) {
+        const int up = __shfl_up_sync(0xffffffffu, w, off);
+        if (lane >= off) w += up;
       }
-      if (base + kTilePrefixThreads >= lists.replicas) lists.tile_start[lists.replicas] = total;
+      warp_sums[lane] = w;  // inclusive over the warps
     }
     __syncthreads();
+    const int before = carry + (warp > 0 ? warp_sums[warp - 1] : 0) + sum - count;
+    if (r < lists.replicas) lists.tile_start[r] = before;
+    __syncthreads();  // every thread has read carry
+    if (threadIdx.x == 0) carry += warp_sums[kTilePrefixThreads / 32 - 1];
   }
+  __syncthreads();
+  if (threadIdx.x == 0) lists.tile_start[lists.replicas] = carry;
 }
 
 }  // namespace mdsim::cuda
