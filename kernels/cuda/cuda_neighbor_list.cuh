@@ -74,6 +74,13 @@ struct TileKernelView {
   ReplicaLists lists; // a batch's per-replica lists (the tile kernel walks tile_start, clears the rebuild flags)
 };
 
+// Bits a non-negative value needs (0 for 0): the radix sorts' key widths.
+inline int bits_for(int value) {
+  int bits = 0;
+  while (bits < 31 && (value >> bits) != 0) ++bits;
+  return bits;
+}
+
 // A periodic box in which a row's block, taken as a cube holding 32 atoms at the density (`atoms` in the box), reaches
 // too far for the atom filter (row_packer: range + 2 |h| below half the smallest box height), as boxes under ~4.3 nm
 // at a 1 nm range do.
@@ -214,7 +221,7 @@ class NeighborList {
           list_view(), lists().rebuild, pair_classes(), batch);
     }
     if (opt_.replicas > 1)
-      launch_kernel(dependent, tile_prefix_kernel, 1, kTilePrefixThreads, 0, stream_, rebuild_flag(), lists());
+      launch_kernel(dependent, tile_prefix_kernel, 1, kScanThreads, 0, stream_, rebuild_flag(), lists());
   }
 
   // Whether a small periodic system's build takes tile_build_rows_kernel (`small`: small_box() of the current box):
@@ -355,9 +362,8 @@ class NeighborList {
     sort_keys_in_.resize(n_);
     sort_keys_out_.resize(n_);
     const int ncolumns = this->ncolumns();
-    column_counts_.resize(ncolumns);
-    column_raw_start_.resize(ncolumns);
-    column_padded_start_.resize(ncolumns);
+    column_raw_start_.resize(ncolumns + 1);
+    column_padded_start_.resize(ncolumns + 1);
     column_block_start_.resize(ncolumns + 1);
     block_column_.resize(nblocks_);
     block_replica_.resize(nblocks_);
@@ -488,17 +494,18 @@ class NeighborList {
     spatial_keys_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
         n_, pos, periodic_, box, ncx_, ncy_, n_replica_, class_sort() ? atom_class_.data() : nullptr, class_group_,
         sort_keys_in_.data(), sort_values_in_.data());
+    const int ncolumns = this->ncolumns();
+    // The keys' bits above the column's are zero: sorting only the bits in use gives the same order in fewer passes.
     std::size_t temp = sort_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), temp, sort_keys_in_.data(),
                                                      sort_keys_out_.data(), sort_values_in_.data(),
-                                                     sort_values_out_.data(), n_, 0, 64, stream_));
-    column_counts_.zero(stream_);
+                                                     sort_values_out_.data(), n_, 0, 32 + bits_for(ncolumns - 1),
+                                                     stream_));
     MDSIM_CUDA_CHECK(cudaMemsetAsync(perm_.data(), 0xff, perm_.bytes(), stream_));  // -1: padding
-    const int ncolumns = this->ncolumns();
-    column_count_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, sort_keys_out_.data(),
-                                                                            column_counts_.data());
-    column_scan_kernel<<<1, 1, 0, stream_>>>(ncolumns, column_counts_.data(), column_raw_start_.data(),
-                                             column_padded_start_.data(), blocks_used_.data());
+    column_starts_kernel<<<blocks_for(n_ + 1), kThreads, 0, stream_>>>(n_, ncolumns, sort_keys_out_.data(),
+                                                                        column_raw_start_.data());
+    column_scan_kernel<<<1, kScanThreads, 0, stream_>>>(ncolumns, column_raw_start_.data(),
+                                                        column_padded_start_.data(), blocks_used_.data());
     scatter_sorted_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(
         n_, sort_keys_out_.data(), sort_values_out_.data(), column_raw_start_.data(), column_padded_start_.data(),
         perm_.data(), slot_of_.data());
@@ -519,9 +526,12 @@ class NeighborList {
     exclusion_keys_kernel<<<blocks_for(items), kThreads, 0, stream_>>>(
         num_excluded_pairs_, excluded_pairs_.data(), nblocks_, blocks_used_.data(), slot_of_.data(),
         exclusion_keys_.data());
+    // Keys (I << 32) | J with I, J < nblocks_, and all ones past the blocks in use: sorted on their low 32 +
+    // bits_for(nblocks_) bits, in which the all-ones keys are still the largest, they come in the order all 64 give.
     std::size_t temp = exclusion_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(exclusion_temp_.data(), temp, exclusion_keys_.data(),
-                                                    exclusion_tile_keys_.data(), items, 0, 64, stream_));
+                                                    exclusion_tile_keys_.data(), items, 0, 32 + bits_for(nblocks_),
+                                                    stream_));
     temp = exclusion_temp_.size();
     MDSIM_CUDA_CHECK(cub::DeviceSelect::Unique(exclusion_temp_.data(), temp, exclusion_tile_keys_.data(),
                                                exclusion_keys_.data(), exclusion_tile_count_.data(), items, stream_));
@@ -593,7 +603,7 @@ class NeighborList {
   // The sort.
   DeviceBuffer<unsigned long long> sort_keys_in_, sort_keys_out_;
   DeviceBuffer<int> sort_values_in_, sort_values_out_;
-  DeviceBuffer<int> column_counts_, column_raw_start_, column_padded_start_, blocks_used_;
+  DeviceBuffer<int> column_raw_start_, column_padded_start_, blocks_used_;  // [ncolumns + 1], [.. + 1], [1]
   DeviceBuffer<int> column_block_start_, block_column_;  // blocks of each column; column of each block
   DeviceBuffer<unsigned char> sort_temp_;
   // Exclusion data (System order).

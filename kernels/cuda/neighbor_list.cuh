@@ -121,25 +121,67 @@ __global__ void spatial_keys_kernel(int n, const double4_16a* __restrict__ pos, 
   values[i] = i;
 }
 
-// Atoms per column of the sorted keys (counts zeroed before).
-__global__ void column_count_kernel(int n, const unsigned long long* __restrict__ sorted_keys, int* __restrict__ counts) {
-  const int u = blockIdx.x * blockDim.x + threadIdx.x;
-  if (u < n) atomicAdd(&counts[sorted_keys[u] >> 32], 1);
+// Exclusive prefix sums of count(i) for i in [0, n) into out[0..n] (out[n]: the total, also returned to every
+// thread), by one block of kScanThreads threads, kScanThreads values at a time.
+constexpr int kScanThreads = 1024;
+template <typename Count>
+__device__ int block_exclusive_scan(int n, Count count, int* __restrict__ out) {
+  __shared__ int warp_sums[kScanThreads / 32];
+  __shared__ int carry;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  if (threadIdx.x == 0) carry = 0;
+  for (int base = 0; base < n; base += kScanThreads) {
+    const int i = base + static_cast<int>(threadIdx.x);
+    const int value = i < n ? count(i) : 0;
+    int sum = value;  // inclusive scan within the warp, then over the warps' totals
+    for (int off = 1; off < 32; off <<= 1) {
+      const int up = __shfl_up_sync(0xffffffffu, sum, off);
+      if (lane >= off) sum += up;
+    }
+    __syncthreads();  // the previous chunk's reads of warp_sums and carry are done
+    if (lane == 31) warp_sums[warp] = sum;
+    __syncthreads();
+    if (warp == 0) {
+      int w = warp_sums[lane];
+      for (int off = 1; off < 32; off <<= 1) {
+        const int up = __shfl_up_sync(0xffffffffu, w, off);
+        if (lane >= off) w += up;
+      }
+      warp_sums[lane] = w;  // inclusive over the warps
+    }
+    __syncthreads();
+    if (i < n) out[i] = carry + (warp > 0 ? warp_sums[warp - 1] : 0) + sum - value;
+    __syncthreads();  // every thread has read carry
+    if (threadIdx.x == 0) carry += warp_sums[kScanThreads / 32 - 1];
+  }
+  __syncthreads();
+  const int total = carry;
+  if (threadIdx.x == 0) out[n] = total;
+  return total;
 }
 
-// Start of each column in the sorted order, unpadded and padded to whole blocks; the number of
-// blocks in use. Columns are few (≈ N / 100 at most): one thread does it.
-__global__ void column_scan_kernel(int ncolumns, const int* __restrict__ counts, int* __restrict__ raw_start,
-                                   int* __restrict__ padded_start, int* __restrict__ nblocks_used) {
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  int raw = 0, padded = 0;
-  for (int c = 0; c < ncolumns; ++c) {
-    raw_start[c] = raw;
-    padded_start[c] = padded;
-    raw += counts[c];
-    padded += (counts[c] + kTileSize - 1) / kTileSize * kTileSize;
-  }
-  *nblocks_used = padded / kTileSize;
+// After sorting: start[c] for c in [0, ncolumns] (start[ncolumns] = n), the first sorted position of column c, or of
+// the next column holding atoms where c holds none. The keys are sorted, so the position where a column's run of
+// keys begins fills the starts of the columns since the previous run: no atomics. n + 1 threads.
+__global__ void column_starts_kernel(int n, int ncolumns, const unsigned long long* __restrict__ sorted_keys,
+                                     int* __restrict__ start) {
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u > n) return;
+  const int column = u < n ? static_cast<int>(sorted_keys[u] >> 32) : ncolumns;
+  const int previous = u > 0 ? static_cast<int>(sorted_keys[u - 1] >> 32) : -1;
+  for (int c = previous + 1; c <= column; ++c) start[c] = u;
+}
+
+// Start of each column padded to whole blocks (padded_start[0..ncolumns]) from the unpadded starts; the number of
+// blocks in use. One block.
+__global__ void __launch_bounds__(kScanThreads) column_scan_kernel(int ncolumns, const int* __restrict__ raw_start,
+                                                                   int* __restrict__ padded_start,
+                                                                   int* __restrict__ nblocks_used) {
+  const int padded = block_exclusive_scan(
+      ncolumns,
+      [&](int c) { return (raw_start[c + 1] - raw_start[c] + kTileSize - 1) / kTileSize * kTileSize; },
+      padded_start);
+  if (threadIdx.x == 0) *nblocks_used = padded / kTileSize;
 }
 
 // After sorting: sorted slot of every atom (its column's padded start + its rank in the column), as
@@ -1114,44 +1156,13 @@ __global__ void __launch_bounds__(128, 7) tile_build_columns_kernel(
 }
 
 // A batch, after the builds: the exclusive prefix sum of the replicas' tile counts (each at most its region), for
-// the tile kernel (tile_start[replicas]: the total). One block, a scan of 1,024 replicas at a time; nothing when no
-// replica rebuilt.
-constexpr int kTilePrefixThreads = 1024;
-__global__ void __launch_bounds__(kTilePrefixThreads) tile_prefix_kernel(const int* __restrict__ rebuild_flag,
-                                                                         ReplicaLists lists) {
+// the tile kernel (tile_start[replicas]: the total). One block; nothing when no replica rebuilt.
+__global__ void __launch_bounds__(kScanThreads) tile_prefix_kernel(const int* __restrict__ rebuild_flag,
+                                                                   ReplicaLists lists) {
   wait_for_prior_grid();  // may be a dependent launch (launch_kernel)
   if (*rebuild_flag == 0) return;
-  __shared__ int warp_sums[kTilePrefixThreads / 32];
-  __shared__ int carry;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-  if (threadIdx.x == 0) carry = 0;
-  for (int base = 0; base < lists.replicas; base += kTilePrefixThreads) {
-    const int r = base + static_cast<int>(threadIdx.x);
-    const int count = r < lists.replicas ? min(lists.tile_count[r], lists.region) : 0;
-    int sum = count;  // inclusive scan within the warp, then over the warps' totals
-    for (int off = 1; off < 32; off <<= 1) {
-      const int up = __shfl_up_sync(0xffffffffu, sum, off);
-      if (lane >= off) sum += up;
-    }
-    __syncthreads();  // the previous chunk's reads of warp_sums and carry are done
-    if (lane == 31) warp_sums[warp] = sum;
-    __syncthreads();
-    if (warp == 0) {
-      int w = warp_sums[lane];
-      for (int off = 1; off < 32; off <<= 1) {
-        const int up = __shfl_up_sync(0xffffffffu, w, off);
-        if (lane >= off) w += up;
-      }
-      warp_sums[lane] = w;  // inclusive over the warps
-    }
-    __syncthreads();
-    const int before = carry + (warp > 0 ? warp_sums[warp - 1] : 0) + sum - count;
-    if (r < lists.replicas) lists.tile_start[r] = before;
-    __syncthreads();  // every thread has read carry
-    if (threadIdx.x == 0) carry += warp_sums[kTilePrefixThreads / 32 - 1];
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) lists.tile_start[lists.replicas] = carry;
+  block_exclusive_scan(
+      lists.replicas, [&](int r) { return min(lists.tile_count[r], lists.region); }, lists.tile_start);
 }
 
 }  // namespace mdsim::cuda
