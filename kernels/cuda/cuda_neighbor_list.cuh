@@ -225,11 +225,14 @@ class NeighborList {
   }
 
   // Whether a small periodic system's build takes tile_build_rows_kernel (`small`: small_box() of the current box):
-  // a system alone (not a batch) in a small box. Both kernels make the same tiles. A batch's replicas rebuild a few
-  // at a time, and its build runs beside PME: there a thread block per item was slower (docs/PERFORMANCE.md).
+  // a system alone in a small box, and a batch in small boxes while its rows fill at most six waves of the rows
+  // kernel's resident blocks (7 an SM; about a third of the rows rebuild at a step, as each replica's list lasts
+  // ~3 steps). Both kernels make the same tiles. A larger batch has items enough for a warp each, and a block per
+  // item was slower there (32 x ala2_water a block, 16 x villin_water a block, 128 x ala2_water a warp:
+  // docs/PERFORMANCE.md).
   bool rows_together(bool small) const {
     if (opt_.row_build != RowBuild::Automatic) return periodic_ && opt_.row_build == RowBuild::Block;
-    return opt_.replicas == 1 && small;
+    return small && (opt_.replicas == 1 || nblocks_ <= 42LL * opt_.num_sms);
   }
   bool small_box(const Boxd& box) const { return periodic_ && small_search_box(box, opt_.range_nm, n_replica_); }
 

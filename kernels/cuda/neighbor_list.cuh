@@ -676,6 +676,9 @@ __device__ __forceinline__ void emit_exclusion_tiles(int I, const RowExclusions&
 constexpr int kPackBuffer = 1024;
 constexpr int kPackBatch = 4;  // blocks J whose atoms RowPacker::pack loads together
 constexpr int kShellBuffer = (kPackBatch + 1) * kTileSize;
+// In order (RowPacker::add_batch_in_order), a batch's checks' results: a bit per candidate of its (at most kPackBatch *
+// kTileSize) in shell, in the words after them.
+static_assert(kPackBatch * kTileSize + kPackBatch <= kShellBuffer, "a batch's candidates and their bits fit shell");
 constexpr int kPackerInts = kPackBuffer + kShellBuffer;
 // Candidates closer than range - kShellWidth (nm) to block I's box are packed without the atom filter's
 // check (a candidate may always be kept: only a drop needs the check). With 0.2 nm most candidates skip
@@ -706,9 +709,12 @@ struct RowPacker {
   // of I's box: about a fifth fewer pair slots for water, since the box's dilated edges and corners
   // hold atoms that no atom of I reaches. Only candidates in the box's outer shell (farther than
   // range - kShellWidth from it) are checked; they wait in `shell` (kShellBuffer ints after buf) and
-  // are checked 32 at a time, every lane busy. Used when I's box is compact enough that imaging a
-  // candidate once next to the centre finds its nearest image to every atom of I.
+  // are checked 32 at a time, every lane busy. Imaging a candidate once next to I's centre finds its
+  // nearest image to every atom of I when I's box is compact enough for the box (row_packer); otherwise
+  // (pair_image, small rectangular boxes) each (candidate, atom of I) displacement takes its minimum image.
+  // Off in small triclinic boxes (the minimum image need not be the nearest there).
   bool atom_filter = false;
+  bool pair_image = false;
   real4_t<real>* xi = nullptr;  // the warp's 32 atoms of block I relative to I's box centre (imaged
                                 // next to it), in shared memory: one broadcast load per check
   real inner2 = 0;   // (range - kShellWidth)^2, or 0
@@ -758,6 +764,7 @@ struct RowPacker {
   // Is a candidate at d from I's centre within range of some atom of I? The atoms of I are tried in
   // 4 rounds of 8, each round spread over the block (atoms c, c+4, ..., c+28; the block is sorted
   // along its column), until every lane with a candidate has found one. Whole warp.
+  template <bool IMAGE>
   __device__ __forceinline__ bool near_some_atom(const Vec3<real>& d, bool candidate) const {
     bool close = false;
 #pragma unroll 1
@@ -766,11 +773,22 @@ struct RowPacker {
 #pragma unroll
       for (int k = 0; k < kTileSize; k += 4) {
         const real4_t<real> a = xi[c + k];
-        const real ex = d.x - a.x, ey = d.y - a.y, ez = d.z - a.z;
-        close |= ex * ex + ey * ey + ez * ez < range2;
+        Vec3<real> e(d.x - a.x, d.y - a.y, d.z - a.z);
+        // Both at most half a box from I's centre: each component's nearest image is e or e -+ the edge, and
+        // min(|e|, L - |e|) has its length.
+        if (IMAGE) {
+          e.x = min(fabs(e.x), box.v.a.x - fabs(e.x));
+          e.y = min(fabs(e.y), box.v.b.y - fabs(e.y));
+          e.z = min(fabs(e.z), box.v.c.z - fabs(e.z));
+        }
+        close |= dot(e, e) < range2;
       }
     }
     return candidate && close;
+  }
+  __device__ __forceinline__ bool near_some_atom(const Vec3<real>& d, bool candidate) const {
+    return PERIODIC && !TRICLINIC && pair_image ? near_some_atom<true>(d, candidate)
+                                                : near_some_atom<false>(d, candidate);
   }
 
   // Checks the last (up to) 32 candidates waiting in shell against I's atoms and appends those in
@@ -799,14 +817,57 @@ struct RowPacker {
   // With pair classes, a row without LJ takes charged candidates only (p.w: the charge); the blocks J a row scans
   // are filtered by their classes before (pack), which spares an uncharged row the blocks without LJ.
   __device__ __forceinline__ void add_block_atoms(int j, int orig, const real4_t<real>& p) {
+    bool near, check;
+    classify(orig, p, near, check);
+    append(buf, fill, near && !check, j);
+    if (atom_filter) append(shell, shell_fill, check, j);
+  }
+
+  // Is this lane's atom of a block J (original index orig, position p) within range of I's box (near), and
+  // must the atom filter check it (in the box's outer shell)?
+  __device__ __forceinline__ void classify(int orig, const real4_t<real>& p, bool& near, bool& check) const {
     const Vec3<real> d(p.x - ci.x, p.y - ci.y, p.z - ci.z);
     const Vec3<real> half(hi.x, hi.y, hi.z);
     const real box_distance2 =
         PERIODIC ? box.template gap2_to_nearest_image<TRICLINIC>(d, half, range2) : gap2_beyond(d, half);
-    const bool near = orig >= 0 && (!CLASSES || (i_class & kClassLj) != 0 || p.w != real(0)) && box_distance2 < range2;
-    const bool check = atom_filter && near && box_distance2 >= inner2;
-    append(buf, fill, near && !check, j);
-    if (atom_filter) append(shell, shell_fill, check, j);
+    near = orig >= 0 && (!CLASSES || (i_class & kClassLj) != 0 || p.w != real(0)) && box_distance2 < range2;
+    check = atom_filter && near && box_distance2 >= inner2;
+  }
+
+  // pack's in-order form of add_block_atoms for a batch of blocks: the atoms kept go to buf block by block, each
+  // block's in slot order (the order without the filter), so that the tiles are the same however a row's blocks
+  // are split among warps (pack_together). The shell's candidates are checked per batch (the last 32 with idle
+  // lanes), not carried on to the next.
+  __device__ __forceinline__ void add_batch_in_order(const int (&j)[kPackBatch], const int (&orig)[kPackBatch],
+                                                     const real4_t<real> (&p)[kPackBatch]) {
+    const int lane = threadIdx.x & 31;
+    bool near[kPackBatch], check[kPackBatch];
+    int entry[kPackBatch];  // this lane's candidate's place in shell
+#pragma unroll
+    for (int q = 0; q < kPackBatch; ++q) {
+      near[q] = check[q] = false;
+      if (j[q] >= 0) classify(orig[q], p[q], near[q], check[q]);
+      entry[q] = shell_fill + __popc(__ballot_sync(0xffffffffu, check[q]) & ((1u << lane) - 1u));
+      if (atom_filter) append(shell, shell_fill, check[q], j[q]);
+    }
+    unsigned int* const kept = reinterpret_cast<unsigned int*>(shell + kPackBatch * kTileSize);
+    __syncwarp();  // the appends to shell are visible
+    for (int c = 0; c * kTileSize < shell_fill; ++c) {
+      const int at = c * kTileSize + lane;
+      const int jc = at < shell_fill ? shell[at] : -1;
+      Vec3<real> d(0, 0, 0);
+      if (jc >= 0) d = from_centre(sorted_posq[jc]);
+      const unsigned int bits = __ballot_sync(0xffffffffu, near_some_atom(d, jc >= 0));
+      if (lane == 0) kept[c] = bits;
+    }
+    __syncwarp();  // kept is visible
+#pragma unroll
+    for (int q = 0; q < kPackBatch; ++q) {
+      const bool passed = !check[q] || ((kept[entry[q] / kTileSize] >> (entry[q] % kTileSize)) & 1u) != 0u;
+      append(buf, fill, near[q] && passed, j[q]);
+    }
+    shell_fill = 0;
+    __syncwarp();  // shell and kept are read before the next batch's appends
   }
 
   // Writes the whole tiles waiting in buf and moves the rest (< 32 atoms) to its front.
@@ -828,8 +889,11 @@ struct RowPacker {
 
   // Blocks J in [first, last). The blocks whose boxes come within range are taken kBatch at a time,
   // their atoms' loads all issued before any is used (the scan is a chain of dependent loads otherwise).
-  // COLLECT (rows without the atom filter, at most kPackBuffer / kTileSize blocks): every atom stays in buf.
-  template <bool COLLECT = false>
+  // COLLECT (at most kPackBuffer / kTileSize blocks): every atom stays in buf. IN_ORDER: a row whose atom filter
+  // takes each pair's image (pair_image) goes through add_batch_in_order (the row kernels, where such a row's tiles
+  // must not depend on how it is split among warps); otherwise the shell's candidates wait until 32 can be checked
+  // at once.
+  template <bool COLLECT = false, bool IN_ORDER = false>
   __device__ __forceinline__ void pack(int first, int last) {
     constexpr int kBatch = kPackBatch;
     const int lane = threadIdx.x & 31;
@@ -861,11 +925,15 @@ struct RowPacker {
             p[q] = sorted_posq[j[q]];
           }
         }
+        if (IN_ORDER && pair_image && atom_filter) {
+          add_batch_in_order(j, orig, p);
+        } else {
 #pragma unroll
-        for (int q = 0; q < kBatch; ++q)
-          if (j[q] >= 0) add_block_atoms(j[q], orig[q], p[q]);
-        // A batch adds at most kBatch * 32 atoms to buf directly and shell's survivors (< (kBatch + 1) * 32).
-        drain_shell(false);
+          for (int q = 0; q < kBatch; ++q)
+            if (j[q] >= 0) add_block_atoms(j[q], orig[q], p[q]);
+          // A batch adds at most kBatch * 32 atoms to buf directly and shell's survivors (< (kBatch + 1) * 32).
+          drain_shell(false);
+        }
         if (!COLLECT && fill > kPackBuffer - (2 * kBatch + 1) * kTileSize) emit_whole_tiles();
       }
     }
@@ -901,13 +969,15 @@ __device__ __forceinline__ RowPacker<real, PERIODIC, TRICLINIC, CLASSES> row_pac
     packer.classes = classes;
     packer.i_class = classes.block[I];
   }
-  // The atom filter's condition: a candidate within range of an atom of I lies within range + |h| of
-  // the centre, so imaging it next to the centre is exact while range + 2|h| stays below half the
-  // smallest box height (the margin also covers the atoms' imaging next to the block's first atom).
+  // Imaging a candidate next to I's centre: a candidate within range of an atom of I lies within range + |h| of
+  // the centre, so that image is exact while range + 2|h| stays below half the smallest box height (the margin
+  // also covers the atoms' imaging next to the block's first atom). Beyond that, in a rectangular box, each pair
+  // takes its own minimum image (the nearest there).
   const real h2 = packer.hi.x * packer.hi.x + packer.hi.y * packer.hi.y + packer.hi.z * packer.hi.z;
   const real half_height = real(0.5) * box.smallest_height();
   const real reach = sqrt(range2) + real(2) * sqrt(h2);
-  packer.atom_filter = !PERIODIC || reach < half_height;
+  packer.pair_image = PERIODIC && reach >= half_height;
+  packer.atom_filter = !packer.pair_image || !TRICLINIC;
   if (packer.atom_filter) {
     const Vec3<real> x = packer.from_centre(sorted_posq[I * kTileSize + lane]);
     __syncwarp();  // the previous row's checks have read atoms_i
@@ -994,7 +1064,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_kernel(
         I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buf, atoms_i[threadIdx.x / 32], classes);
     if (segment == 0) emit_exclusion_tiles<CLASSES>(I, packer.row, ex, perm, classes, list);
     if (first >= last) continue;
-    packer.pack(first, last);
+    packer.template pack<false, true>(first, last);
     packer.flush();
   }
 }
@@ -1015,17 +1085,17 @@ struct RowShare {
 };
 static_assert(kBuildSegment / kRowWarps * kTileSize <= kPackBuffer, "a warp's quarter of a segment fits its buf");
 
-// A row item without the atom filter, the block's warps together: each collects the atoms of a quarter of the
-// blocks J in [first, last) (RowPacker::pack<true>), the counts place each warp's atoms in the row's packing sequence
-// (blocks J ascending, a block's atoms in slot order, cut into tiles of 32: the tiles pack() and flush() write), one
-// reservation takes the row's tiles. Whole block.
+// A row item without the atom filter or with its per-pair images, the block's warps together: each collects the
+// atoms of a quarter of the blocks J in [first, last) (RowPacker::pack<true, true>), the counts place each warp's
+// atoms in the row's packing sequence (blocks J ascending, a block's atoms in slot order, cut into tiles of 32: the
+// tiles pack<false, true>() and flush() write), one reservation takes the row's tiles. Whole block.
 template <typename Packer>
 __device__ __forceinline__ void pack_together(Packer& packer, int first, int last, RowShare& share) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   first = max(first, packer.I + 1);
   const int quarter = (max(last - first, 0) + kRowWarps - 1) / kRowWarps;
   const int mine = first + warp * quarter;
-  packer.template pack<true>(mine, min(last, mine + quarter));
+  packer.template pack<true, true>(mine, min(last, mine + quarter));
   __syncwarp();  // buf's appends are visible to the warp
   if (lane == 0) share.fill[warp] = packer.fill;
   __syncthreads();
@@ -1046,9 +1116,11 @@ __device__ __forceinline__ void pack_together(Packer& packer, int first, int las
   packer.fill = 0;
 }
 
-// tile_build_kernel's items and tiles, one thread block of kRowWarps warps per item: in small boxes a row packs every
-// atom of its blocks in range (no atom filter), a long chain of dependent loads for one warp. A row that takes the
-// atom filter (a compact block in a large enough box) is packed by the first warp alone, as tile_build_kernel does.
+// tile_build_kernel's items and tiles, one thread block of kRowWarps warps per item: in small boxes a row's blocks
+// J in range are many for its one box (and each candidate in the box's shell is checked against I's atoms at its
+// own minimum image), a long chain of dependent loads for one warp. A row whose atom filter images candidates next
+// to I's centre (a compact block in a large enough box) is packed by the first warp alone, as tile_build_kernel
+// does.
 template <typename real, bool TRICLINIC, bool CLASSES>
 __global__ void __launch_bounds__(128, 7) tile_build_rows_kernel(
     int max_blocks, const int* __restrict__ nblocks_used, const real4_t<real>* __restrict__ sorted_posq,
@@ -1073,7 +1145,7 @@ __global__ void __launch_bounds__(128, 7) tile_build_rows_kernel(
     RowPacker<real, true, TRICLINIC, CLASSES> packer = row_packer<real, true, TRICLINIC, CLASSES>(
         I, ex, sorted_posq, block_center, block_half, box, range2, perm, list, buffer[warp], atoms_i[warp], classes);
     if (segment == 0 && warp == kRowWarps - 1) emit_exclusion_tiles<CLASSES>(I, packer.row, ex, perm, classes, list);
-    if (!packer.atom_filter) {
+    if (!packer.atom_filter || packer.pair_image) {
       pack_together(packer, first, last, share);
     } else if (warp == 0 && first < last) {
       packer.pack(first, last);

@@ -370,8 +370,9 @@ ListRun run_list(const System& s, const std::vector<Vec3d>& x, CudaOptions opt, 
 // tile_build_rows_kernel (the four warps of a thread block per row item, each a quarter of its blocks) must make the
 // tiles tile_build_kernel (one warp per item) makes: the same atoms in the same slots, since a tile's float sums
 // round by its contents. Forces and energies bit for bit, at the first build and after a rebuild: ala2_water and
-// villin_water (small boxes: rows without the atom filter), DHFR (most rows with it: the block's first warp packs
-// those alone), a triclinic gas, TIP4P-Ew (pair classes), a batch of 3 ala2_water replicas; mixed and double.
+// villin_water (small rectangular boxes: the atom filter at each pair's own image), DHFR (the filter at the image
+// next to block I's centre), a triclinic gas (small triclinic box: no filter), TIP4P-Ew (pair classes), a batch of
+// 3 ala2_water replicas; mixed and double.
 TEST_CASE("a small system's tile list built a thread block per row item equals the warp-per-item list bit for bit") {
   struct Case {
     std::string name;
