@@ -225,9 +225,9 @@ class NeighborList {
   }
 
   // Whether a small periodic system's build takes tile_build_rows_kernel (`small`: small_box() of the current box):
-  // a system alone in a small box, and a batch in small boxes while its rows fill at most six waves of the rows
-  // kernel's resident blocks (7 an SM; about a third of the rows rebuild at a step, as each replica's list lasts
-  // ~3 steps). Both kernels make the same tiles. A larger batch has items enough for a warp each, and a block per
+  // a system alone in a small box, and a batch in small boxes while it has at most 42 blocks (rows) per SM: about a
+  // third of them rebuild at a step (each replica's list lasts ~3 steps), two waves of the rows kernel's 7 resident
+  // blocks per SM. Both kernels make the same tiles. A larger batch has items enough for a warp each, and a block per
   // item was slower there (32 x ala2_water a block, 16 x villin_water a block, 128 x ala2_water a warp:
   // docs/PERFORMANCE.md).
   bool rows_together(bool small) const {
