@@ -82,8 +82,8 @@ inline int bits_for(int value) {
 }
 
 // A periodic box in which a row's block, taken as a cube holding 32 atoms at the density (`atoms` in the box), reaches
-// too far for the atom filter (row_packer: range + 2 |h| below half the smallest box height), as boxes under ~4.3 nm
-// at a 1 nm range do.
+// too far for the atom filter to image candidates next to the block's centre (row_packer: range + 2 |h| below half
+// the smallest box height), as boxes under ~4.3 nm at a 1 nm range do: there each pair takes its own image.
 inline bool small_search_box(const Boxd& box, double range_nm, int atoms) {
   const double side = std::cbrt(kTileSize * box.volume() / atoms);
   return range_nm + std::sqrt(3.0) * side >= 0.5 * box.smallest_height();

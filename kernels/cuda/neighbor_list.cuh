@@ -837,7 +837,7 @@ struct RowPacker {
   // pack's in-order form of add_block_atoms for a batch of blocks: the atoms kept go to buf block by block, each
   // block's in slot order (the order without the filter), so that the tiles are the same however a row's blocks
   // are split among warps (pack_together). The shell's candidates are checked per batch (the last 32 with idle
-  // lanes), not carried on to the next.
+  // lanes), not carried on to the next. Rows with the atom filter only.
   __device__ __forceinline__ void add_batch_in_order(const int (&j)[kPackBatch], const int (&orig)[kPackBatch],
                                                      const real4_t<real> (&p)[kPackBatch]) {
     const int lane = threadIdx.x & 31;
