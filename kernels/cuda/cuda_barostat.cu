@@ -69,7 +69,7 @@ bool CudaBarostat::move(CudaForceEvaluator& evaluator, Boxd& box, std::uint64_t 
   double4_16a* pos = static_cast<double4_16a*>(evaluator.device_positions());
   const std::size_t bytes = static_cast<std::size_t>(n_) * sizeof(double4_16a);
   MDSIM_CUDA_CHECK(cudaMemcpyAsync(position_backup_.data(), pos, bytes, cudaMemcpyDeviceToDevice, stream_));
-  cuda::scale_molecule_centres_kernel<<<cuda::blocks_for(num_molecules_), cuda::kAtomThreads, 0, stream_>>>(
+  cuda::scale_molecule_centres_kernel<<<cuda::atom_blocks(num_molecules_), cuda::kAtomThreads, 0, stream_>>>(
       num_molecules_, molecule_start_.data(), molecule_atoms_.data(), pos, box, proposal.length_scale);
   MDSIM_CUDA_CHECK_LAUNCH();
   evaluator.compute(true);

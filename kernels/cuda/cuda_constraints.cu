@@ -13,7 +13,7 @@ namespace mdsim {
 
 namespace {
 
-using cuda::blocks_for;
+using cuda::atom_blocks;
 
 // CCMA constraints are packed into thread blocks of whole coupled groups, about this many each.
 constexpr int kCcmaBlockConstraints = 64;
@@ -300,7 +300,7 @@ void CudaConstraints::constrain_positions(const Vec3d* reference, double4_16a* p
   const CcmaLaunch l = ccma_launch();
   run(
       [&](cudaStream_t s) {
-        cuda::settle_positions_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, reference, pos);
+        cuda::settle_positions_kernel<<<atom_blocks(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, reference, pos);
       },
       [&](cudaStream_t s) {
         for (int pass = 0; pass < passes; ++pass)
@@ -315,7 +315,7 @@ void CudaConstraints::constrain_velocities(const double4_16a* pos, Vec3d* v, dou
   const CcmaLaunch l = ccma_launch();
   run(
       [&](cudaStream_t s) {
-        cuda::settle_velocities_kernel<<<blocks_for(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, pos, v);
+        cuda::settle_velocities_kernel<<<atom_blocks(nw), cuda::kAtomThreads, 0, s>>>(nw, waters, pos, v);
       },
       [&](cudaStream_t s) {
         for (int pass = 0; pass < passes; ++pass)
@@ -325,12 +325,12 @@ void CudaConstraints::constrain_velocities(const double4_16a* pos, Vec3d* v, dou
 }
 
 void copy_positions(int n, const double4_16a* pos, Vec3d* out, cudaStream_t stream) {
-  cuda::copy_positions_kernel<<<blocks_for(n), cuda::kAtomThreads, 0, stream>>>(n, pos, out);
+  cuda::copy_positions_kernel<<<atom_blocks(n), cuda::kAtomThreads, 0, stream>>>(n, pos, out);
   MDSIM_CUDA_CHECK_LAUNCH();
 }
 
 void vec3_to_positions(int n, const Vec3d* x, double4_16a* pos, cudaStream_t stream) {
-  cuda::vec3_to_positions_kernel<<<blocks_for(n), cuda::kAtomThreads, 0, stream>>>(n, x, pos);
+  cuda::vec3_to_positions_kernel<<<atom_blocks(n), cuda::kAtomThreads, 0, stream>>>(n, x, pos);
   MDSIM_CUDA_CHECK_LAUNCH();
 }
 

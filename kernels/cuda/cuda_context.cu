@@ -383,7 +383,7 @@ class CudaContext final : public Context {
     d.exclusion_overflow = evaluator_.device_exclusion_overflow();
     d.replica_coefficients = integrator_.device_replica_coefficients();
     cuda::ladder_round_kernel<<<1, 256, 0, stream_>>>(d, round);
-    cuda::scale_replica_velocities_kernel<<<cuda::blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(
+    cuda::scale_replica_velocities_kernel<<<cuda::atom_blocks(n_), cuda::kAtomThreads, 0, stream_>>>(
         n_, replica_atoms(), atoms_.v.data(), d.velocity_factor);
     MDSIM_CUDA_CHECK_LAUNCH();
     replica_kinetic_.clear();

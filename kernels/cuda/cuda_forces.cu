@@ -247,7 +247,7 @@ class Evaluator {
   const Boxd& box() const { return box_; }
 
   void add_external_forces(const double* f) {
-    cuda::add_external_forces_kernel<<<cuda::blocks_for(n_), cuda::kAtomThreads, 0, stream_>>>(
+    cuda::add_external_forces_kernel<<<cuda::atom_blocks(n_), cuda::kAtomThreads, 0, stream_>>>(
         n_, reinterpret_cast<const Vec3d*>(f), force_.data(), npad_);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -299,7 +299,7 @@ class Evaluator {
     return periodic_ && dispersion_coefficient_ != 0.0 ? dispersion_coefficient_ / box_.volume() : 0.0;
   }
   void replica_potentials_on_device(double* out) {
-    cuda::replica_potentials_kernel<<<blocks_for(replicas_), kThreads, 0, stream_>>>(
+    cuda::replica_potentials_kernel<<<blocks_for(replicas_, kThreads), kThreads, 0, stream_>>>(
         replicas_, energy_.data(), dispersion_correction(), pme_, self_energy_, out);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -749,8 +749,8 @@ class Evaluator {
     const auto box = cuda::box_as<real>(box_);
     const real alpha = real(plan_.pair.ewald.a);
     unsigned long long* e = energy_.data() + kSlotExceptions;
-    const int water_blocks = waters > 0 ? blocks_for(waters) : 0;
-    const int blocks = water_blocks + (count > 0 ? blocks_for(count) : 0);
+    const int water_blocks = waters > 0 ? blocks_for(waters, kThreads) : 0;
+    const int blocks = water_blocks + (count > 0 ? blocks_for(count, kThreads) : 0);
     const auto launch = [&](auto kernel) {
       kernel<<<blocks, kThreads, 0, stream>>>(count, exceptions_.data(), waters, water_exclusions_.data(), water_blocks,
                                               pos_.data(), npad_, force_.data(), e, replica_layout(), box, alpha);
@@ -783,7 +783,7 @@ class Evaluator {
   void launch_bonded_types(bool with_energy, cudaStream_t stream, std::index_sequence<I...>) {
     const int total = (0 + ... + static_cast<int>(std::get<I>(bonded_).size()));
     if (total == 0) return;
-    const int blocks = blocks_for(total);
+    const int blocks = blocks_for(total, kThreads);
     auto* e = energy_.data() + kSlotBond;
     const BondedTables<real> tables{cmap_maps_.data()};
     if (with_energy)
@@ -805,10 +805,10 @@ class Evaluator {
     const Boxd box = periodic_ ? box_ : sys_.box.value_or(Boxd{});
     unsigned long long* e = energy_.data() + kSlotRestraint;
     if (with_energy)
-      cuda::restraints_kernel<true><<<blocks_for(count), kThreads, 0, stream>>>(
+      cuda::restraints_kernel<true><<<blocks_for(count, kThreads), kThreads, 0, stream>>>(
           count, restraints_.data(), pos_.data(), npad_, force_.data(), e, replica_layout(), box, use_box);
     else
-      cuda::restraints_kernel<false><<<blocks_for(count), kThreads, 0, stream>>>(
+      cuda::restraints_kernel<false><<<blocks_for(count, kThreads), kThreads, 0, stream>>>(
           count, restraints_.data(), pos_.data(), npad_, force_.data(), e, replica_layout(), box, use_box);
     MDSIM_CUDA_CHECK_LAUNCH();
   }

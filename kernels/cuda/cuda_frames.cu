@@ -71,7 +71,7 @@ std::function<void()> CudaFrameCapture::capture(const Context::FrameTarget& targ
   float* staged_pos = staging_.data();
   float* staged_v = want_v ? staged_pos + floats : nullptr;
   float* staged_f = want_f ? staged_pos + (want_v ? 2 : 1) * floats : nullptr;
-  cuda::frame_kernel<<<cuda::blocks_for(n), cuda::kAtomThreads, 0, stream>>>(
+  cuda::frame_kernel<<<cuda::atom_blocks(n), cuda::kAtomThreads, 0, stream>>>(
       n, positions, velocities, forces, force_stride, staged_pos, staged_v, staged_f);
   MDSIM_CUDA_CHECK_LAUNCH();
   MDSIM_CUDA_CHECK(cudaEventRecord(converted_, stream));
@@ -93,7 +93,7 @@ std::function<void()> CudaFrameCapture::capture(const Context::FrameTarget& targ
 double* CudaFrameCapture::forces_as_double(int n, cudaStream_t stream, const unsigned long long* forces,
                                            int force_stride) {
   if (forces_double_.size() != static_cast<std::size_t>(n)) forces_double_.resize(static_cast<std::size_t>(n));
-  cuda::forces_to_double_kernel<<<cuda::blocks_for(n), cuda::kAtomThreads, 0, stream>>>(n, forces, force_stride,
+  cuda::forces_to_double_kernel<<<cuda::atom_blocks(n), cuda::kAtomThreads, 0, stream>>>(n, forces, force_stride,
                                                                                         forces_double_.data());
   MDSIM_CUDA_CHECK_LAUNCH();
   return reinterpret_cast<double*>(forces_double_.data());

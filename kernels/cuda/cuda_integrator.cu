@@ -17,6 +17,7 @@ namespace mdsim {
 
 namespace {
 
+using cuda::atom_blocks;
 using cuda::blocks_for;
 
 // Atoms in no constraint (ascending): neither in a SETTLE water nor at either end of a CCMA
@@ -223,7 +224,7 @@ void CudaIntegrator::record_replica_temperature(int replica, double temperature_
 }
 
 void CudaIntegrator::scale_velocities(int first, int count, double factor) {
-  cuda::scale_velocities_kernel<<<blocks_for(count), cuda::kAtomThreads, 0, streams_.main>>>(
+  cuda::scale_velocities_kernel<<<atom_blocks(count), cuda::kAtomThreads, 0, streams_.main>>>(
       count, atoms_.v.data() + first, factor);
   MDSIM_CUDA_CHECK_LAUNCH();
 }
@@ -271,7 +272,7 @@ void CudaIntegrator::enqueue_side_kernels(bool noise) {
 }
 
 void CudaIntegrator::enqueue_noise() {
-  cuda::langevin_noise_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, streams_.aux>>>(
+  cuda::langevin_noise_kernel<<<atom_blocks(n_), cuda::kAtomThreads, 0, streams_.aux>>>(
       n_, seed_, atoms_.step.data(), atoms_.step_done_count.data(), noise_.data(), replica_dynamics());
   MDSIM_CUDA_CHECK_LAUNCH();
   cuda::timeline_mark(streams_.aux, "aux: noise");
@@ -360,7 +361,7 @@ void CudaIntegrator::enqueue_fused_langevin_step(bool spread_water_sites) {
   cuda::timeline_mark(s.aux, "aux: SETTLE step");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.join, s.aux));
   if (num_free_atoms_ > 0)
-    cuda::langevin_free_atoms_step_kernel<<<blocks_for(num_free_atoms_), cuda::kAtomThreads, 0, s.free>>>(
+    cuda::langevin_free_atoms_step_kernel<<<atom_blocks(num_free_atoms_), cuda::kAtomThreads, 0, s.free>>>(
         num_free_atoms_, free_atoms_.data(), args);
   cuda::timeline_mark(s.free, "free: free-atom step");
   MDSIM_CUDA_CHECK(cudaEventRecord(s.free_join, s.free));
@@ -391,7 +392,7 @@ void CudaIntegrator::enqueue_langevin_step() {
   double4_16a* pos = positions();
   Vec3d* v = atoms_.v.data();
   const double* inverse_mass = atoms_.inverse_mass.data();
-  const int blocks = blocks_for(n_);
+  const int blocks = atom_blocks(n_);
   const cudaStream_t stream = streams_.main;
   cuda::langevin_kick_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
       n_, v, inverse_mass, evaluator_.device_forces_fixed(), evaluator_.force_stride(), dt, com, replica_dynamics());
@@ -413,7 +414,7 @@ void CudaIntegrator::enqueue_verlet_step() {
   const double dt = config_.timestep_ps;
   const Vec3d* com = remove_com_ ? atoms_.com_velocity.data() : nullptr;
   double4_16a* pos = positions();
-  const int blocks = blocks_for(n_);
+  const int blocks = atom_blocks(n_);
   const cudaStream_t stream = streams_.main;
   cuda::verlet_kick_drift_kernel<<<blocks, cuda::kAtomThreads, 0, stream>>>(
       n_, pos, atoms_.v.data(), atoms_.x_old.data(), atoms_.inverse_mass.data(), evaluator_.device_forces_fixed(),
@@ -427,7 +428,7 @@ std::vector<double> CudaIntegrator::kinetic_energies() {
   const cudaStream_t stream = streams_.main;
   const Vec3d* v = atoms_.v.data();
   if (config_.type == IntegratorType::Verlet) {
-    cuda::shifted_velocity_kernel<<<blocks_for(n_), cuda::kAtomThreads, 0, stream>>>(
+    cuda::shifted_velocity_kernel<<<atom_blocks(n_), cuda::kAtomThreads, 0, stream>>>(
         n_, atoms_.v.data(), atoms_.inverse_mass.data(), evaluator_.device_forces_fixed(), evaluator_.force_stride(),
         0.5 * config_.timestep_ps, atoms_.v_scratch.data());
     MDSIM_CUDA_CHECK_LAUNCH();

@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/grid_size.cuh"
 
 namespace mdsim {
 
@@ -25,7 +26,7 @@ using cuda::DeviceBuffer;
 constexpr int kThreads = 256;          // per-particle kernels and reductions (blockDim.x)
 constexpr int kMaxReduceBlocks = 256;  // partial sums of a reduction
 
-int blocks_for(int n) { return std::max(1, (n + kThreads - 1) / kThreads); }
+int particle_blocks(int n) { return cuda::blocks_for(n, kThreads); }
 
 // Blocks of a reduction over n particles: a fixed function of n, so every reduction of a run (and
 // of every run) sums the same particles in the same order.
@@ -35,7 +36,7 @@ int reduce_blocks(int n) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kernels: one thread per particle (n particles, blocks_for(n) blocks of kThreads), or the
+// Kernels: one thread per particle (n particles, particle_blocks(n) blocks of kThreads), or the
 // reductions (reduce_blocks(n) blocks of kThreads). Vectors are arrays of n Vec3d.
 
 __global__ void negate_kernel(int n, Vec3d* to, const Vec3d* from) {
@@ -190,28 +191,28 @@ class CudaMinimizerBackend final : public MinimizerBackend {
                                      cudaMemcpyDeviceToDevice, stream_));
   }
   void negate(Vector to, Vector from) override {
-    negate_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[to], (*this)[from]);
+    negate_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[to], (*this)[from]);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   void scale(Vector v, double a) override {
-    scale_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[v], a);
+    scale_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[v], a);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   void add_scaled(Vector to, Vector x, Vector p, double a) override {
-    add_scaled_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[to], (*this)[x], (*this)[p], a);
+    add_scaled_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[to], (*this)[x], (*this)[p], a);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   void subtract(Vector to, Vector a, Vector b) override {
-    subtract_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[to], (*this)[a], (*this)[b]);
+    subtract_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[to], (*this)[a], (*this)[b]);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   void add_multiple(Vector v, Vector x, std::size_t slot) override {
-    add_multiple_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[v], (*this)[x], coefficient(slot),
+    add_multiple_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[v], (*this)[x], coefficient(slot),
                                                                    false);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   void subtract_multiple(Vector v, Vector x, std::size_t slot) override {
-    add_multiple_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[v], (*this)[x], coefficient(slot),
+    add_multiple_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[v], (*this)[x], coefficient(slot),
                                                                    true);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
@@ -236,12 +237,12 @@ class CudaMinimizerBackend final : public MinimizerBackend {
     const double e = energy_at((*this)[x]);
     // After energies(): an evaluation redone for a tile-list overflow has finished by then.
     Vec3d* g = (*this)[gradient];
-    forces_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, evaluator_.device_forces_fixed(),
+    forces_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, evaluator_.device_forces_fixed(),
                                                              evaluator_.force_stride(), g);
     MDSIM_CUDA_CHECK_LAUNCH();
     evaluator_.zero_virtual_site_rows(g);  // a site is placed by each evaluation, never moved by the minimiser
     if (device_constraints_) device_constraints_->project((*this)[x], g, kMinimizerProjectionTolerance);
-    negate_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, g, g);
+    negate_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, g, g);
     MDSIM_CUDA_CHECK_LAUNCH();
     return e;
   }
@@ -262,11 +263,12 @@ class CudaMinimizerBackend final : public MinimizerBackend {
 
   // The evaluator's device positions into / from a vector.
   void load_positions(Vector x) {
-    positions_from_evaluator_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, evaluator_positions(), (*this)[x]);
+    positions_from_evaluator_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, evaluator_positions(),
+                                                                                (*this)[x]);
     MDSIM_CUDA_CHECK_LAUNCH();
   }
   void store_positions(Vector x) {
-    positions_to_evaluator_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, (*this)[x], evaluator_positions());
+    positions_to_evaluator_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, (*this)[x], evaluator_positions());
     MDSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -292,7 +294,7 @@ class CudaMinimizerBackend final : public MinimizerBackend {
 
   // Positions into the evaluator, one evaluation with energies; the total energy (synchronises).
   double energy_at(const Vec3d* x) {
-    positions_to_evaluator_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, x, evaluator_positions());
+    positions_to_evaluator_kernel<<<particle_blocks(n_), kThreads, 0, stream_>>>(n_, x, evaluator_positions());
     MDSIM_CUDA_CHECK_LAUNCH();
     evaluator_.compute(true);
     ++stats_.evaluations;

@@ -13,6 +13,7 @@
 
 #include "common/errors.hpp"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/grid_size.cuh"
 #include "kernels/cuda/pme_grid.cuh"
 #include "kernels/cuda/pme_line_fft.hpp"
 #include "kernels/cuda/step_timeline.hpp"
@@ -513,8 +514,6 @@ __global__ void __launch_bounds__(kGatherThreads)
     atomic_add_fixed(force + static_cast<std::size_t>(c) * stride + atom, f);
   }
 }
-
-int blocks_for(long long n, int threads) { return static_cast<int>((n + threads - 1) / threads); }
 
 }  // namespace
 

@@ -8,14 +8,15 @@
 #include <algorithm>
 
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/grid_size.cuh"
 #include "physics/vec3.hpp"
 
 namespace mdsim::cuda {
 
 constexpr int kAtomThreads = 128;  // per-atom kernels
 
-// Blocks of `threads` covering n items (at least one).
-inline int blocks_for(int n, int threads = kAtomThreads) { return std::max(1, (n + threads - 1) / threads); }
+// Blocks of kAtomThreads for a per-atom kernel over n atoms.
+inline int atom_blocks(long long n) { return blocks_for(n, kAtomThreads); }
 
 __device__ __forceinline__ Vec3d load_position(const double4_16a* pos, int i) {
   const double4_16a p = pos[i];

@@ -746,12 +746,15 @@ struct RowPacker {
     return found;
   }
 
-  // Appends `value` of the lanes that `take` it to list `to` holding `count` entries. Whole warp.
-  __device__ __forceinline__ static void append(int* to, int& count, bool take, int value) {
+  // Appends `value` of the lanes that `take` it to list `to` holding `count` entries; returns this lane's place
+  // in `to` (where it would go, for a lane that does not take). Whole warp.
+  __device__ __forceinline__ static int append(int* to, int& count, bool take, int value) {
     const int lane = threadIdx.x & 31;
     const unsigned int m = __ballot_sync(0xffffffffu, take);
-    if (take) to[count + __popc(m & ((1u << lane) - 1u))] = value;
+    const int at = count + __popc(m & ((1u << lane) - 1u));
+    if (take) to[at] = value;
     count += __popc(m);
+    return at;
   }
 
   // Position of candidate slot j relative to I's box centre (nearest image).
@@ -847,8 +850,7 @@ struct RowPacker {
     for (int q = 0; q < kPackBatch; ++q) {
       near[q] = check[q] = false;
       if (j[q] >= 0) classify(orig[q], p[q], near[q], check[q]);
-      entry[q] = shell_fill + __popc(__ballot_sync(0xffffffffu, check[q]) & ((1u << lane) - 1u));
-      if (atom_filter) append(shell, shell_fill, check[q], j[q]);
+      entry[q] = append(shell, shell_fill, check[q], j[q]);
     }
     unsigned int* const kept = reinterpret_cast<unsigned int*>(shell + kPackBatch * kTileSize);
     __syncwarp();  // the appends to shell are visible

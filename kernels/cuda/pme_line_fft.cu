@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/grid_size.cuh"
 #include "kernels/cuda/pme_grid.cuh"
 #include "physics/fft_line.hpp"
 
@@ -227,8 +228,6 @@ __global__ void __launch_bounds__(kLineThreads)
     if (threadIdx.x == 0) atomic_add_fixed(energy + static_cast<std::size_t>(blockIdx.y) * energy_stride, 0.5 * sum);
   }
 }
-
-int blocks_for(long long n, int per_block) { return static_cast<int>((n + per_block - 1) / per_block); }
 
 }  // namespace
 
