@@ -300,12 +300,12 @@ TEST_CASE("hydrogens as Modeller adds them: BPTI, three disulfides") {
   compare_with_modeller({"bpti", kSource + "/tests/data/hydrogens_bpti_heavy.pdb", false, false});  // ideal geometry
 }
 
-TEST_CASE("hydrogens as Modeller adds them: DHFR without water, villin in water") {
+TEST_CASE("hydrogens as Modeller adds them: DHFR without water, villin in water", "[large]") {
   compare_with_modeller({"dhfr_dry", systems + "dhfr.pdb", true});
   compare_with_modeller({"villin_water", systems + "villin_water.pdb"});
 }
 
-TEST_CASE("hydrogens as Modeller adds them: DHFR in water (23,558 atoms)") {
+TEST_CASE("hydrogens as Modeller adds them: DHFR in water (23,558 atoms)", "[large]") {
   compare_with_modeller({"dhfr", systems + "dhfr.pdb"});
 }
 

@@ -1,6 +1,6 @@
 """Issue 37's Python workflow on the CPU platform (CTest python_reporters):
-  * from_structure (no YAML on disk) with trajectory, state (file and callable) and checkpoint reporters, step(500)
-    twice and run(time="1 ps"): the outputs hold every step's report, and the state equals an uninterrupted run's
+  * from_structure (no YAML on disk) with trajectory, state (file and callable) and checkpoint reporters, step(50)
+    twice and run(time="0.1 ps"): the outputs hold every step's report, and the state equals an uninterrupted run's
     bit for bit (reporters do not perturb it);
   * the checkpoint taken half-way, loaded into a new Simulation (no seed given), continues bit for bit, appending to
     the trajectory (append=True) exactly the frames the first run wrote;
@@ -42,38 +42,38 @@ def test_reported_run_and_restart(work):
     check(sim.reporters == [], "from_structure: no reporters attached")
     traj, log, chk = (os.path.join(work, n) for n in ("traj.h5", "state.csv", "checkpoint.h5"))
     seen = []
-    sim.reporters += [mdsim.TrajectoryReporter(traj, 100, velocities=True), mdsim.StateReporter(log, 100),
-                      mdsim.StateReporter(lambda state: seen.append(state["step"]), 250),
-                      mdsim.CheckpointReporter(chk, 500)]
-    sim.step(500)
-    sim.step(500)
+    sim.reporters += [mdsim.TrajectoryReporter(traj, 10, velocities=True), mdsim.StateReporter(log, 10),
+                      mdsim.StateReporter(lambda state: seen.append(state["step"]), 25),
+                      mdsim.CheckpointReporter(chk, 50)]
+    sim.step(50)
+    sim.step(50)
     shutil.copy(chk, os.path.join(work, "half.h5"))
-    sim.run(time="1 ps")
+    sim.run(time="0.1 ps")
     steps, x, v = frames(traj)
     lines = open(log).read().splitlines()
-    check(steps == list(range(100, 1501, 100)), f"trajectory frames every 100 steps to 1500: {steps}")
-    check(len(lines) == 16 and lines[-1].startswith("1500,"), f"state log: header + 15 lines, last at 1500 ({len(lines)})")
-    check(seen == [250, 500, 750, 1000, 1250, 1500], f"callable StateReporter at 250..1500: {seen}")
+    check(steps == list(range(10, 151, 10)), f"trajectory frames every 10 steps to 150: {steps}")
+    check(len(lines) == 16 and lines[-1].startswith("150,"), f"state log: header + 15 lines, last at 150 ({len(lines)})")
+    check(seen == [25, 50, 75, 100, 125, 150], f"callable StateReporter at 25..150: {seen}")
     final_x, final_v = np.array(sim.positions), np.array(sim.velocities)
 
     plain = water(seed=11)
-    plain.step(1500)
+    plain.step(150)
     check(np.array_equal(np.array(plain.positions), final_x) and np.array_equal(np.array(plain.velocities), final_v),
-          "reporters do not perturb: step(500) x2 + run(1 ps) equals step(1500) bit for bit")
+          "reporters do not perturb: step(50) x2 + run(0.1 ps) equals step(150) bit for bit")
 
     again = water()  # no seed: the checkpoint's seed and stream position continue
     again.load_checkpoint(os.path.join(work, "half.h5"))
-    check(again.state()["step"] == 1000, "the half-way checkpoint is at step 1000")
-    again.reporters.append(mdsim.TrajectoryReporter(traj, 100, velocities=True, append=True))
-    again.run(time="1 ps")
+    check(again.state()["step"] == 100, "the half-way checkpoint is at step 100")
+    again.reporters.append(mdsim.TrajectoryReporter(traj, 10, velocities=True, append=True))
+    again.run(time="0.1 ps")
     check(np.array_equal(np.array(again.positions), final_x) and np.array_equal(np.array(again.velocities), final_v),
           "load_checkpoint in a new Simulation continues bit for bit (positions, velocities)")
     steps2, x2, v2 = frames(traj)
     check(steps2 == steps and np.array_equal(x2, x) and np.array_equal(v2, v),
-          "append=True continued the trajectory after step 1000 with the same frames")
+          "append=True continued the trajectory after step 100 with the same frames")
 
-    sim.run(steps=100)  # a second run never truncates
-    check(frames(traj)[0][-1] == 1600 and len(frames(traj)[0]) == 16, "a later run() appends (frame 1600)")
+    sim.run(steps=10)  # a second run never truncates
+    check(frames(traj)[0][-1] == 160 and len(frames(traj)[0]) == 16, "a later run() appends (frame 160)")
     return sim
 
 
@@ -193,7 +193,7 @@ def test_stub():
 def test_quiet(work):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        sim = water(seed=2, minimize={"tolerance": "100 kJ/mol/nm"})
+        sim = water(seed=2, minimize={"tolerance": "100 kJ/mol/nm", "max_iterations": 20})
         sim.run(steps=10)
     check(out.getvalue() == "" and err.getvalue() == "", "quiet=True: nothing printed by Python")
 
