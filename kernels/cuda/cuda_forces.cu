@@ -689,12 +689,18 @@ class Evaluator {
     throw RuntimeError("CUDA platform: the tile list kept overflowing");
   }
 
-  // The pair kernel's grid: kPairBlocksPerSm blocks per multiprocessor, all resident at once (5 fit), taking
-  // tiles from a shared cursor until none are left; the fifth block's room is left to the PME and bonded
-  // streams' kernels. A replica batch takes all five: its pair work is the larger share of the step (H200: villin
-  // 16 replicas 442 -> 431 us a step, DHFR 8 476 -> 455; one system alone is 1-2% slower with five).
-  static constexpr int kPairBlocksPerSm = 4;
-  int pair_kernel_blocks() const { return num_sms_ * (replicas_ > 1 ? kPairBlocksPerSm + 1 : kPairBlocksPerSm); }
+  // The pair kernel's grid: blocks per multiprocessor, all resident at once (5 fit), taking tiles from a shared
+  // cursor until none are left. Its resident blocks hold their multiprocessor's registers until the last tile, so
+  // PME's chain (spread, transforms, gather) runs in the room they leave. A small system needs few pair warps and
+  // gains from the room; a large batch's pair work is the larger share of its step. H200, benchmark settings,
+  // us/step with 3 / 4 / 5 blocks: ala2_water alone 46.3 / 48.7 / 50.2, villin_water alone 64.6 / 64.6 / 66.0,
+  // DHFR 87.0 / 87.8 / 89.2 but DHFR amber14 (1.0 nm, 2 fs) 87.8 / 85.2 / -; 32 x ala2_water 195 / 183.6 / 186.9,
+  // 16 x villin_water 454 / 395 / 393, 8 x DHFR 500 / 460 / 447, 128 x ala2_water 689 / 616 / 605.
+  int pair_kernel_blocks() const {
+    const int atoms_per_sm = n_ / num_sms_;
+    const int per_sm = atoms_per_sm <= 100 ? 3 : (atoms_per_sm <= 600 || replicas_ == 1 ? 4 : 5);
+    return num_sms_ * per_sm;
+  }
 
   // Pair parameters for the current box (the image limit depends on it).
   cuda::TilePairParams<real> pair_params() const {

@@ -193,9 +193,9 @@ __device__ __forceinline__ void add_tile_forces(int oi, int j_own, const int* __
 // order as 64-bit fixed point. The energy of each tile is reduced and converted to fixed point on its
 // own, so the total does not depend on which warp took which tile. At most 48 registers, so that 5 blocks
 // fit per SM (the compiler alone would take more).
-// The grid is resident as a whole (Evaluator::pair_kernel_blocks: 4 blocks per SM, leaving room for the
-// PME and bonded streams' kernels beside it; 5 in a replica batch); its warps take tiles kTileChunk at a
-// time from a cursor in the list's status, which the last warp to finish sets back to zero.
+// The grid is resident as a whole (Evaluator::pair_kernel_blocks: 3 to 5 blocks per SM by the atoms per SM, leaving
+// room for the PME and bonded streams' kernels beside it); its warps take tiles kTileChunk at a time from a cursor
+// in the list's status, which the last warp to finish sets back to zero.
 constexpr int kTileChunk = 2;
 
 // A batch's k-th tile (0 <= k < tile_start[replicas]): tile k - tile_start[r] of replica r's region.
