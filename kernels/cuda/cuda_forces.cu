@@ -695,10 +695,11 @@ class Evaluator {
   // gains from the room; a large batch's pair work is the larger share of its step. H200, benchmark settings,
   // us/step with 3 / 4 / 5 blocks: ala2_water alone 46.3 / 48.7 / 50.2, villin_water alone 64.6 / 64.6 / 66.0,
   // DHFR 87.0 / 87.8 / 89.2 but DHFR amber14 (1.0 nm, 2 fs) 87.8 / 85.2 / -; 32 x ala2_water 195 / 183.6 / 186.9,
-  // 16 x villin_water 454 / 395 / 393, 8 x DHFR 500 / 460 / 447, 128 x ala2_water 689 / 616 / 605.
+  // 16 x villin_water 454 / 395 / 393, 8 x DHFR 500 / 460 / 447, 128 x ala2_water 689 / 616 / 605. 3 blocks only
+  // up to 50 atoms per SM: ala2_water has 17 and gains, villin_water 67 and does not, DHFR 178 and gains or loses.
   int pair_kernel_blocks() const {
     const int atoms_per_sm = n_ / num_sms_;
-    const int per_sm = atoms_per_sm <= 100 ? 3 : (atoms_per_sm <= 600 || replicas_ == 1 ? 4 : 5);
+    const int per_sm = atoms_per_sm <= 50 ? 3 : (atoms_per_sm <= 600 || replicas_ == 1 ? 4 : 5);
     return num_sms_ * per_sm;
   }
 
