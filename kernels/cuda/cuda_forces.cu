@@ -693,13 +693,16 @@ class Evaluator {
   // cursor until none are left. Its resident blocks hold their multiprocessor's registers until the last tile, so
   // PME's chain (spread, transforms, gather) runs in the room they leave. A small system needs few pair warps and
   // gains from the room; a large batch's pair work is the larger share of its step. H200, benchmark settings,
-  // us/step with 3 / 4 / 5 blocks: ala2_water alone 46.3 / 48.7 / 50.2, villin_water alone 64.6 / 64.6 / 66.0,
-  // DHFR 87.0 / 87.8 / 89.2 but DHFR amber14 (1.0 nm, 2 fs) 87.8 / 85.2 / -; 32 x ala2_water 195 / 183.6 / 186.9,
-  // 16 x villin_water 454 / 395 / 393, 8 x DHFR 500 / 460 / 447, 128 x ala2_water 689 / 616 / 605. 3 blocks only
-  // up to 50 atoms per SM: ala2_water has 17 and gains, villin_water 67 and does not, DHFR 178 and gains or loses.
+  // us/step by blocks per SM (atoms per SM in brackets): ala2_water alone (17) 1 / 2 / 3: 40.9 / 42.0 / 44.8 (half
+  // the SMs: 43.9); villin_water alone (67) 1 / 2 / 3 / 4: 64.6 / 62.6 / 64.0 / 63.0; DHFR alone (178) 2 / 3 / 4:
+  // 92.6 / 88.4 / 88.7, with amber14's 1.0 nm 3 / 4: 87.8 / 85.2. Batches of ala2_water: 4 (69) 2 / 3 / 4: 64.9 /
+  // 62.9 / 63.8; 8 (137) 2 / 3 / 4: 90.9 / 92.3 / 94.7; 16 (275) 3 / 4 / 5 within 0.8; 32 (550) 3 / 4 / 5: 195 /
+  // 183.6 / 186.9; 128 (2,200) 689 / 616 / 605. 4 x villin_water (269) 3 / 4 / 5: 126.9 / 123.1 / 124.3; 2 x DHFR
+  // (357) 151.8 / 142.5 / 148.0; 16 x villin_water (1,075) 454 / 395 / 393; 8 x DHFR (1,428) 500 / 460 / 447.
   int pair_kernel_blocks() const {
     const int atoms_per_sm = n_ / num_sms_;
-    const int per_sm = atoms_per_sm <= 50 ? 3 : (atoms_per_sm <= 600 || replicas_ == 1 ? 4 : 5);
+    const int per_sm = replicas_ == 1 ? (atoms_per_sm <= 50 ? 1 : (atoms_per_sm <= 100 ? 2 : 4))
+                                      : (atoms_per_sm <= 150 ? 3 : (atoms_per_sm <= 600 ? 4 : 5));
     return num_sms_ * per_sm;
   }
 

@@ -31,7 +31,14 @@ constexpr double kPi = 3.14159265358979323846;
 
 constexpr int kSpreadAtoms = 32;     // atoms per spread block
 constexpr int kSpreadThreads = 128;  // threads per spread block
-constexpr int kGatherThreads = 128;  // one thread per atom
+constexpr int kGatherThreads = 128;  // gather block
+// Up to this many atoms per multiprocessor the gather takes P threads per atom (gather_planes_kernel), else one
+// (gather_kernel): a small system's gather is latency-bound (few warps), a large one's throughput-bound (each
+// thread of an atom repeats its weights). H200, benchmark settings, us/step with one / P threads an atom:
+// ala2_water (17 atoms per SM) 42.8 / 41.1. A first form that summed each thread's plane and then the planes
+// (not gather_kernel's order): 2 x ala2_water (34) 53.8 / 54.3, villin_water (67) 62.1 / 62.6, 4 and 8 x
+// ala2_water (69, 137) within 0.3, DHFR (178) 87.1 / 88.6, 32 x ala2_water 182.8 / 183.5, DHFR 2x2x2 418.7 / 430.4.
+constexpr int kGatherPlanesAtomsPerSm = 50;
 constexpr int kGridThreads = 256;    // element-wise grid kernels
 
 const char* cufft_result_name(cufftResult r) {
@@ -452,10 +459,42 @@ __global__ void __launch_bounds__(kGridThreads)
   }
 }
 
-// 6. Force interpolation, one thread per atom (threads sharing an atom's 25 grid lines would repeat
-// its weights and need a reduction). With `original` (the sorted copy's slot -> atom map) the atoms are
-// read in spatial order, so a warp's stencils overlap and its grid reads hit the cache; the force goes
-// to the atom's own index.
+// 6. Force interpolation. The atom's grid index and B-spline weights along each axis.
+template <typename real>
+struct GatherStencil {
+  int i0[3];
+  int gz[P];  // z indices, wrapped
+  real th[3][P], dth[3][P];
+};
+
+template <typename real, typename real4>
+__device__ __forceinline__ void gather_stencil(const real4& p, const Recip& rc, int nx, int ny, int nz,
+                                               GatherStencil<real>& st) {
+  const int n[3] = {nx, ny, nz};
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    double w;
+    grid_position(p.x, p.y, p.z, rc.r[0][d], rc.r[1][d], rc.r[2][d], n[d], st.i0[d], w);
+    bspline_weights<P, real>(static_cast<real>(w), st.th[d], st.dth[d]);
+  }
+#pragma unroll
+  for (int iz = 0; iz < P; ++iz) {
+    st.gz[iz] = st.i0[2] + iz;
+    if (st.gz[iz] >= nz) st.gz[iz] -= nz;
+  }
+}
+
+// Force component c (kJ/mol/nm) from the gradient along the scaled fractional coordinates u_d = n_d s_d (the
+// chain rule to Cartesian x).
+template <typename real>
+__device__ __forceinline__ double gather_force(real q, real fx, real fy, real fz, const Recip& rc, int nx, int ny,
+                                               int nz, int c) {
+  const double gu[3] = {double(fx) * nx, double(fy) * ny, double(fz) * nz};
+  return -double(q) * (gu[0] * rc.r[c][0] + gu[1] * rc.r[c][1] + gu[2] * rc.r[c][2]);
+}
+
+// One thread per atom. With `original` (the sorted copy's slot -> atom map) the atoms are read in spatial
+// order, so a warp's stencils overlap and its grid reads hit the cache; the force goes to the atom's own index.
 template <typename real, typename real4>
 __global__ void __launch_bounds__(kGatherThreads)
     gather_kernel(const real4* __restrict__ posq, int natoms, const int* __restrict__ original, Recip rc, int nx,
@@ -468,51 +507,97 @@ __global__ void __launch_bounds__(kGatherThreads)
   if (q == real(0)) return;  // also every unused slot of a sorted copy
   const int atom = original != nullptr ? original[slot] : slot;
   if (replicas.count > 1) grid += static_cast<std::size_t>(atom / replicas.atoms_per_replica) * nx * ny * nz;
-  int i0[3];
-  real th[3][P], dth[3][P];
-  const int n[3] = {nx, ny, nz};
-#pragma unroll
-  for (int d = 0; d < 3; ++d) {
-    double w;
-    grid_position(p.x, p.y, p.z, rc.r[0][d], rc.r[1][d], rc.r[2][d], n[d], i0[d], w);
-    bspline_weights<P, real>(static_cast<real>(w), th[d], dth[d]);
-  }
-  int gz[P];
-#pragma unroll
-  for (int iz = 0; iz < P; ++iz) {
-    gz[iz] = i0[2] + iz;
-    if (gz[iz] >= nz) gz[iz] -= nz;
-  }
+  GatherStencil<real> st;
+  gather_stencil(p, rc, nx, ny, nz, st);
   real fx = 0, fy = 0, fz = 0;
 #pragma unroll
   for (int ix = 0; ix < P; ++ix) {
-    int gx = i0[0] + ix;
+    int gx = st.i0[0] + ix;
     if (gx >= nx) gx -= nx;
 #pragma unroll
     for (int iy = 0; iy < P; ++iy) {
-      int gy = i0[1] + iy;
+      int gy = st.i0[1] + iy;
       if (gy >= ny) gy -= ny;
       const real* row = grid + (gx * ny + gy) * nz;
       real s = 0, ds = 0;
 #pragma unroll
       for (int iz = 0; iz < P; ++iz) {
-        const real v = __ldg(row + gz[iz]);
-        s += th[2][iz] * v;
-        ds += dth[2][iz] * v;
+        const real v = __ldg(row + st.gz[iz]);
+        s += st.th[2][iz] * v;
+        ds += st.dth[2][iz] * v;
       }
-      fx += dth[0][ix] * th[1][iy] * s;
-      fy += th[0][ix] * dth[1][iy] * s;
-      fz += th[0][ix] * th[1][iy] * ds;
+      fx += st.dth[0][ix] * st.th[1][iy] * s;
+      fy += st.th[0][ix] * st.dth[1][iy] * s;
+      fz += st.th[0][ix] * st.th[1][iy] * ds;
     }
   }
-  // Chain rule from the scaled fractional coordinates u_d = n_d s_d to Cartesian x.
-  const double gu[3] = {double(fx) * nx, double(fy) * ny, double(fz) * nz};
-  const double qd = q;
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
-    const double f = -qd * (gu[0] * rc.r[c][0] + gu[1] * rc.r[c][1] + gu[2] * rc.r[c][2]);
+    const double f = gather_force(q, fx, fy, fz, rc, nx, ny, nz, c);
     atomic_add_fixed(force + static_cast<std::size_t>(c) * stride + atom, f);
   }
+}
+
+// P threads per atom, for small systems, where the gather is latency-bound: thread `part` of an atom loads
+// its stencil's x plane `part` (25 of 125 points) and sums each of the plane's rows along z; then every
+// thread of the atom takes the rows' sums by shuffles and adds them up exactly as gather_kernel does (same
+// operations, same order), so the forces are gather_kernel's bit for bit: a replica in a batch (one thread
+// per atom) steps as it does alone. Threads 0, 1, 2 of the atom add a force component each.
+constexpr int kGatherAtomsPerWarp = 32 / P;  // lanes past kGatherAtomsPerWarp * P idle
+
+template <typename real, typename real4>
+__global__ void __launch_bounds__(kGatherThreads)
+    gather_planes_kernel(const real4* __restrict__ posq, int natoms, const int* __restrict__ original, Recip rc,
+                         int nx, int ny, int nz, const real* __restrict__ grid, unsigned long long* __restrict__ force,
+                         int stride, PmeReplicas replicas) {
+  const int thread = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = thread & 31;
+  const int group = lane / P;
+  const int part = lane - group * P;
+  const int first_lane = group * P;
+  const int slot = (thread >> 5) * kGatherAtomsPerWarp + group;
+  real4 p{};
+  if (group < kGatherAtomsPerWarp && slot < natoms) p = posq[slot];
+  const real q = p.w;  // 0 also for every unused slot of a sorted copy: such threads only join the shuffles
+  int atom = slot;
+  GatherStencil<real> st{};
+  real s_plane[P] = {}, ds_plane[P] = {};
+  if (q != real(0)) {
+    atom = original != nullptr ? original[slot] : slot;
+    if (replicas.count > 1) grid += static_cast<std::size_t>(atom / replicas.atoms_per_replica) * nx * ny * nz;
+    gather_stencil(p, rc, nx, ny, nz, st);
+    int gx = st.i0[0] + part;
+    if (gx >= nx) gx -= nx;
+#pragma unroll
+    for (int iy = 0; iy < P; ++iy) {
+      int gy = st.i0[1] + iy;
+      if (gy >= ny) gy -= ny;
+      const real* row = grid + (gx * ny + gy) * nz;
+      real s = 0, ds = 0;
+#pragma unroll
+      for (int iz = 0; iz < P; ++iz) {
+        const real v = __ldg(row + st.gz[iz]);
+        s += st.th[2][iz] * v;
+        ds += st.dth[2][iz] * v;
+      }
+      s_plane[iy] = s;
+      ds_plane[iy] = ds;
+    }
+  }
+  real fx = 0, fy = 0, fz = 0;
+#pragma unroll
+  for (int ix = 0; ix < P; ++ix)
+#pragma unroll
+    for (int iy = 0; iy < P; ++iy) {
+      const real s = __shfl_sync(0xffffffffu, s_plane[iy], first_lane + ix);
+      const real ds = __shfl_sync(0xffffffffu, ds_plane[iy], first_lane + ix);
+      fx += st.dth[0][ix] * st.th[1][iy] * s;
+      fy += st.th[0][ix] * st.dth[1][iy] * s;
+      fz += st.th[0][ix] * st.th[1][iy] * ds;
+    }
+  if (q == real(0) || part >= 3) return;
+  const double f = gather_force(q, fx, fy, fz, rc, nx, ny, nz, part);
+  atomic_add_fixed(force + static_cast<std::size_t>(part) * stride + atom, f);
 }
 
 }  // namespace
@@ -557,6 +642,12 @@ CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atom
     throw RuntimeError(fmt::format("CudaPme: {} replicas of {} atoms for {} atoms", replicas.count,
                                    replicas_.atoms_per_replica, num_atoms));
   replicas_.atoms_per_replica = std::max(replicas_.atoms_per_replica, 1);  // no atoms: nothing is launched
+  {
+    int device = 0, sms = 1;
+    MDSIM_CUDA_CHECK(cudaGetDevice(&device));
+    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    gather_per_plane_ = num_atoms <= kGatherPlanesAtomsPerSm * sms;
+  }
   if (points * replicas.count > std::numeric_limits<int>::max() / 2)
     throw RuntimeError(fmt::format("CudaPme: grid {}x{}x{} is too large{}", nx, ny, nz,
                                    replicas.count > 1 ? fmt::format(" for {} replicas", replicas.count) : ""));
@@ -706,12 +797,21 @@ void CudaPme<real>::gather(const SortedAtoms& sorted, const real4* posq, const B
                            unsigned long long* force_fixed, int stride, cudaStream_t stream) {
   const int nx = n_[0], ny = n_[1], nz = n_[2];
   const Recip rc = make_recip(box);
+  const real4* atoms = posq;
+  int count = num_atoms_;
+  const int* original = nullptr;
   if (sorted.posq != nullptr && sorted.original != nullptr) {
-    gather_kernel<real, real4><<<blocks_for(sorted.count, kGatherThreads), kGatherThreads, 0, stream>>>(
-        sorted.posq, sorted.count, sorted.original, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);
+    atoms = sorted.posq;
+    count = sorted.count;
+    original = sorted.original;
+  }
+  if (gather_per_plane_) {
+    const long long threads = 32ll * ((count + kGatherAtomsPerWarp - 1) / kGatherAtomsPerWarp);
+    gather_planes_kernel<real, real4><<<blocks_for(threads, kGatherThreads), kGatherThreads, 0, stream>>>(
+        atoms, count, original, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);
   } else {
-    gather_kernel<real, real4><<<blocks_for(num_atoms_, kGatherThreads), kGatherThreads, 0, stream>>>(
-        posq, num_atoms_, nullptr, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);
+    gather_kernel<real, real4><<<blocks_for(count, kGatherThreads), kGatherThreads, 0, stream>>>(
+        atoms, count, original, rc, nx, ny, nz, grid_real_.data(), force_fixed, stride, replicas_);
   }
   MDSIM_CUDA_CHECK_LAUNCH();
 }

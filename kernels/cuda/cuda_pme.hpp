@@ -121,6 +121,7 @@ class CudaPme {
   double alpha_;
   int num_atoms_;
   PmeReplicas replicas_;
+  bool gather_per_plane_ = false;  // P threads per atom in the gather (small systems), else one
   DeviceBuffer<unsigned long long> grid_fixed_;  // nx*ny*nz charges, fixed point 2^40, zero between calls
   DeviceBuffer<real> grid_real_;                 // nx*ny*nz: charge grid, later the potential grid
   DeviceBuffer<real> grid_complex_;              // nx*ny*(nz/2+1) complex values (interleaved re, im)
