@@ -693,12 +693,14 @@ class Evaluator {
   // cursor until none are left. Its resident blocks hold their multiprocessor's registers until the last tile, so
   // PME's chain (spread, transforms, gather) runs in the room they leave. A small system needs few pair warps and
   // gains from the room; a large batch's pair work is the larger share of its step. H200, benchmark settings,
-  // us/step by blocks per SM (atoms per SM in brackets): ala2_water alone (17) 1 / 2 / 3: 40.9 / 42.0 / 44.8 (half
-  // the SMs: 43.9); villin_water alone (67) 1 / 2 / 3 / 4: 64.6 / 62.6 / 64.0 / 63.0; DHFR alone (178) 2 / 3 / 4:
-  // 92.6 / 88.4 / 88.7, with amber14's 1.0 nm 3 / 4: 87.8 / 85.2. Batches of ala2_water: 4 (69) 2 / 3 / 4: 64.9 /
-  // 62.9 / 63.8; 8 (137) 2 / 3 / 4: 90.9 / 92.3 / 94.7; 16 (275) 3 / 4 / 5 within 0.8; 32 (550) 3 / 4 / 5: 195 /
-  // 183.6 / 186.9; 128 (2,200) 689 / 616 / 605. 4 x villin_water (269) 3 / 4 / 5: 126.9 / 123.1 / 124.3; 2 x DHFR
-  // (357) 151.8 / 142.5 / 148.0; 16 x villin_water (1,075) 454 / 395 / 393; 8 x DHFR (1,428) 500 / 460 / 447.
+  // us/step by blocks per SM (atoms per SM in brackets; the systems alone and the batches' 2-block figures with a
+  // since-dropped gather of five threads an atom on every system, docs/PERFORMANCE.md): ala2_water alone (17)
+  // 1 / 2 / 3: 40.9 / 42.0 / 44.8 (half the SMs: 43.9); villin_water alone (67) 1 / 2 / 3 / 4: 64.6 / 62.6 / 64.0 /
+  // 63.0; DHFR alone (178) 2 / 3 / 4: 92.6 / 88.4 / 88.7, with amber14's 1.0 nm 3 / 4: 87.8 / 85.2. Batches of
+  // ala2_water: 4 (69) 2 / 3 / 4: 64.9 / 62.9 / 63.8; 8 (137) 2 / 3 / 4: 90.9 / 92.3 / 94.7; 16 (275) 3 / 4 / 5
+  // within 0.8; 32 (550) 3 / 4 / 5: 195 / 183.6 / 186.9; 128 (2,200) 689 / 616 / 605. 4 x villin_water (269)
+  // 3 / 4 / 5: 126.9 / 123.1 / 124.3; 2 x DHFR (357) 151.8 / 142.5 / 148.0; 16 x villin_water (1,075) 454 / 395 /
+  // 393; 8 x DHFR (1,428) 500 / 460 / 447.
   int pair_kernel_blocks() const {
     const int atoms_per_sm = n_ / num_sms_;
     const int per_sm = replicas_ == 1 ? (atoms_per_sm <= 50 ? 1 : (atoms_per_sm <= 100 ? 2 : 4))
