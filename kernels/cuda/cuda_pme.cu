@@ -484,6 +484,21 @@ __device__ __forceinline__ void gather_stencil(const real4& p, const Recip& rc, 
   }
 }
 
+// Row (gx, gy) of the stencil summed along z with the z weights (s) and their derivatives (ds).
+template <typename real>
+__device__ __forceinline__ void gather_row(const real* __restrict__ grid, int gx, int gy, int ny, int nz,
+                                           const GatherStencil<real>& st, real& s, real& ds) {
+  const real* row = grid + (gx * ny + gy) * nz;
+  s = 0;
+  ds = 0;
+#pragma unroll
+  for (int iz = 0; iz < P; ++iz) {
+    const real v = __ldg(row + st.gz[iz]);
+    s += st.th[2][iz] * v;
+    ds += st.dth[2][iz] * v;
+  }
+}
+
 // Force component c (kJ/mol/nm) from the gradient along the scaled fractional coordinates u_d = n_d s_d (the
 // chain rule to Cartesian x).
 template <typename real>
@@ -518,14 +533,8 @@ __global__ void __launch_bounds__(kGatherThreads)
     for (int iy = 0; iy < P; ++iy) {
       int gy = st.i0[1] + iy;
       if (gy >= ny) gy -= ny;
-      const real* row = grid + (gx * ny + gy) * nz;
-      real s = 0, ds = 0;
-#pragma unroll
-      for (int iz = 0; iz < P; ++iz) {
-        const real v = __ldg(row + st.gz[iz]);
-        s += st.th[2][iz] * v;
-        ds += st.dth[2][iz] * v;
-      }
+      real s, ds;
+      gather_row(grid, gx, gy, ny, nz, st, s, ds);
       fx += st.dth[0][ix] * st.th[1][iy] * s;
       fy += st.th[0][ix] * st.dth[1][iy] * s;
       fz += st.th[0][ix] * st.th[1][iy] * ds;
@@ -572,16 +581,7 @@ __global__ void __launch_bounds__(kGatherThreads)
     for (int iy = 0; iy < P; ++iy) {
       int gy = st.i0[1] + iy;
       if (gy >= ny) gy -= ny;
-      const real* row = grid + (gx * ny + gy) * nz;
-      real s = 0, ds = 0;
-#pragma unroll
-      for (int iz = 0; iz < P; ++iz) {
-        const real v = __ldg(row + st.gz[iz]);
-        s += st.th[2][iz] * v;
-        ds += st.dth[2][iz] * v;
-      }
-      s_plane[iy] = s;
-      ds_plane[iy] = ds;
+      gather_row(grid, gx, gy, ny, nz, st, s_plane[iy], ds_plane[iy]);
     }
   }
   real fx = 0, fy = 0, fz = 0;
@@ -596,7 +596,12 @@ __global__ void __launch_bounds__(kGatherThreads)
       fz += st.th[0][ix] * st.th[1][iy] * ds;
     }
   if (q == real(0) || part >= 3) return;
-  const double f = gather_force(q, fx, fy, fz, rc, nx, ny, nz, part);
+  double f = 0.0;  // component `part`, chosen by selects (a runtime index into rc would put it in local memory)
+#pragma unroll
+  for (int c = 0; c < 3; ++c) {
+    const double fc = gather_force(q, fx, fy, fz, rc, nx, ny, nz, c);
+    f = c == part ? fc : f;
+  }
   atomic_add_fixed(force + static_cast<std::size_t>(part) * stride + atom, f);
 }
 
