@@ -5,8 +5,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-
 #include "kernels/cuda/fixed_point.cuh"
 #include "kernels/cuda/grid_size.cuh"
 #include "physics/vec3.hpp"
