@@ -499,6 +499,16 @@ __device__ __forceinline__ void gather_row(const real* __restrict__ grid, int gx
   }
 }
 
+// Adds stencil row (ix, iy)'s sums s, ds to the gradient along the scaled fractional coordinates. Both gather
+// kernels add every row through here, in the same (ix, iy) order, so their forces are the same bit for bit.
+template <typename real>
+__device__ __forceinline__ void gather_add_row(const GatherStencil<real>& st, int ix, int iy, real s, real ds,
+                                               real& fx, real& fy, real& fz) {
+  fx += st.dth[0][ix] * st.th[1][iy] * s;
+  fy += st.th[0][ix] * st.dth[1][iy] * s;
+  fz += st.th[0][ix] * st.th[1][iy] * ds;
+}
+
 // Force component c (kJ/mol/nm) from the gradient along the scaled fractional coordinates u_d = n_d s_d (the
 // chain rule to Cartesian x).
 template <typename real>
@@ -535,9 +545,7 @@ __global__ void __launch_bounds__(kGatherThreads)
       if (gy >= ny) gy -= ny;
       real s, ds;
       gather_row(grid, gx, gy, ny, nz, st, s, ds);
-      fx += st.dth[0][ix] * st.th[1][iy] * s;
-      fy += st.th[0][ix] * st.dth[1][iy] * s;
-      fz += st.th[0][ix] * st.th[1][iy] * ds;
+      gather_add_row(st, ix, iy, s, ds, fx, fy, fz);
     }
   }
 #pragma unroll
@@ -549,8 +557,8 @@ __global__ void __launch_bounds__(kGatherThreads)
 
 // P threads per atom, for small systems, where the gather is latency-bound: thread `part` of an atom loads
 // its stencil's x plane `part` (25 of 125 points) and sums each of the plane's rows along z; then every
-// thread of the atom takes the rows' sums by shuffles and adds them up exactly as gather_kernel does (same
-// operations, same order), so the forces are gather_kernel's bit for bit: a replica in a batch (one thread
+// thread of the atom takes the rows' sums by shuffles and adds them up as gather_kernel does (gather_add_row,
+// same order), so the forces are gather_kernel's bit for bit: a replica in a batch (one thread
 // per atom) steps as it does alone. Threads 0, 1, 2 of the atom add a force component each.
 constexpr int kGatherAtomsPerWarp = 32 / P;  // lanes past kGatherAtomsPerWarp * P idle
 
@@ -591,9 +599,7 @@ __global__ void __launch_bounds__(kGatherThreads)
     for (int iy = 0; iy < P; ++iy) {
       const real s = __shfl_sync(0xffffffffu, s_plane[iy], first_lane + ix);
       const real ds = __shfl_sync(0xffffffffu, ds_plane[iy], first_lane + ix);
-      fx += st.dth[0][ix] * st.th[1][iy] * s;
-      fy += st.th[0][ix] * st.dth[1][iy] * s;
-      fz += st.th[0][ix] * st.th[1][iy] * ds;
+      gather_add_row(st, ix, iy, s, ds, fx, fy, fz);
     }
   if (q == real(0) || part >= 3) return;
   double f = 0.0;  // component `part`, chosen by selects (a runtime index into rc would put it in local memory)
