@@ -27,6 +27,7 @@
 #include "kernels/cuda/cuda_pme.hpp"
 #include "kernels/cuda/device_atoms.cuh"
 #include "kernels/cuda/fixed_point.cuh"
+#include "kernels/cuda/grid_size.cuh"
 #include "kernels/cuda/neighbor_list.cuh"
 #include "kernels/cuda/nonbonded_kernels.cuh"
 #include "kernels/cuda/restraint_kernels.cuh"
@@ -122,7 +123,7 @@ class Evaluator {
     periodic_ = plan_.periodic;
     pme_ = plan_.pme;
     if (periodic_) box_ = *system.box;
-    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, opt_.device));
+    num_sms_ = cuda::multiprocessor_count(opt_.device);
     set_pair_constants();
     list_.emplace(n_, periodic_, box_, particle_data(), plan_, list_options(), stream_);
     npad_ = list_->npad();
@@ -862,8 +863,7 @@ class Evaluator {
   // take whole multiprocessors from the pair kernel while they wait on their chain, and equal priority
   // is faster: they run in the room the pair kernel's grid leaves.
   static cuda::StreamPriority side_stream_priority(const System& system, const CudaOptions& options) {
-    int sms = 1;
-    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
+    const int sms = cuda::multiprocessor_count(options.device);
     return system.num_particles() <= sms * 2048 ? cuda::StreamPriority::High : cuda::StreamPriority::Normal;
   }
   // The main stream (the list's chain, the pair kernel, the integrator's main part) at high priority too for a

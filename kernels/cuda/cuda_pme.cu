@@ -654,10 +654,9 @@ CudaPme<real>::CudaPme(int nx, int ny, int nz, double alpha_per_nm, int num_atom
                                    replicas_.atoms_per_replica, num_atoms));
   replicas_.atoms_per_replica = std::max(replicas_.atoms_per_replica, 1);  // no atoms: nothing is launched
   {
-    int device = 0, sms = 1;
+    int device = 0;
     MDSIM_CUDA_CHECK(cudaGetDevice(&device));
-    MDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    gather_per_plane_ = num_atoms <= kGatherPlanesAtomsPerSm * sms;
+    gather_per_plane_ = num_atoms <= kGatherPlanesAtomsPerSm * multiprocessor_count(device);
   }
   if (points * replicas.count > std::numeric_limits<int>::max() / 2)
     throw RuntimeError(fmt::format("CudaPme: grid {}x{}x{} is too large{}", nx, ny, nz,
